@@ -1,0 +1,215 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { createRequire } from 'node:module';
+import { isUserError } from './errors.js';
+import type { CommandContext } from './commands/context.js';
+import { resolveStateDir } from './run/paths.js';
+
+// Only commander is loaded at start-up; each command's module (and ink, execa, ...) is imported
+// when that command runs, so `--version` and `--help` stay fast.
+
+const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+
+const intArg = (name: string, min = 0) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
+  return n;
+};
+const numArg = (name: string, min = 0) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min) throw new InvalidArgumentError(`${name} must be a number >= ${min}`);
+  return n;
+};
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+const csv = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
+
+type Runner = (ctx: CommandContext, ...rest: any[]) => Promise<number>;
+
+function contextFrom(cmd: Command): CommandContext {
+  const g = cmd.optsWithGlobals() as { json?: boolean; color?: boolean; verbose?: boolean; stateDir?: string; python?: string };
+  const json = Boolean(g.json);
+  const color = g.color !== false && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '');
+  return {
+    json,
+    color,
+    verbose: Boolean(g.verbose),
+    stateDir: resolveStateDir(process.env, g.stateDir),
+    python: g.python ?? (process.env.DYNAMO_DEV_PYTHON || undefined),
+    env: process.env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    interactive: Boolean(process.stdout.isTTY) && !json && process.env.CI !== 'true' && process.env.TERM !== 'dumb',
+  };
+}
+
+/** Wraps a lazily imported command: runs it, maps errors to exit codes. */
+function lazy(load: () => Promise<{ default: Runner }>) {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command;
+    const positional = args.slice(0, -2);
+    const opts = args[args.length - 2];
+    const ctx = contextFrom(cmd);
+    if (!ctx.color) {
+      const { default: chalk } = await import('chalk');
+      chalk.level = 0;
+    }
+    let code: number;
+    try {
+      const mod = await load();
+      code = await mod.default(ctx, ...positional, opts);
+    } catch (err) {
+      code = reportError(err, ctx);
+    }
+    await exitAfterFlush(code);
+  };
+}
+
+function reportError(err: unknown, ctx: CommandContext): number {
+  if (isUserError(err)) {
+    ctx.stderr.write(`dynamo-dev: ${err.message}\n${err.fix ? `fix: ${err.fix}\n` : ''}`);
+    return 2;
+  }
+  const e = err as Error;
+  ctx.stderr.write(`dynamo-dev: ${e?.message ?? String(err)}\n`);
+  if (ctx.verbose && e?.stack) ctx.stderr.write(`${e.stack}\n`);
+  return 1;
+}
+
+/** Exit once stdout and stderr have drained (a piped --json document must arrive whole). */
+export async function exitAfterFlush(code: number): Promise<never> {
+  await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((r) => (s.writableNeedDrain ? s.once('drain', r) : r()))));
+  process.exit(code);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('dynamo-dev')
+    .description('start, check and tear down NVIDIA Dynamo + vLLM experiments on one GPU')
+    .version(pkg.version, '-V, --version')
+    .option('--json', 'machine-readable output (one JSON document, or NDJSON for streams)')
+    .option('--no-color', 'no colours (also NO_COLOR=1)')
+    .option('--verbose', 'show stack traces for unexpected errors')
+    .option('--state-dir <dir>', 'state directory (default $DYNAMO_DEV_HOME, $XDG_STATE_HOME/dynamo-dev, ~/.local/state/dynamo-dev)')
+    .option('--python <path>', 'Python interpreter with dynamo and vllm (default $DYNAMO_DEV_PYTHON, the recipe\'s python, python3)')
+    .enablePositionalOptions(false)
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+
+  program
+    .command('doctor')
+    .description('check the machine before an experiment: GPU, CUDA, Python env, leftovers, locks, UCX, ports, KV')
+    .option('--recipe <name|file>', 'recipe the plan-dependent checks use (default: the live run\'s, else agg)')
+    .option('--run <id>', 'inspect this run (default: the latest)')
+    .option('--logs <path...>', 'scan these log files or folders instead of a run\'s logs')
+    .option('--only <ids>', 'run only these checks (comma-separated)', csv)
+    .option('--skip <ids>', 'skip these checks (comma-separated)', csv)
+    .option('--strict', 'exit 1 on warnings too')
+    .option('--list', 'list check ids and titles')
+    .option('--timeout <ms>', 'per-check timeout', intArg('--timeout', 1), 5000)
+    .option('--json', 'one JSON document')
+    .action(lazy(() => import('./commands/doctor.js')));
+
+  program
+    .command('up')
+    .description('start a recipe and wait until it is really ready')
+    .argument('[recipe]', 'built-in recipe name or YAML file', 'agg')
+    .option('--model <id>', 'override the recipe\'s model')
+    .option('--set <path=value>', 'override a recipe field (repeatable), e.g. workers.0.gpuMemoryUtilization=0.4', collect, [])
+    .option('--dry-run', 'print the plan and exit')
+    .option('--script', 'print an equivalent bash script and exit')
+    .option('--detach', 'exit once ready; processes keep running')
+    .option('--ready-timeout <seconds>', 'readiness deadline', numArg('--ready-timeout', 0), 900)
+    .option('--no-preflight', 'skip the doctor checks before starting')
+    .option('--json', 'NDJSON events')
+    .action(lazy(() => import('./commands/up.js')));
+
+  program
+    .command('teardown')
+    .alias('down')
+    .description('stop live runs and verify nothing of them remains')
+    .option('--run <id>', 'only this run')
+    .option('--grace <seconds>', 'time between SIGTERM and SIGKILL', numArg('--grace', 0), 10)
+    .option('--orphans', 'also stop your leftover engine processes that belong to no live run')
+    .option('--json', 'one JSON document')
+    .action(lazy(() => import('./commands/teardown.js')));
+
+  program
+    .command('status')
+    .description('live and recent runs')
+    .option('--run <id>', 'only this run')
+    .option('--all', 'include every recorded run, not just the recent ones')
+    .option('--json', 'one JSON document')
+    .action(lazy(() => import('./commands/status.js')));
+
+  program
+    .command('logs')
+    .description('print a run\'s logs')
+    .argument('[process]', 'process name (frontend, agg-0, ...); all when omitted')
+    .option('--run <id>', 'the run (default: the latest)')
+    .option('-f, --follow', 'keep printing as the logs grow')
+    .option('-n, --lines <n>', 'last N lines of each log', intArg('--lines', 0))
+    .option('--json', 'NDJSON lines')
+    .action(lazy(() => import('./commands/logs.js')));
+
+  program
+    .command('diagnose')
+    .description('scan log files or folders for known failure signatures')
+    .argument('<path...>', 'log files or folders (.gz too)')
+    .option('--json', 'one JSON document')
+    .action(lazy(() => import('./commands/diagnose.js')));
+
+  program
+    .command('kv')
+    .description('KV-cache arithmetic from a model\'s config.json')
+    .argument('<model-or-config>', 'a model id in the HF cache, or a path to config.json')
+    .option('--gpu-mib <n>', 'GPU total memory in MiB', numArg('--gpu-mib', 1))
+    .option('--fraction <f>', 'gpu-memory-utilization of the worker', numArg('--fraction', 0))
+    .option('--weights-mib <n>', 'model weights in MiB (default: the cached weight files)', numArg('--weights-mib', 0))
+    .option('--tokens <n>', 'tokens of one request', intArg('--tokens', 1))
+    .option('--bandwidth <mbps>', 'KV transfer bandwidth in MB/s', numArg('--bandwidth', 0))
+    .option('--tp <n>', 'tensor-parallel size', intArg('--tp', 1), 1)
+    .option('--kv-dtype <dtype>', 'KV cache dtype (e.g. fp8); default the model\'s')
+    .option('--json', 'one JSON document')
+    .action(lazy(() => import('./commands/kv.js')));
+
+  program
+    .command('probe')
+    .description('measure prefix-cache routing on a live frontend')
+    .option('--url <url>', 'frontend URL (default: the live run\'s)')
+    .option('--model <id>', 'model to request (default: the first listed)')
+    .option('--prefixes <n>', 'shared prefixes', intArg('--prefixes', 1), 12)
+    .option('--repeats <n>', 'sends per prefix', intArg('--repeats', 2), 6)
+    .option('--prefix-tokens <n>', 'approximate tokens per prefix', intArg('--prefix-tokens', 1), 1500)
+    .option('--timeout <seconds>', 'per-request timeout', numArg('--timeout', 1), 60)
+    .option('--json', 'one JSON document')
+    .action(lazy(() => import('./commands/probe.js')));
+
+  const recipes = program
+    .command('recipes')
+    .description('list built-in recipes')
+    .option('--json', 'one JSON document')
+    .action(lazy(() => import('./commands/recipes.js')));
+  recipes
+    .command('show')
+    .description('print a recipe as YAML')
+    .argument('<name>', 'built-in name or file')
+    .option('--json', 'as JSON')
+    .action(lazy(() => import('./commands/recipes-show.js')));
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // help and version exit 0; a bad flag is an input error (exit 2)
+      const ok = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help';
+      await exitAfterFlush(ok ? 0 : 2);
+    }
+    process.stderr.write(`dynamo-dev: ${(err as Error).message}\n`);
+    await exitAfterFlush(1);
+  }
+}
+
+export { Option };

@@ -1,0 +1,20 @@
+import type { Writable } from 'node:stream';
+
+/** What every command receives from the CLI: global flags resolved once. */
+export interface CommandContext {
+  json: boolean;
+  color: boolean;
+  verbose: boolean;
+  /** Resolved state directory (--state-dir, $DYNAMO_DEV_HOME, XDG, ~/.local/state). */
+  stateDir: string;
+  /** --python, else $DYNAMO_DEV_PYTHON; undefined -> the recipe's python. */
+  python: string | undefined;
+  env: NodeJS.ProcessEnv;
+  stdout: Writable & { isTTY?: boolean; columns?: number };
+  stderr: Writable;
+  /** stdout is a TTY and --json is off: ink and spinners allowed. */
+  interactive: boolean;
+}
+
+/** Exit codes (CLI.md): 0 success, 1 the job failed, 2 the user's input is wrong. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;

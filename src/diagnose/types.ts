@@ -1,0 +1,34 @@
+export type Severity = 'error' | 'warn' | 'info';
+
+/** One known failure signature: data, not code (CLI.md "Finding codes"). */
+export interface Signature {
+  code: string;
+  severity: Severity;
+  /** Tested against each line after ANSI stripping; the first matching pattern counts. */
+  patterns: RegExp[];
+  /** Short human title, e.g. "CUDA Error 804 (forward compatibility)". */
+  title: string;
+  explanation: string;
+  fix: string;
+}
+
+export interface Finding {
+  code: string;
+  severity: Severity;
+  count: number;
+  /** First occurrence. */
+  file: string;
+  line: number;
+  text: string;
+  explanation: string;
+  fix: string;
+}
+
+/** What a scan of one or more files yields. */
+export interface ScanResult {
+  files: number;
+  bytes: number;
+  findings: Finding[];
+  /** Per scanned file: the last `GPU KV cache size` value logged (null if none). */
+  kvTokens: Record<string, number | null>;
+}

@@ -1,0 +1,109 @@
+import type {
+  CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
+} from '../host/types.js';
+import type { Plan } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
+import type { RunRecord, RunStatus } from '../run/types.js';
+import type { ScanResult } from '../diagnose/types.js';
+
+export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
+
+export interface CheckResult {
+  status: CheckStatus;
+  /** One line. */
+  summary: string;
+  /** Evidence lines printed under a warn or fail. */
+  details: string[];
+  /** A concrete command or setting; null when nothing needs fixing. */
+  fix: string | null;
+  evidence: Record<string, unknown>;
+}
+
+/** The run doctor inspects: the live run, or the one named by --run, or the latest. */
+export interface RunView {
+  record: RunRecord;
+  status: RunStatus;
+  /** True when its supervisor or processes are alive (a live run owns its ports, GPU memory, pids). */
+  live: boolean;
+  /** Pids (and engine descendants) belonging to this run, alive now. */
+  pids: number[];
+  logsDir: string;
+}
+
+/** The logs the log-reading checks judge. */
+export interface LogSet {
+  source: 'run' | 'paths';
+  /** Human description: "run 20261130-101500-agg" or the --logs paths. */
+  label: string;
+  /** Each file with the process it belongs to when known (run logs: frontend, agg-0, ...). */
+  files: { path: string; process: string | null; role: string | null }[];
+  scan: ScanResult;
+}
+
+/**
+ * Everything a check may ask about the machine. Getters are lazy and memoized: a check asks only
+ * for what it needs, and each probe runs once per invocation however many checks share it.
+ */
+export interface Facts {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly recipe: Recipe;
+  readonly plan: Plan;
+  readonly self: { uid: number | null; pid: number };
+  gpu(): Promise<GpuFacts>;
+  computeApps(): Promise<ComputeAppsFacts>;
+  processes(): Promise<ProcessInfo[]>;
+  python(): Promise<PythonFacts>;
+  compat(): Promise<CompatFacts>;
+  hfModel(): Promise<HfModelFacts>;
+  ucx(): Promise<UcxFacts>;
+  ports(): Promise<PortFact[]>;
+  /** null: no run recorded in the state directory. */
+  run(): Promise<RunView | null>;
+  /** null: neither a run's logs nor --logs. */
+  logs(): Promise<LogSet | null>;
+  /** null: no live run, so no frontend to ask. */
+  frontend(): Promise<FrontendFacts | null>;
+}
+
+export interface Check {
+  id: string;
+  title: string;
+  /** Pure judgement of facts. Throws only on bugs; the runner reports a throw as fail. */
+  run(facts: Facts): Promise<CheckResult>;
+}
+
+export interface CheckOutcome extends CheckResult {
+  id: string;
+  title: string;
+  durationMs: number;
+}
+
+export const CHECK_IDS = [
+  'gpu.driver',
+  'gpu.memory',
+  'cuda.compat',
+  'python.env',
+  'procs.leftover',
+  'hf.locks',
+  'ucx.transports',
+  'ports.free',
+  'kv.events',
+  'kv.allocated',
+  'frontend.models',
+  'logs.errors',
+] as const;
+export type CheckId = (typeof CHECK_IDS)[number];
+
+/** Result builders, so checks read as judgements. */
+export const pass = (summary: string, evidence: Record<string, unknown> = {}, details: string[] = []): CheckResult => ({
+  status: 'pass', summary, details, fix: null, evidence,
+});
+export const skip = (summary: string, evidence: Record<string, unknown> = {}): CheckResult => ({
+  status: 'skip', summary, details: [], fix: null, evidence,
+});
+export const warn = (summary: string, fix: string | null, details: string[] = [], evidence: Record<string, unknown> = {}): CheckResult => ({
+  status: 'warn', summary, details, fix, evidence,
+});
+export const fail = (summary: string, fix: string | null, details: string[] = [], evidence: Record<string, unknown> = {}): CheckResult => ({
+  status: 'fail', summary, details, fix, evidence,
+});

@@ -1,0 +1,23 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** $DYNAMO_DEV_HOME, else $XDG_STATE_HOME/dynamo-dev, else ~/.local/state/dynamo-dev (CLI.md). */
+export function resolveStateDir(env: NodeJS.ProcessEnv, flag?: string): string {
+  if (flag) return resolve(flag);
+  if (env.DYNAMO_DEV_HOME) return resolve(env.DYNAMO_DEV_HOME);
+  if (env.XDG_STATE_HOME) return join(resolve(env.XDG_STATE_HOME), 'dynamo-dev');
+  return join(env.HOME || homedir(), '.local', 'state', 'dynamo-dev');
+}
+
+export const runsDir = (stateDir: string) => join(stateDir, 'runs');
+export const runDir = (stateDir: string, id: string) => join(stateDir, 'runs', id);
+export const runJsonPath = (stateDir: string, id: string) => join(stateDir, 'runs', id, 'run.json');
+export const logPath = (stateDir: string, id: string, name: string) => join(stateDir, 'runs', id, 'logs', `${name}.log`);
+export const upLockPath = (stateDir: string) => join(stateDir, 'up.lock');
+
+/** Sortable, readable run ids: 20261130-101500-agg-router. */
+export function newRunId(recipe: string, now = new Date()): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  const stamp = `${now.getFullYear()}${p(now.getMonth() + 1)}${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}${p(now.getSeconds())}`;
+  return `${stamp}-${recipe.replace(/[^\w.-]+/g, '-')}`;
+}

@@ -1,0 +1,81 @@
+import { execa } from 'execa';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
+export const BIN = join(ROOT, 'bin', 'dynamo-dev.js');
+export const FIXTURES = join(ROOT, 'test', 'fixtures');
+export const SAMPLES = join(FIXTURES, 'samples');
+
+export interface FakeEnvOptions {
+  /** Put the fake nvidia-smi on PATH with this scenario (FAKE_NVIDIA_SMI); omit for "no nvidia-smi". */
+  gpu?: string;
+  /** Put the fake ucx_info on PATH with this scenario (FAKE_UCX_INFO); omit for "no ucx_info". */
+  ucx?: string;
+  /** Put the fake Python packages (torch, vllm, dynamo, nixl) on PYTHONPATH. */
+  python?: boolean;
+  /** Extra variables (scenarios, UCX_TLS, LD_LIBRARY_PATH...). */
+  vars?: Record<string, string | undefined>;
+}
+
+/** A temporary home for one test: state dir and HF cache, removed by cleanup(). */
+export function tempHome(prefix = 'dd-test-'): { dir: string; stateDir: string; hfCache: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return {
+    dir,
+    stateDir: join(dir, 'state'),
+    hfCache: join(dir, 'hf', 'hub'),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * The environment the built CLI sees in an e2e test: system PATH without any real nvidia-smi or
+ * ucx_info first, the chosen fakes first, a temp state dir and HF cache.
+ */
+export function fakeEnv(home: { stateDir: string; hfCache: string }, o: FakeEnvOptions = {}): Record<string, string | undefined> {
+  const dirs: string[] = [];
+  if (o.gpu) dirs.push(join(FIXTURES, 'bin', 'gpu'));
+  if (o.ucx) dirs.push(join(FIXTURES, 'bin', 'ucx'));
+  const env: Record<string, string | undefined> = {
+    PATH: [...dirs, process.env.PATH ?? '/usr/bin:/bin'].join(delimiter),
+    HOME: process.env.HOME,
+    DYNAMO_DEV_HOME: home.stateDir,
+    HF_HUB_CACHE: home.hfCache,
+    HF_HOME: undefined,
+    NO_COLOR: '1',
+    FORCE_COLOR: undefined,
+    UCX_TLS: undefined,
+    LD_LIBRARY_PATH: undefined,
+    PYTHONPATH: o.python ? join(FIXTURES, 'python') : undefined,
+    PYTHONDONTWRITEBYTECODE: '1',
+    DYNAMO_DEV_PYTHON: undefined,
+    FAKE_NVIDIA_SMI: o.gpu,
+    FAKE_UCX_INFO: o.ucx,
+    ...o.vars,
+  };
+  return env;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+}
+
+/** Runs the built binary (npm test builds first). */
+export async function runCli(args: string[], env: Record<string, string | undefined>, opts: { timeoutMs?: number; cwd?: string } = {}): Promise<CliResult> {
+  const t0 = performance.now();
+  const r = await execa(process.execPath, [BIN, ...args], {
+    env,
+    extendEnv: false,
+    reject: false,
+    timeout: opts.timeoutMs ?? 20_000,
+    cwd: opts.cwd ?? ROOT,
+    stdin: 'ignore',
+  });
+  return { code: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr, durationMs: performance.now() - t0 };
+}
