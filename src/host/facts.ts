@@ -48,7 +48,7 @@ export function createFacts(o: FactsOptions): Facts {
     ports: once<PortFact[]>(async () => (await import('./ports.js')).probePorts(planPorts(o.plan))),
     run,
     logs: once<LogSet | null>(async () => {
-      const { scanPaths } = await import('../diagnose/scan.js');
+      const { scanPaths } = await import('./log-scan.js');
       if (o.logPaths && o.logPaths.length > 0) {
         const scan = await scanPaths(o.logPaths);
         return { source: 'paths', label: o.logPaths.join(' '), files: Object.keys(scan.kvTokens).map((path) => ({ path, process: null, role: null })), scan };

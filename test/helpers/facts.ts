@@ -1,0 +1,94 @@
+import type { Facts, LogSet, RunView } from '../../src/doctor/types.js';
+import type {
+  CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
+} from '../../src/host/types.js';
+import { buildPlan } from '../../src/plan/build.js';
+import type { Plan } from '../../src/plan/types.js';
+import { validateRecipe } from '../../src/recipe/load.js';
+import type { Recipe, RecipeInput } from '../../src/recipe/schema.js';
+
+/** A healthy laptop: one 8 GB GPU on driver 570 (CUDA 12.8), torch cu128, nothing else running. */
+export const healthyGpu: GpuFacts = {
+  ok: true,
+  driverVersion: '570.133.07',
+  cudaVersion: '12.8',
+  gpus: [{
+    index: 0, name: 'NVIDIA GeForce RTX 4060 Laptop GPU', uuid: 'GPU-3f1c2a9e-8d7b-4c55-9a0e-1b2c3d4e5f60',
+    driverVersion: '570.133.07', memoryTotalMiB: 8188, memoryUsedMiB: 512, memoryFreeMiB: 7676, computeCap: '8.9',
+    pciBusId: '00000000:01:00.0',
+  }],
+};
+
+export interface FactValues {
+  gpu: GpuFacts;
+  computeApps: ComputeAppsFacts;
+  processes: ProcessInfo[];
+  python: PythonFacts;
+  compat: CompatFacts;
+  hfModel: HfModelFacts;
+  ucx: UcxFacts;
+  ports: PortFact[];
+  run: RunView | null;
+  logs: LogSet | null;
+  frontend: FrontendFacts | null;
+}
+
+export const recipeFrom = (r: Partial<RecipeInput> = {}): Recipe =>
+  validateRecipe({ name: 'test', workers: [{ role: 'agg', gpuMemoryUtilization: 0.38 }], ...r }, 'test');
+
+/**
+ * Facts for check unit tests: healthy defaults, overridden per test. Each getter counts its calls
+ * (facts.calls) so tests can assert a probe ran once.
+ */
+export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe; plan?: Plan; env?: Record<string, string | undefined> } = {}): Facts & { calls: Record<string, number> } {
+  const recipe = o.recipe ?? recipeFrom();
+  const plan = o.plan ?? buildPlan({ recipe, runDir: '/tmp/dd-run', gpuTotalMiB: 8188 });
+  const defaults: FactValues = {
+    gpu: healthyGpu,
+    computeApps: { ok: true, apps: [] },
+    processes: [],
+    python: {
+      interpreter: 'python3', ok: true, error: null, pythonVersion: '3.12.3', torchCuda: '12.8',
+      modules: {
+        dynamo: { ok: true, version: '1.0.0', error: null },
+        vllm: { ok: true, version: '0.11.0', error: null },
+        torch: { ok: true, version: '2.8.0+cu128', error: null },
+      },
+    },
+    compat: { ldLibraryPathCompat: [], ldconfigCompat: [], ldconfigLibcuda: ['/lib/x86_64-linux-gnu/libcuda.so.1'], ldconfigError: null },
+    hfModel: {
+      cacheRoot: '/home/u/.cache/huggingface/hub', model: recipe.model,
+      modelDir: `/home/u/.cache/huggingface/hub/models--${recipe.model.replace('/', '--')}`,
+      snapshot: 'abc123', configPath: null, locks: [], incompleteBlobs: [], locksUnknown: false,
+    },
+    ucx: { tls: null, transports: null, ucxInfoError: 'ucx_info not found on PATH', version: null },
+    ports: [],
+    run: null,
+    logs: null,
+    frontend: null,
+  };
+  const v = { ...defaults, ...values };
+  const calls: Record<string, number> = {};
+  const getter = <K extends keyof FactValues>(k: K) => async () => {
+    calls[k] = (calls[k] ?? 0) + 1;
+    return v[k];
+  };
+  return {
+    env: o.env ?? {},
+    recipe,
+    plan,
+    self: { uid: 1000, pid: 4242 },
+    calls,
+    gpu: getter('gpu'),
+    computeApps: getter('computeApps'),
+    processes: getter('processes'),
+    python: getter('python'),
+    compat: getter('compat'),
+    hfModel: getter('hfModel'),
+    ucx: getter('ucx'),
+    ports: getter('ports'),
+    run: getter('run'),
+    logs: getter('logs'),
+    frontend: getter('frontend'),
+  };
+}
