@@ -1,7 +1,96 @@
+import chalk from 'chalk';
+import { resolveDoctorTarget } from '../doctor/prepare.js';
+import { ALL_CHECKS, selectChecks } from '../doctor/registry.js';
+import { doctorOk, runChecks, tally } from '../doctor/runner.js';
+import type { CheckOutcome } from '../doctor/types.js';
+import { createFacts } from '../host/facts.js';
+import { probeSystem } from '../host/system.js';
+import { findRunView } from '../run/state.js';
+import { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } from '../ui/doctor-report.js';
 import type { CommandContext } from './context.js';
 
-// Placeholder until the command lands.
-export default async function doctor(ctx: CommandContext): Promise<number> {
-  ctx.stderr.write('dynamo-dev: doctor is not implemented yet\n');
-  return 1;
+export interface DoctorOptions {
+  recipe?: string;
+  run?: string;
+  logs?: string[];
+  only?: string[];
+  skip?: string[];
+  strict?: boolean;
+  list?: boolean;
+  timeout: number;
+}
+
+export default async function doctor(ctx: CommandContext, opts: DoctorOptions): Promise<number> {
+  const t0 = performance.now();
+  if (opts.list) {
+    if (ctx.json) ctx.stdout.write(`${JSON.stringify({ checks: ALL_CHECKS.map(({ id, title }) => ({ id, title })) })}\n`);
+    else {
+      const w = Math.max(...ALL_CHECKS.map((c) => c.id.length));
+      for (const c of ALL_CHECKS) ctx.stdout.write(`${chalk.bold(c.id.padEnd(w))}  ${c.title}\n`);
+    }
+    return 0;
+  }
+  const checks = selectChecks({ only: opts.only, skip: opts.skip });
+  const system = ctx.json ? null : probeSystem();
+  const runView = await findRunView(ctx.stateDir, opts.run);
+  const target = await resolveDoctorTarget({ recipeRef: opts.recipe, run: runView, stateDir: ctx.stateDir, python: ctx.python });
+  const facts = createFacts({
+    env: ctx.env,
+    recipe: target.recipe,
+    plan: target.plan,
+    stateDir: ctx.stateDir,
+    runId: opts.run,
+    runView,
+    logPaths: opts.logs,
+    python: ctx.python ?? target.recipe.python,
+    timeoutMs: opts.timeout,
+  });
+
+  // Outcomes as they settle, for whichever renderer is listening.
+  const settled: (CheckOutcome | null)[] = checks.map(() => null);
+  const listeners = new Set<(o: CheckOutcome, i: number) => void>();
+  const running = runChecks(checks, facts, {
+    timeoutMs: opts.timeout,
+    onSettled: (o, i) => {
+      settled[i] = o;
+      for (const l of listeners) l(o, i);
+    },
+  });
+
+  if (ctx.json) {
+    const outcomes = await running;
+    const ok = doctorOk(outcomes, Boolean(opts.strict));
+    ctx.stdout.write(`${JSON.stringify(doctorJson(outcomes, ok, performance.now() - t0, { recipe: target.source }))}\n`);
+    return ok ? 0 : 1;
+  }
+
+  ctx.stdout.write(formatHeader(await system, target.source));
+  const width = titleWidth(checks);
+  let outcomes: CheckOutcome[];
+  if (ctx.interactive) {
+    const { mountDoctorView } = await import('../ui/doctor-view.js');
+    const view = mountDoctorView({
+      titles: checks.map((c) => c.title),
+      subscribe: (on) => {
+        settled.forEach((o, i) => o && on(o, i));
+        listeners.add(on);
+        return () => listeners.delete(on);
+      },
+    }, ctx.stdout as NodeJS.WriteStream);
+    outcomes = await running;
+    await view.finish();
+  } else {
+    // Plain: print in declared order as soon as every earlier check has settled.
+    let next = 0;
+    const flush = () => {
+      while (next < settled.length && settled[next]) ctx.stdout.write(formatOutcome(settled[next++]!, width));
+    };
+    listeners.add(flush);
+    flush();
+    outcomes = await running;
+    flush();
+  }
+  const ok = doctorOk(outcomes, Boolean(opts.strict));
+  ctx.stdout.write(formatFooter(tally(outcomes), performance.now() - t0, Boolean(opts.strict)));
+  return ok ? 0 : 1;
 }

@@ -19,6 +19,8 @@ export interface FactsOptions {
   python: string;
   /** Per-probe timeout for external programs. */
   timeoutMs: number;
+  /** The run, when the caller already looked it up (doctor does, to pick the recipe). */
+  runView?: RunView | null;
 }
 
 /** Memoizes an async getter: the probe starts on first ask and every later ask shares it. */
@@ -32,7 +34,8 @@ function once<T>(f: () => Promise<T>): () => Promise<T> {
  * the process or HF code) and runs it once per invocation.
  */
 export function createFacts(o: FactsOptions): Facts {
-  const run = once<RunView | null>(async () => (await import('../run/state.js')).findRunView(o.stateDir, o.runId));
+  const run = once<RunView | null>(async () =>
+    o.runView !== undefined ? o.runView : (await import('../run/state.js')).findRunView(o.stateDir, o.runId));
   const facts: Facts = {
     env: o.env,
     recipe: o.recipe,

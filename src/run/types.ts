@@ -1,4 +1,5 @@
 import type { Plan, ProcessRole } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
 
 // run.json: written before the first spawn and after every state change, so a supervisor
 // killed with SIGKILL still leaves everything findable by status and teardown.
@@ -46,6 +47,8 @@ export type RunState = 'starting' | 'ready' | 'stopping' | 'stopped' | 'failed';
 export interface RunRecord {
   id: string;
   recipe: string;
+  /** The validated recipe the run was started from (doctor judges a live run against it). */
+  recipeSpec?: Recipe;
   model: string;
   createdAt: string;
   updatedAt: string;

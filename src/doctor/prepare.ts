@@ -1,0 +1,41 @@
+import { join } from 'node:path';
+import { loadRecipe } from '../host/recipes.js';
+import { buildPlan } from '../plan/build.js';
+import type { Plan } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
+import type { RunView } from './types.js';
+
+export interface DoctorTarget {
+  recipe: Recipe;
+  plan: Plan;
+  /** Where the recipe came from, for the report header. */
+  source: string;
+}
+
+/**
+ * Which recipe and plan the plan-dependent checks judge (CLI.md): --recipe, else the live run's
+ * (its recorded plan: the ports and fractions it really uses), else the built-in `agg`.
+ */
+export async function resolveDoctorTarget(o: {
+  recipeRef?: string;
+  run: RunView | null;
+  stateDir: string;
+  python?: string;
+}): Promise<DoctorTarget> {
+  if (o.recipeRef) {
+    const recipe = await loadRecipe(o.recipeRef);
+    return { recipe, plan: planFor(recipe, o.stateDir, o.python), source: o.recipeRef };
+  }
+  if (o.run?.live) {
+    const rec = o.run.record;
+    const recipe = rec.recipeSpec ?? (await loadRecipe(rec.recipe).catch(() => null));
+    if (recipe) return { recipe, plan: rec.plan, source: `run ${rec.id}` };
+  }
+  const recipe = await loadRecipe('agg');
+  return { recipe, plan: planFor(recipe, o.stateDir, o.python), source: 'agg (default)' };
+}
+
+/** A plan that cannot fit (fractions over the limit) throws UserError: exit 2, as for `up`. */
+function planFor(recipe: Recipe, stateDir: string, python?: string): Plan {
+  return buildPlan({ recipe, runDir: join(stateDir, 'runs', '<next>'), python });
+}

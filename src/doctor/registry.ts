@@ -1,0 +1,40 @@
+import { UserError } from '../errors.js';
+import { CHECK_IDS, type Check } from './types.js';
+import gpuDriver from './checks/gpu.driver.js';
+import gpuMemory from './checks/gpu.memory.js';
+import cudaCompat from './checks/cuda.compat.js';
+import pythonEnv from './checks/python.env.js';
+import procsLeftover from './checks/procs.leftover.js';
+import hfLocks from './checks/hf.locks.js';
+import ucxTransports from './checks/ucx.transports.js';
+import portsFree from './checks/ports.free.js';
+import kvEvents from './checks/kv.events.js';
+import kvAllocated from './checks/kv.allocated.js';
+import frontendModels from './checks/frontend.models.js';
+import logsErrors from './checks/logs.errors.js';
+
+/** Every check in the order CLI.md fixes for output. */
+export const ALL_CHECKS: Check[] = [
+  gpuDriver, gpuMemory, cudaCompat, pythonEnv, procsLeftover, hfLocks,
+  ucxTransports, portsFree, kvEvents, kvAllocated, frontendModels, logsErrors,
+];
+
+/** The checks `up` runs before starting (CLI.md up step 3); ucx.transports only for disagg. */
+export function preflightIds(disaggregated: boolean): string[] {
+  const ids = ['gpu.driver', 'gpu.memory', 'cuda.compat', 'procs.leftover', 'hf.locks', 'ports.free'];
+  return disaggregated ? [...ids, 'ucx.transports'] : ids;
+}
+
+function validate(ids: string[], flag: string): void {
+  const bad = ids.filter((id) => !(CHECK_IDS as readonly string[]).includes(id));
+  if (bad.length > 0) {
+    throw new UserError(`${flag}: unknown check id ${bad.map((b) => `"${b}"`).join(', ')}; valid ids: ${CHECK_IDS.join(', ')}`);
+  }
+}
+
+/** --only / --skip applied, declared order kept. Unknown ids are an input error. */
+export function selectChecks(o: { only?: string[]; skip?: string[] } = {}): Check[] {
+  if (o.only?.length) validate(o.only, '--only');
+  if (o.skip?.length) validate(o.skip, '--skip');
+  return ALL_CHECKS.filter((c) => (!o.only?.length || o.only.includes(c.id)) && !o.skip?.includes(c.id));
+}

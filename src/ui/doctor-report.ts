@@ -1,0 +1,52 @@
+import chalk from 'chalk';
+import type { Tally } from '../doctor/runner.js';
+import type { CheckOutcome } from '../doctor/types.js';
+import type { SystemFacts } from '../host/system.js';
+import { MARK, paintStatus } from './marks.js';
+
+// Plain-text rendering of doctor results; the ink view reuses these strings so a TTY and a pipe
+// show the same words.
+
+export function formatHeader(sys: SystemFacts | null, target: string): string {
+  const machine = sys ? `${sys.os} · ${sys.cpu} (${sys.cores} cores) · ${sys.memGiB} GiB RAM · Node ${sys.node}` : '';
+  return `${chalk.bold('dynamo-dev doctor')}  ${chalk.dim(`recipe ${target}`)}\n${machine ? `${chalk.dim(machine)}\n` : ''}`;
+}
+
+/** One check: mark, title, summary; under a warn or fail its evidence and a fix line. */
+export function formatOutcome(o: CheckOutcome, width: number): string {
+  const head = `${paintStatus(o.status, MARK[o.status])} ${chalk.bold(o.title.padEnd(width))}  ${o.status === 'skip' ? chalk.dim(o.summary) : o.summary}`;
+  if (o.status !== 'warn' && o.status !== 'fail') return `${head}\n`;
+  const lines = o.details.map((d) => `    ${chalk.dim(d)}`);
+  if (o.fix) lines.push(`    ${paintStatus(o.status, 'fix:')} ${o.fix}`);
+  return `${[head, ...lines].join('\n')}\n`;
+}
+
+export function formatFooter(t: Tally, durationMs: number, strict: boolean): string {
+  const parts = [
+    chalk.green(`${t.pass} passed`),
+    t.warn ? chalk.yellow(`${t.warn} warned`) : `${t.warn} warned`,
+    t.fail ? chalk.red(`${t.fail} failed`) : `${t.fail} failed`,
+    chalk.dim(`${t.skip} skipped`),
+  ];
+  const verdict = t.fail > 0 || (strict && t.warn > 0)
+    ? chalk.red.bold('not ready for experiments')
+    : t.warn > 0 ? chalk.yellow.bold('ready, with warnings') : chalk.green.bold('ready for experiments');
+  return `\n${parts.join(', ')} in ${(durationMs / 1000).toFixed(2)} s: ${verdict}\n`;
+}
+
+export function titleWidth(outcomes: { title: string }[]): number {
+  return Math.max(0, ...outcomes.map((o) => o.title.length));
+}
+
+/** The --json document of CLI.md. */
+export function doctorJson(outcomes: CheckOutcome[], ok: boolean, durationMs: number, extra: Record<string, unknown> = {}) {
+  return {
+    ok,
+    durationMs: Math.round(durationMs),
+    checks: outcomes.map((o) => ({
+      id: o.id, title: o.title, status: o.status, summary: o.summary, details: o.details, fix: o.fix,
+      evidence: o.evidence, durationMs: o.durationMs,
+    })),
+    ...extra,
+  };
+}
