@@ -1,24 +1,29 @@
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { Command } from 'commander';
 import { createRequire } from 'node:module';
 import { isUserError } from './errors.js';
 import type { CommandContext } from './commands/context.js';
 import { resolveStateDir } from './run/paths.js';
 
-// Only commander is loaded at start-up; each command's module (and ink, execa, ...) is imported
-// when that command runs, so `--version` and `--help` stay fast.
+// Nothing heavy is loaded at start-up: `--version` answers before commander is imported, and each
+// command's module (and ink, execa, ...) is imported only when that command runs.
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 
-const intArg = (name: string, min = 0) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
-  return n;
-};
-const numArg = (name: string, min = 0) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < min) throw new InvalidArgumentError(`${name} must be a number >= ${min}`);
-  return n;
-};
+type Commander = typeof import('commander');
+
+function argParsers(InvalidArgumentError: Commander['InvalidArgumentError']) {
+  const intArg = (name: string, min = 0) => (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
+    return n;
+  };
+  const numArg = (name: string, min = 0) => (v: string) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min) throw new InvalidArgumentError(`${name} must be a number >= ${min}`);
+    return n;
+  };
+  return { intArg, numArg };
+}
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 const csv = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
 
@@ -80,7 +85,8 @@ export async function exitAfterFlush(code: number): Promise<never> {
   process.exit(code);
 }
 
-export function buildProgram(): Command {
+export function buildProgram({ Command, InvalidArgumentError }: Commander): Command {
+  const { intArg, numArg } = argParsers(InvalidArgumentError);
   const program = new Command('dynamo-dev')
     .description('start, check and tear down NVIDIA Dynamo + vLLM experiments on one GPU')
     .version(pkg.version, '-V, --version')
@@ -198,7 +204,13 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
+  if (argv.length === 3 && (argv[2] === '--version' || argv[2] === '-V')) {
+    process.stdout.write(`${pkg.version}\n`);
+    return;
+  }
+  const commander = await import('commander');
+  const { CommanderError } = commander;
+  const program = buildProgram(commander);
   try {
     await program.parseAsync(argv);
   } catch (err) {
@@ -212,4 +224,3 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-export { Option };

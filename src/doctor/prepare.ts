@@ -1,3 +1,4 @@
+import { UserError } from '../errors.js';
 import { join } from 'node:path';
 import { loadRecipe } from '../host/recipes.js';
 import { buildPlan } from '../plan/build.js';
@@ -24,7 +25,7 @@ export async function resolveDoctorTarget(o: {
 }): Promise<DoctorTarget> {
   if (o.recipeRef) {
     const recipe = await loadRecipe(o.recipeRef);
-    return { recipe, plan: planFor(recipe, o.stateDir, o.python), source: o.recipeRef };
+    return { recipe, plan: planFor(recipe, o.stateDir, o.python, o.recipeRef), source: o.recipeRef };
   }
   if (o.run?.live) {
     const rec = o.run.record;
@@ -32,10 +33,15 @@ export async function resolveDoctorTarget(o: {
     if (recipe) return { recipe, plan: rec.plan, source: `run ${rec.id}` };
   }
   const recipe = await loadRecipe('agg');
-  return { recipe, plan: planFor(recipe, o.stateDir, o.python), source: 'agg (default)' };
+  return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'agg'), source: 'agg (default)' };
 }
 
-/** A plan that cannot fit (fractions over the limit) throws UserError: exit 2, as for `up`. */
-function planFor(recipe: Recipe, stateDir: string, python?: string): Plan {
-  return buildPlan({ recipe, runDir: join(stateDir, 'runs', '<next>'), python });
+/** A plan that cannot fit (fractions over the limit) is an input error naming the recipe: exit 2, as for `up`. */
+function planFor(recipe: Recipe, stateDir: string, python: string | undefined, source: string): Plan {
+  try {
+    return buildPlan({ recipe, runDir: join(stateDir, 'runs', '<next>'), python });
+  } catch (err) {
+    if (err instanceof UserError) throw new UserError(`${source}: ${err.message}`, err.fix);
+    throw err;
+  }
 }

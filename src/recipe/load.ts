@@ -5,11 +5,11 @@ import { recipeSchema, type Recipe } from './schema.js';
 
 /** Parses, overrides and validates recipe text. Pure: the caller reads the file. */
 export function parseRecipe(text: string, source: string, sets: string[] = []): Recipe {
-  const doc = parseDocument(text, { prettyErrors: false });
+  const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
     const line = e.linePos?.[0]?.line;
-    throw new UserError(`${source}${line ? `:${line}` : ''}: invalid YAML: ${e.message.split('\n')[0]}`);
+    throw new UserError(`${source}${line ? `:${line}` : ''}: invalid YAML: ${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`);
   }
   const raw: unknown = doc.toJS();
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {

@@ -1,0 +1,100 @@
+import { classifyEngineCmd } from '../../host/engine-procs.js';
+import type { EngineKind, ProcessInfo } from '../../host/types.js';
+import { fail, pass, type Check } from '../types.js';
+
+// An OOM kill or a SIGKILLed launcher leaves VLLM::EngineCore children holding GPU memory
+// (FACTS §3); the next run then starts on top of them and dies with "Free memory on device ...".
+
+interface Leftover {
+  pid: number;
+  user: string | null;
+  uid: number | null;
+  ageMs: number | null;
+  cmd: string;
+  kind: EngineKind | 'gpu-app';
+  gpuMiB: number | null;
+}
+
+const check: Check = {
+  id: 'procs.leftover',
+  title: 'No leftover engine processes',
+  async run(facts) {
+    const [procs, apps, run] = await Promise.all([facts.processes(), facts.computeApps(), facts.run()]);
+    // A live run's processes, their engine descendants and their groups are ours.
+    const ours = new Set(run?.live ? run.pids : []);
+    const isOurs = (pid: number, p?: ProcessInfo) =>
+      pid === facts.self.pid || ours.has(pid) || (p?.pgid != null && ours.has(p.pgid));
+    const byPid = new Map(procs.map((p) => [p.pid, p]));
+    const gpuMiB = new Map<number, number | null>(apps.ok ? apps.apps.map((a) => [a.pid, a.usedMiB]) : []);
+
+    const leftovers: Leftover[] = [];
+    for (const p of procs) {
+      const kind = classifyEngineCmd(p.cmd);
+      if (!kind || isOurs(p.pid, p)) continue;
+      leftovers.push({ pid: p.pid, user: p.user, uid: p.uid, ageMs: p.ageMs, cmd: p.cmd, kind, gpuMiB: gpuMiB.get(p.pid) ?? null });
+    }
+    for (const a of apps.ok ? apps.apps : []) {
+      const p = byPid.get(a.pid);
+      if (isOurs(a.pid, p) || leftovers.some((l) => l.pid === a.pid)) continue;
+      leftovers.push({
+        pid: a.pid, user: p?.user ?? null, uid: p?.uid ?? null, ageMs: p?.ageMs ?? null,
+        cmd: p?.cmd ?? a.processName, kind: 'gpu-app', gpuMiB: a.usedMiB,
+      });
+    }
+
+    const evidence = {
+      processes: leftovers.map(({ uid: _uid, ...l }) => l),
+      ourPids: [...ours],
+      gpuAppsChecked: apps.ok,
+    };
+    if (leftovers.length === 0) {
+      const details = apps.ok ? [] : [`GPU compute apps not checked: ${apps.message}`];
+      const note = run?.live ? ` (live run ${run.record.id} owns ${ours.size} process${ours.size === 1 ? '' : 'es'})` : '';
+      return pass(`no engine process or GPU compute app outside a live run${note}`, evidence, details);
+    }
+
+    const mine = (l: Leftover) => facts.self.uid === null || l.uid === null || l.uid === facts.self.uid;
+    const forTeardown = leftovers.filter((l) => l.kind !== 'gpu-app' && mine(l));
+    const toKill = leftovers.filter((l) => !forTeardown.includes(l));
+    const details = leftovers.map((l) =>
+      [
+        `pid ${l.pid}`,
+        `user ${l.user ?? '?'}`,
+        `age ${l.ageMs === null ? '?' : formatAge(l.ageMs)}`,
+        l.gpuMiB !== null ? `GPU ${l.gpuMiB} MiB` : null,
+        l.cmd,
+      ].filter(Boolean).join('  '));
+    const fixes: string[] = [];
+    if (forTeardown.length > 0) fixes.push('dynamo-dev teardown --orphans');
+    if (toKill.length > 0) {
+      const others = toKill.filter((l) => !mine(l));
+      fixes.push(`kill ${toKill.map((l) => l.pid).join(' ')}${others.length > 0 ? ' (other users\' processes: as their owner or root; teardown never touches them)' : ''}`);
+    }
+    const gpuTotal = leftovers.reduce((s, l) => s + (l.gpuMiB ?? 0), 0);
+    const what = leftovers.length === 1 ? '1 leftover process' : `${leftovers.length} leftover processes`;
+    const first = leftovers[0];
+    return fail(
+      `${what} outside any live run${gpuTotal > 0 ? `, holding ${gpuTotal} MiB of GPU memory` : ''}: pid ${first.pid} ${truncate(first.cmd, 60)}${leftovers.length > 1 ? ', ...' : ''}`,
+      fixes.join('; then '),
+      details,
+      evidence,
+    );
+  },
+};
+
+function truncate(s: string, n: number): string {
+  return s.length <= n ? s : `${s.slice(0, n - 3)}...`;
+}
+
+/** 95000 -> "1m35s", 7_980_000 -> "2h13m", 2 days -> "2d3h". */
+export function formatAge(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${s % 60}s`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h${m % 60}m`;
+  return `${Math.floor(h / 24)}d${h % 24}h`;
+}
+
+export default check;

@@ -1,0 +1,93 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+
+const IDS = [
+  'gpu.driver', 'gpu.memory', 'cuda.compat', 'python.env', 'procs.leftover', 'hf.locks',
+  'ucx.transports', 'ports.free', 'kv.events', 'kv.allocated', 'frontend.models', 'logs.errors',
+];
+
+const home = tempHome();
+afterAll(() => home.cleanup());
+
+describe('doctor on a machine without a GPU', () => {
+  const env = fakeEnv(home);
+
+  it('fails gpu.driver saying nvidia-smi / the driver was not found, all twelve ids in order, in under 2 s', async () => {
+    const r = await runCli(['doctor', '--json'], env);
+    expect(r.code).toBe(1);
+    expect(r.durationMs).toBeLessThan(2000);
+    const doc = JSON.parse(r.stdout);
+    expect(Object.keys(doc)).toEqual(expect.arrayContaining(['ok', 'durationMs', 'checks']));
+    expect(doc.ok).toBe(false);
+    expect(doc.checks.map((c: { id: string }) => c.id)).toEqual(IDS);
+    for (const c of doc.checks) {
+      expect(Object.keys(c).sort()).toEqual(['details', 'durationMs', 'evidence', 'fix', 'id', 'status', 'summary', 'title']);
+      expect(['pass', 'warn', 'fail', 'skip']).toContain(c.status);
+    }
+    const gpu = doc.checks[0];
+    expect(gpu.status).toBe('fail');
+    expect(gpu.summary).toMatch(/nvidia-smi/);
+    expect(gpu.summary + gpu.details.join(' ')).toMatch(/driver/i);
+    expect(gpu.fix).toBeTruthy();
+    expect(r.stderr).toBe('');
+  });
+
+  it('prints a human report with marks, evidence, a fix line and a footer', async () => {
+    const r = await runCli(['doctor'], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^✗ .*nvidia-smi/m);
+    expect(r.stdout).toMatch(/^ {4}fix: /m);
+    expect(r.stdout).toMatch(/\d+ passed, \d+ warned, \d+ failed, \d+ skipped in \d+\.\d\d s: not ready for experiments/);
+    expect(r.stdout).not.toMatch(/\x1b\[/); // NO_COLOR
+  });
+
+  it('runs only the checks asked for', async () => {
+    const r = await runCli(['doctor', '--only', 'gpu.driver,ports.free', '--json'], env);
+    expect(JSON.parse(r.stdout).checks.map((c: { id: string }) => c.id)).toEqual(['gpu.driver', 'ports.free']);
+    const s = await runCli(['doctor', '--skip', 'gpu.driver', '--json'], env);
+    expect(JSON.parse(s.stdout).checks).toHaveLength(11);
+  });
+
+  it('lists ids and titles', async () => {
+    const r = await runCli(['doctor', '--list', '--json'], env);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).checks.map((c: { id: string }) => c.id)).toEqual(IDS);
+  });
+});
+
+describe('doctor input errors exit 2 with one line and run nothing', () => {
+  const env = fakeEnv(home);
+  const write = (name: string, text: string) => {
+    const p = join(home.dir, name);
+    writeFileSync(p, text);
+    return p;
+  };
+
+  it.each([
+    ['unknown field', 'name: t\nworkers:\n  - role: agg\n    gpuMemoryUtilisation: 0.4\n', /unknown field "workers\.0\.gpuMemoryUtilisation"/],
+    ['fraction 1.7', 'name: t\nworkers:\n  - role: agg\n    gpuMemoryUtilization: 1.7\n', /workers\.0\.gpuMemoryUtilization: must be a fraction in \(0, 1\] or "auto" \(got 1\.7\)/],
+    ['fractions over the limit', 'name: t\nworkers:\n  - role: decode\n    gpuMemoryUtilization: 0.5\n  - role: prefill\n    gpuMemoryUtilization: 0.5\n', /add up to 1 \(decode-0 0\.5 \+ prefill-0 0\.5\), over memory\.limit 0\.9/],
+  ])('%s', async (_name, text, pattern) => {
+    const file = write(`${_name.replace(/\W+/g, '-')}.yaml`, text);
+    const r = await runCli(['doctor', '--recipe', file, '--json'], env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(file);
+    expect(lines[0]).toMatch(pattern);
+  });
+
+  it('an unknown recipe name lists the built-ins', async () => {
+    const r = await runCli(['doctor', '--recipe', 'agg-routr'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown recipe "agg-routr"; built-in recipes: agg, agg-router, agg-router-approx, disagg-same-gpu, mocker/);
+  });
+
+  it('an unknown check id or flag is an input error', async () => {
+    expect((await runCli(['doctor', '--only', 'gpu.drivr'], env)).code).toBe(2);
+    expect((await runCli(['doctor', '--frobnicate'], env)).code).toBe(2);
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { applySet, parseRecipe } from '../../../src/recipe/load.js';
+import { UserError } from '../../../src/errors.js';
+import { builtinRecipeDir } from '../../../src/host/recipes.js';
+
+const minimal = 'name: t\nworkers:\n  - role: agg\n    gpuMemoryUtilization: 0.38\n';
+
+function errorOf(text: string, sets: string[] = []): string {
+  try {
+    parseRecipe(text, 'my.yaml', sets);
+  } catch (e) {
+    expect(e).toBeInstanceOf(UserError);
+    return (e as Error).message;
+  }
+  throw new Error('expected a UserError');
+}
+
+describe('parseRecipe', () => {
+  it('fills the documented defaults', () => {
+    const r = parseRecipe(minimal, 'my.yaml');
+    expect(r).toMatchObject({
+      engine: 'vllm', model: 'Qwen/Qwen3-0.6B', python: 'python3', gpu: 0, maxModelLen: 4096, enforceEager: true,
+      discovery: 'file', memory: { limit: 0.9 }, startup: 'sequential',
+      frontend: { httpPort: 8000, routerMode: 'round-robin', kvEvents: true },
+      ports: { system: 8081, kvEvents: 20080, nixlSideChannel: 20097 },
+    });
+    expect(r.workers[0]).toMatchObject({ role: 'agg', replicas: 1, gpuMemoryUtilization: 0.38 });
+  });
+
+  it('names an unknown field with its path', () => {
+    expect(errorOf(`${minimal}    gpuMemoryUtilisation: 0.4\n`)).toBe(
+      'my.yaml: unknown field "workers.0.gpuMemoryUtilisation"; see docs/recipes.md for the fields a recipe takes',
+    );
+  });
+
+  it('names a fraction out of range with the valid range', () => {
+    expect(errorOf(minimal.replace('0.38', '1.7'))).toBe('my.yaml: workers.0.gpuMemoryUtilization: must be a fraction in (0, 1] or "auto" (got 1.7)');
+    expect(errorOf(minimal.replace('0.38', '0'))).toMatch(/workers\.0\.gpuMemoryUtilization: must be a fraction in \(0, 1\]/);
+  });
+
+  it('names a bad enum value with the choices', () => {
+    expect(errorOf(`${minimal}engine: trt\n`)).toBe('my.yaml: engine: must be one of "vllm", "mocker" (got "trt")');
+  });
+
+  it('reports invalid YAML with its line', () => {
+    expect(errorOf('name: t\nworkers: [\n')).toMatch(/^my\.yaml:\d+: invalid YAML/);
+  });
+
+  it('requires workers', () => {
+    expect(errorOf('name: t\n')).toBe('my.yaml: workers: is required (array)');
+  });
+
+  it('applies --set overrides before validation', () => {
+    const r = parseRecipe(minimal, 'my.yaml', ['workers.0.gpuMemoryUtilization=0.4', 'frontend.routerMode=kv', 'maxModelLen=2048']);
+    expect(r.workers[0].gpuMemoryUtilization).toBe(0.4);
+    expect(r.frontend.routerMode).toBe('kv');
+    expect(r.maxModelLen).toBe(2048);
+    expect(errorOf(minimal, ['workers.0.gpuMemoryUtilization=1.5'])).toMatch(/workers\.0\.gpuMemoryUtilization: must be a fraction/);
+  });
+
+  it('rejects malformed --set', () => {
+    expect(() => applySet({}, 'novalue')).toThrow(/expected PATH=VALUE/);
+    expect(() => applySet({}, '__proto__.x=1')).toThrow(/not a valid field path/);
+  });
+
+  it('accepts every built-in recipe', () => {
+    for (const f of readdirSync(builtinRecipeDir)) {
+      const r = parseRecipe(readFileSync(join(builtinRecipeDir, f), 'utf8'), f);
+      expect(r.name).toBe(f.replace('.yaml', ''));
+      expect(r.description.length).toBeGreaterThan(10);
+    }
+  });
+});
