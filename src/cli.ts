@@ -124,6 +124,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--detach', 'exit once ready; processes keep running')
     .option('--ready-timeout <seconds>', 'readiness deadline', numArg('--ready-timeout', 0), 900)
     .option('--no-preflight', 'skip the doctor checks before starting')
+    .option('--grace <seconds>', 'when stopping: time between SIGTERM and SIGKILL', numArg('--grace', 0), 10)
     .option('--json', 'NDJSON events')
     .action(lazy(() => import('./commands/up.js')));
 
@@ -173,6 +174,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--bandwidth <mbps>', 'KV transfer bandwidth in MB/s', numArg('--bandwidth', 0))
     .option('--tp <n>', 'tensor-parallel size', intArg('--tp', 1), 1)
     .option('--kv-dtype <dtype>', 'KV cache dtype (e.g. fp8); default the model\'s')
+    .option('--max-model-len <n>', 'request length for "how many fit" (with --gpu-mib)', intArg('--max-model-len', 1), 4096)
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/kv.js')));
 

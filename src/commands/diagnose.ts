@@ -1,7 +1,25 @@
+import { renderDiagnosis } from '../ui/diagnose-report.js';
 import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
 
-// Placeholder until the command lands.
-export default async function diagnose(ctx: CommandContext): Promise<number> {
-  ctx.stderr.write('dynamo-dev: diagnose is not implemented yet\n');
-  return 1;
+// `dynamo-dev diagnose PATH...`: scan logs, print each finding once (errors first), exit 1 on errors.
+
+export default async function diagnose(ctx: CommandContext, paths: string[], _opts: { json?: boolean }): Promise<number> {
+  const { scanPaths } = await import('../host/log-scan.js');
+  const t0 = performance.now();
+  const result = await scanPaths(paths);
+  const ms = Math.round(performance.now() - t0);
+  if (ctx.json) {
+    const doc = {
+      files: result.files,
+      bytes: result.bytes,
+      findings: result.findings.map((f) => ({
+        code: f.code, severity: f.severity, count: f.count, file: f.file, line: f.line, text: f.text, explanation: f.explanation, fix: f.fix,
+      })),
+    };
+    ctx.stdout.write(`${JSON.stringify(doc)}\n`);
+  } else {
+    ctx.stdout.write(renderDiagnosis(result, ms));
+  }
+  return result.findings.some((f) => f.severity === 'error') ? EXIT.failed : EXIT.ok;
 }

@@ -1,7 +1,77 @@
 import type { CommandContext } from './context.js';
+import { UserError } from '../errors.js';
+import { followFile, type Follower } from '../run/follow.js';
+import { readAllLines, tailFile } from '../run/log-read.js';
+import { listRuns, readRun } from '../run/state.js';
+import type { RunRecord } from '../run/types.js';
+import { linePrefixer } from '../ui/log-prefix.js';
 
-// Placeholder until the command lands.
-export default async function logs(ctx: CommandContext): Promise<number> {
-  ctx.stderr.write('dynamo-dev: logs is not implemented yet\n');
-  return 1;
+export interface LogsOptions {
+  run?: string;
+  follow?: boolean;
+  lines?: number;
+  json?: boolean;
+}
+
+async function pickRun(stateDir: string, id?: string): Promise<RunRecord> {
+  if (id) return readRun(stateDir, id);
+  const [latest] = await listRuns(stateDir);
+  if (!latest) throw new UserError(`no runs recorded in ${stateDir}, so no logs to show`, 'dynamo-dev up [RECIPE]');
+  return latest;
+}
+
+/** `logs [PROCESS]`: one process plain, or all of them with a name prefix; --lines N from the end; --follow until Ctrl-C. */
+export default async function logs(ctx: CommandContext, processName: string | undefined, opts: LogsOptions = {}): Promise<number> {
+  const rec = await pickRun(ctx.stateDir, opts.run);
+  const names = rec.processes.map((p) => p.name);
+  const chosen = processName ? rec.processes.filter((p) => p.name === processName) : rec.processes;
+  if (processName && chosen.length === 0) {
+    throw new UserError(`unknown process "${processName}" in run ${rec.id}; valid: ${names.join(', ') || '(none recorded)'}`);
+  }
+  const prefixed = !processName && chosen.length > 1;
+  const fmt = linePrefixer(names, { prefixed, json: ctx.json });
+  let broken = false;
+  ctx.stdout.on('error', () => {
+    broken = true; // reader went away (| head): stop quietly
+  });
+  const write = (text: string): Promise<void> | void => {
+    if (broken || text === '') return;
+    if (!ctx.stdout.write(text)) return new Promise<void>((r) => ctx.stdout.once('drain', () => r()));
+  };
+
+  const follow = Boolean(opts.follow);
+  const offsets = new Map<string, number>();
+  for (const p of chosen) {
+    if (broken) break;
+    const emit = (lines: string[]) => write(lines.map((l) => fmt(p.name, l)).join(''));
+    let end: number | null;
+    if (opts.lines !== undefined) {
+      const t = await tailFile(p.log, opts.lines, !follow);
+      end = t ? t.end : null;
+      if (t) await emit(t.lines);
+    } else {
+      end = await readAllLines(p.log, emit, !follow);
+    }
+    if (end === null && !follow) ctx.stderr.write(`dynamo-dev: no log yet for ${p.name} (${p.log})\n`);
+    offsets.set(p.name, end ?? 0);
+  }
+  if (!follow || broken) return 0;
+
+  // Follow every chosen log; lines of different processes interleave as they arrive.
+  const followers: Follower[] = chosen.map((p) => followFile(p.log, (line) => void write(fmt(p.name, line)), { offset: offsets.get(p.name) ?? 0 }));
+  await new Promise<void>((resolve) => {
+    const keepAlive = setInterval(() => {
+      if (broken) done();
+    }, 250); // the followers' own timers are unref'd: this holds the process until Ctrl-C
+    const done = () => {
+      clearInterval(keepAlive);
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve();
+    };
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+  for (const f of followers) f.stop();
+  return 0;
 }

@@ -1,7 +1,155 @@
+import { UserError } from '../errors.js';
+import {
+  FrontendHttpError,
+  FrontendTimeoutError,
+  FrontendUnreachableError,
+  listModels,
+  normalizeBaseUrl,
+  streamChat,
+} from '../host/openai-stream.js';
+import { probeDocument } from '../probe/document.js';
+import { runProbe, type ProbeSettings } from '../probe/run.js';
+import { summarize } from '../probe/stats.js';
+import { judge, verdictExitCode, type VerdictContext } from '../probe/verdict.js';
+import { findRunView } from '../run/state.js';
+import type { RunView } from '../doctor/types.js';
+import { createProgress } from '../ui/probe-progress.js';
+import { formatProbeHeader, formatProbeReport } from '../ui/probe-report.js';
 import type { CommandContext } from './context.js';
 
-// Placeholder until the command lands.
-export default async function probe(ctx: CommandContext): Promise<number> {
-  ctx.stderr.write('dynamo-dev: probe is not implemented yet\n');
-  return 1;
+export interface ProbeOptions {
+  url?: string;
+  model?: string;
+  prefixes: number;
+  repeats: number;
+  prefixTokens: number;
+  /** Seconds per request. */
+  timeout: number;
+}
+
+export const DEFAULT_FRONTEND_URL = 'http://127.0.0.1:8000';
+/** Enough output to time the first token and get the usage chunk; more only costs time. */
+const MAX_TOKENS = 8;
+
+function checkUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UserError(`--url: "${raw}" is not a URL; expected e.g. ${DEFAULT_FRONTEND_URL}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new UserError(`--url: "${raw}" must start with http:// or https://, e.g. ${DEFAULT_FRONTEND_URL}`);
+  }
+  return normalizeBaseUrl(u.toString());
+}
+
+/** What run.json tells about the frontend being probed (only when it is that run's frontend). */
+function runContext(view: RunView | null): VerdictContext & { kvTokensMin: number | null } {
+  if (!view) return { kvTokensMin: null };
+  const cachers = view.record.processes.filter((p) => p.role === 'agg' || p.role === 'prefill');
+  const kv = cachers.map((p) => p.kvTokens).filter((k): k is number => typeof k === 'number');
+  return {
+    workersExpected: cachers.length || null,
+    routerMode: view.record.plan?.router?.mode ?? null,
+    kvTokensMin: kv.length ? Math.min(...kv) : null,
+  };
+}
+
+export default async function probe(ctx: CommandContext, opts: ProbeOptions): Promise<number> {
+  const t0 = performance.now();
+  const notes: string[] = [];
+  let view: RunView | null = null;
+  try {
+    view = await findRunView(ctx.stateDir);
+  } catch {
+    view = null; // an unreadable state directory must not stop a probe of an explicit --url
+  }
+  let url: string;
+  let ofRun = false;
+  if (opts.url) {
+    url = checkUrl(opts.url);
+    ofRun = view !== null && normalizeBaseUrl(view.record.frontendUrl) === url;
+  } else if (view) {
+    url = normalizeBaseUrl(view.record.frontendUrl);
+    ofRun = true;
+    if (!view.live) notes.push(`run ${view.record.id} is ${view.status}; probing its frontend URL anyway`);
+  } else {
+    url = DEFAULT_FRONTEND_URL;
+    notes.push(`no run recorded in ${ctx.stateDir}: probing ${DEFAULT_FRONTEND_URL} (use --url for another frontend)`);
+  }
+  const rc = ofRun ? runContext(view) : { kvTokensMin: null };
+  const timeoutMs = opts.timeout * 1000;
+  const unreachable = (reason: string) => {
+    ctx.stderr.write(`dynamo-dev: cannot reach the frontend at ${url}: ${reason}; start one with dynamo-dev up\n`);
+    return 1;
+  };
+
+  let model = opts.model;
+  if (!model) {
+    try {
+      const models = await listModels(url, Math.min(timeoutMs, 10_000));
+      if (models.length === 0) {
+        ctx.stderr.write(`dynamo-dev: the frontend at ${url} lists no model yet: wait until its workers are ready (dynamo-dev status), or pass --model\n`);
+        return 1;
+      }
+      model = models[0];
+      if (models.length > 1) notes.push(`the frontend lists ${models.length} models; probed the first (${model}); use --model for another`);
+    } catch (err) {
+      if (err instanceof FrontendUnreachableError) return unreachable(err.reason);
+      if (err instanceof FrontendTimeoutError) return unreachable(`no answer to GET /v1/models within ${Math.round(timeoutMs / 1000)} s`);
+      if (err instanceof FrontendHttpError) {
+        ctx.stderr.write(`dynamo-dev: ${err.message}\n`);
+        return 1;
+      }
+      throw err;
+    }
+  }
+
+  const settings: ProbeSettings = {
+    prefixes: opts.prefixes,
+    repeats: opts.repeats,
+    prefixTokens: opts.prefixTokens,
+    seed: (Date.now() ^ (process.pid << 16)) >>> 0,
+  };
+  if (rc.kvTokensMin !== null && settings.prefixes * settings.prefixTokens <= rc.kvTokensMin) {
+    notes.push(
+      `all prefixes together (${settings.prefixes * settings.prefixTokens} tokens) fit in one worker's KV cache (${rc.kvTokensMin} tokens), ` +
+        'so even random routing hits often; raise --prefixes to exceed one worker\'s cache',
+    );
+  }
+
+  const stderrTty = Boolean((ctx.stderr as { isTTY?: boolean }).isTTY);
+  const progress = createProgress(ctx.stderr, ctx.json ? 'off' : stderrTty && ctx.env.CI !== 'true' ? 'tty' : 'lines');
+  if (!ctx.json) ctx.stdout.write(formatProbeHeader(url, model, settings));
+
+  let sends;
+  try {
+    sends = await runProbe({
+      settings,
+      send: (prompt) => streamChat({ baseUrl: url, model: model as string, prompt, maxTokens: MAX_TOKENS, timeoutMs }),
+      isFatal: (err) => err instanceof FrontendUnreachableError,
+      onProgress: (p) => progress.update(p),
+    });
+  } catch (err) {
+    progress.finish();
+    if (err instanceof FrontendUnreachableError) return unreachable(err.reason);
+    throw err;
+  }
+  progress.finish();
+
+  const stats = summarize(sends);
+  const verdict = judge(stats, rc);
+  const doc = probeDocument({
+    url,
+    model,
+    settings: { ...settings, maxTokens: MAX_TOKENS, timeoutSeconds: opts.timeout },
+    durationMs: performance.now() - t0,
+    sends,
+    stats,
+    verdict,
+    notes,
+  });
+  ctx.stdout.write(ctx.json ? `${JSON.stringify(doc)}\n` : formatProbeReport(doc));
+  return verdictExitCode(verdict);
 }

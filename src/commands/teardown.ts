@@ -1,7 +1,52 @@
+import { join } from 'node:path';
 import type { CommandContext } from './context.js';
+import { runDir } from '../run/paths.js';
+import { teardown as stopRuns, type TeardownResult } from '../run/teardown.js';
+import { formatStopLine, formatVerdict } from '../ui/teardown-report.js';
 
-// Placeholder until the command lands.
-export default async function teardown(ctx: CommandContext): Promise<number> {
-  ctx.stderr.write('dynamo-dev: teardown is not implemented yet\n');
-  return 1;
+export interface TeardownOptions {
+  run?: string;
+  grace?: number;
+  orphans?: boolean;
+  json?: boolean;
+}
+
+/** `teardown` / `down`: exit 0 when nothing of the runs (and, with --orphans, no leftover) remains, else 1. */
+export default async function teardown(ctx: CommandContext, opts: TeardownOptions = {}): Promise<number> {
+  const t0 = performance.now();
+  const graceMs = Math.round((opts.grace ?? 10) * 1000);
+  const human = !ctx.json;
+  const width = 12;
+  const out = await stopRuns({
+    stateDir: ctx.stateDir,
+    runId: opts.run,
+    graceMs,
+    orphans: Boolean(opts.orphans),
+    onPlan: ({ runs, notRunning }) => {
+      if (!human) return;
+      for (const v of notRunning) ctx.stdout.write(`run ${v.record.id} is not running (${v.status}); nothing to stop\n`);
+      if (runs.length === 0 && notRunning.length === 0) ctx.stdout.write(`no live runs in ${ctx.stateDir}\n`);
+      for (const v of runs) {
+        const n = v.record.processes.filter((p) => p.pid !== null).length;
+        ctx.stdout.write(`stopping run ${v.record.id} (${n} process${n === 1 ? '' : 'es'}, ${v.status}; SIGKILL after ${opts.grace ?? 10} s)\n`);
+      }
+      if (opts.orphans) ctx.stdout.write(`then: leftover engine processes of this user outside any live run\n`);
+    },
+    onProgress: (r: TeardownResult) => {
+      if (human) ctx.stdout.write(formatStopLine(r, width));
+    },
+  });
+  const ms = performance.now() - t0;
+  if (ctx.json) {
+    ctx.stdout.write(`${JSON.stringify({
+      stopped: out.stopped.map((r) => ({ name: r.name, pid: r.pid, signal: r.signal, ms: r.ms, run: r.run, ...(r.note ? { note: r.note } : {}) })),
+      remaining: out.remaining,
+      runs: out.runs,
+      orphans: out.orphans,
+    }, null, 2)}\n`);
+  } else {
+    if (opts.orphans && out.orphans === 0) ctx.stdout.write('no leftover engine processes\n');
+    ctx.stdout.write(formatVerdict(out, ms, out.runs.map((id) => join(runDir(ctx.stateDir, id), 'logs'))));
+  }
+  return out.remaining.length === 0 ? 0 : 1;
 }

@@ -1,7 +1,141 @@
 import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
+import { UserError } from '../errors.js';
+import { loadRecipe } from '../host/recipes.js';
+import { buildPlan } from '../plan/build.js';
+import { kvBytesPerToken, kvShapeFromConfig } from '../plan/kv-math.js';
+import type { Plan } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
+import { newRunId, runDir } from '../run/paths.js';
+import { formatNdjson, type UpEvent } from '../run/events.js';
+import type { UpRenderer } from '../ui/up-plain.js';
 
-// Placeholder until the command lands.
-export default async function up(ctx: CommandContext): Promise<number> {
-  ctx.stderr.write('dynamo-dev: up is not implemented yet\n');
-  return 1;
+export interface UpOptions {
+  model?: string;
+  set?: string[];
+  dryRun?: boolean;
+  script?: boolean;
+  detach?: boolean;
+  /** Seconds; 0 = no deadline. */
+  readyTimeout?: number;
+  /** Seconds between SIGTERM and SIGKILL when stopping. */
+  grace?: number;
+  /** commander's --no-preflight -> false */
+  preflight?: boolean;
+  json?: boolean;
+}
+
+const PROBE_TIMEOUT_MS = 5000;
+
+/** `dynamo-dev up [RECIPE]`: plan, preflight, start, supervise (CLI.md). */
+export default async function up(ctx: CommandContext, recipeRef: string | undefined, opts: UpOptions): Promise<number> {
+  const sets = [...(opts.set ?? [])];
+  if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
+  const recipe = await loadRecipe(recipeRef ?? 'agg', sets);
+  const python = ctx.python ?? recipe.python;
+  const runId = newRunId(recipe.name);
+  const plan = await planFor(ctx, recipe, runDir(ctx.stateDir, runId), python);
+
+  if (opts.dryRun) {
+    if (ctx.json) ctx.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
+    else ctx.stdout.write((await import('../ui/plan-text.js')).formatPlanText(plan));
+    return EXIT.ok;
+  }
+  if (opts.script) {
+    const { generateScript } = await import('../plan/script.js');
+    ctx.stdout.write(generateScript(plan, { readyTimeoutS: opts.readyTimeout ?? 900 }));
+    return EXIT.ok;
+  }
+
+  const { acquireUpLock, findRunView } = await import('../run/state.js');
+  const lock = await acquireUpLock(ctx.stateDir, runId);
+  let renderer: UpRenderer | null = null;
+  try {
+    // A detached run has no `up` holding the lock any more: its live processes refuse a second up.
+    const live = await findRunView(ctx.stateDir);
+    if (live?.live) {
+      throw new UserError(
+        `another run is live: run ${live.record.id} (${live.status}); one up per state directory`,
+        `dynamo-dev teardown --run ${live.record.id}   (or use another --state-dir)`,
+      );
+    }
+    renderer = await makeRenderer(ctx, plan, runId);
+    const emit = (e: UpEvent) => renderer!.onEvent(e);
+    emit({ event: 'plan', runId, plan });
+
+    if (opts.preflight !== false) {
+      const ok = await preflight(ctx, recipe, plan, python, emit);
+      if (!ok) return EXIT.failed;
+    }
+
+    const { Supervisor } = await import('../run/supervisor.js');
+    const timeoutS = opts.readyTimeout ?? 900;
+    const sup = new Supervisor({
+      plan, recipe, runId, stateDir: ctx.stateDir, env: ctx.env,
+      readyTimeoutMs: timeoutS > 0 ? Math.min(timeoutS * 1000, 2 ** 31 - 1) : 2 ** 31 - 1,
+      graceMs: Math.round((opts.grace ?? 10) * 1000),
+      detach: Boolean(opts.detach),
+    });
+    sup.on('event', emit);
+    sup.on('warning', (w: string) => ctx.stderr.write(`dynamo-dev: ${w}\n`));
+    const result = await sup.run();
+    return result.code;
+  } finally {
+    await renderer?.close();
+    await lock.release();
+  }
+}
+
+/** The plan with what the machine tells: the GPU's total memory, the model's KV shape when cached. */
+async function planFor(ctx: CommandContext, recipe: Recipe, dir: string, python: string): Promise<Plan> {
+  let gpuTotalMiB: number | null = null;
+  let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
+  if (recipe.engine !== 'mocker') {
+    const [gpu, cfg] = await Promise.all([
+      import('../host/nvidia-smi.js').then((m) => m.probeGpu(ctx.env, PROBE_TIMEOUT_MS)).catch(() => null),
+      // Not cached just means no KV estimate: the first start downloads it.
+      import('../host/model-config.js').then((m) => m.findModelConfig(recipe.model, ctx.env)).catch(() => null),
+    ]);
+    if (gpu?.ok) gpuTotalMiB = gpu.gpus.find((g) => g.index === recipe.gpu)?.memoryTotalMiB ?? null;
+    if (cfg) {
+      try {
+        model = { bytesPerToken: kvBytesPerToken(kvShapeFromConfig(cfg.config, cfg.path)), weightsMiB: cfg.weightsMiB };
+      } catch {
+        model = null; // an odd config.json only costs the estimate
+      }
+    }
+  }
+  return buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python });
+}
+
+async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python: string, emit: (e: UpEvent) => void): Promise<boolean> {
+  const [{ createFacts }, { runChecks }, { selectChecks, preflightIds }] = await Promise.all([
+    import('../host/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
+  ]);
+  const facts = createFacts({ env: ctx.env, recipe, plan, stateDir: ctx.stateDir, python, timeoutMs: PROBE_TIMEOUT_MS });
+  const outcomes = await runChecks(selectChecks({ only: preflightIds(plan.disaggregated) }), facts, { timeoutMs: PROBE_TIMEOUT_MS });
+  const ok = outcomes.every((o) => o.status !== 'fail');
+  emit({
+    event: 'preflight', ok,
+    checks: outcomes.map(({ id, title, status, summary, details, fix }) => ({ id, title, status, summary, details, fix })),
+  });
+  return ok;
+}
+
+async function makeRenderer(ctx: CommandContext, plan: Plan, runId: string): Promise<UpRenderer> {
+  if (ctx.json) {
+    return {
+      onEvent(e) {
+        const line = formatNdjson(e);
+        if (line) ctx.stdout.write(line);
+      },
+      async close() {},
+    };
+  }
+  if (ctx.interactive) {
+    const { mountUpView } = await import('../ui/up-view.js');
+    return mountUpView(plan, runId, ctx.stdout as NodeJS.WriteStream);
+  }
+  const { plainRenderer } = await import('../ui/up-plain.js');
+  return plainRenderer(ctx.stdout, ctx.stderr);
 }

@@ -31,4 +31,18 @@ export interface ScanResult {
   findings: Finding[];
   /** Per scanned file: the last `GPU KV cache size` value logged (null if none). */
   kvTokens: Record<string, number | null>;
+  /**
+   * Per scanned file: its own findings (same rules as `findings`, counted in that file only), so a
+   * check can say why one worker never logged its KV size. Every scanned file has an entry.
+   */
+  byFile?: Record<string, FileFinding[]>;
+}
+
+/** A finding within one file. */
+export interface FileFinding {
+  code: string;
+  severity: Severity;
+  count: number;
+  line: number;
+  text: string;
 }

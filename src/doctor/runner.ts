@@ -44,7 +44,7 @@ async function runOne(check: Check, facts: Facts, timeoutMs: number): Promise<Ch
 export async function runChecks(checks: Check[], facts: Facts, opts: RunOptions): Promise<CheckOutcome[]> {
   return Promise.all(
     checks.map(async (c, i) => {
-      const outcome = await runOne(c, facts, opts.timeoutMs);
+      const outcome = await runOne(c, facts, Math.max(opts.timeoutMs, c.minTimeoutMs ?? 0));
       opts.onSettled?.(outcome, i);
       return outcome;
     }),

@@ -70,7 +70,15 @@ export interface Check {
   title: string;
   /** Pure judgement of facts. Throws only on bugs; the runner reports a throw as fail. */
   run(facts: Facts): Promise<CheckResult>;
+  /**
+   * A floor under --timeout for checks whose probe is slow by nature (a cold `import torch, vllm`
+   * takes several seconds): a false fail on a healthy machine costs more than the wait.
+   */
+  minTimeoutMs?: number;
 }
+
+/** Importing torch and vllm cold can take 10-20 s on a laptop. */
+export const PYTHON_PROBE_TIMEOUT_MS = 30_000;
 
 export interface CheckOutcome extends CheckResult {
   id: string;

@@ -90,9 +90,10 @@ export type BuildVerdict =
  * FACTS §2 says minor-version compatibility lets a newer-minor build start with reduced features,
  * which would make 12.9-on-12.8 a warning. The real case says otherwise: vLLM built for CUDA 12.9
  * on driver 570 (CUDA 12.8), a GeForce laptop GPU, died at engine start with Error 804, and worked
- * on driver 595. The cu129 vLLM stack loads the 12.9 forward-compat libcuda (the cuda-compat
- * package its images ship) to bridge the gap, and forward compatibility is refused on GeForce /
- * laptop GPUs. Dynamo's own install docs also require driver >= 575.51.03 for CUDA 12
+ * on driver 595. Error 804 is the forward-compatibility refusal: the cu129 stack bridges the gap
+ * with a 12.9 forward-compat libcuda (vLLM images ship cuda-compat, and vLLM can load it itself,
+ * see VLLM_ENABLE_CUDA_COMPATIBILITY), and GeForce / laptop GPUs refuse forward compatibility.
+ * Dynamo's own install docs also require driver >= 575.51.03 for CUDA 12
  * (docs.nvidia.com/dynamo/latest/getting-started/local-installation). So a newer minor fails,
  * except where it can be justified to work: on data-center and Jetson GPUs, which do support the
  * forward-compat libraries, with a driver at or above the major's floor, it is a warning (it

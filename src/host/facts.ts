@@ -1,4 +1,4 @@
-import type { Facts, LogSet, RunView } from '../doctor/types.js';
+import { PYTHON_PROBE_TIMEOUT_MS, type Facts, type LogSet, type RunView } from '../doctor/types.js';
 import type {
   CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
 } from './types.js';
@@ -44,7 +44,7 @@ export function createFacts(o: FactsOptions): Facts {
     gpu: once<GpuFacts>(async () => (await import('./nvidia-smi.js')).probeGpu(o.env, o.timeoutMs)),
     computeApps: once<ComputeAppsFacts>(async () => (await import('./nvidia-smi.js')).probeComputeApps(o.env, o.timeoutMs)),
     processes: once<ProcessInfo[]>(async () => (await import('./processes.js')).listProcesses()),
-    python: once<PythonFacts>(async () => (await import('./python.js')).probePython(o.python, o.recipe.engine, o.env, o.timeoutMs)),
+    python: once<PythonFacts>(async () => (await import('./python.js')).probePython(o.python, o.recipe.engine, o.env, Math.max(o.timeoutMs, PYTHON_PROBE_TIMEOUT_MS))),
     compat: once<CompatFacts>(async () => (await import('./compat.js')).probeCompat(o.env, o.timeoutMs)),
     hfModel: once<HfModelFacts>(async () => (await import('./hf-cache.js')).probeHfModel(o.recipe.model, o.env)),
     ucx: once<UcxFacts>(async () => (await import('./ucx.js')).probeUcx(o.env, o.timeoutMs)),

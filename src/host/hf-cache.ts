@@ -1,20 +1,13 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { hfCacheRoot, isLocalModelPath, modelDir as modelDirOf, modelLocksDir } from './hf-paths.js';
-import { parseCmdline, parseProcLocks, splitDev, type ProcLock } from './parse-proc.js';
+import { parseProcLocks, splitDev, type ProcLock } from './parse-proc.js';
+import { cmdOf, readText } from './proc-files.js';
 import type { HfLockFile, HfModelFacts, LockHolder } from './types.js';
 
 // The model's state in the Hugging Face cache and who holds its download locks (FACTS §6).
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-async function readText(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch {
-    return null;
-  }
-}
 
 async function listDir(path: string): Promise<string[]> {
   try {
@@ -31,14 +24,6 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** The command line of a pid, null when it is gone or unreadable. */
-export async function cmdOf(pid: number): Promise<string | null> {
-  const raw = await readText(`/proc/${pid}/cmdline`);
-  if (raw === null) return null;
-  const cmd = parseCmdline(raw);
-  return cmd || null;
 }
 
 /**

@@ -1,14 +1,15 @@
 import { execa } from 'execa';
 import {
-  classifyFailure, COMPUTE_APPS_FIELDS, GPU_QUERY_FIELDS, parseComputeApps, parseCudaVersion, parseDriverVersion, parseQueryGpu,
+  classifyFailure, COMPUTE_APPS_FIELDS, GPU_QUERY_FIELDS, NOT_INSTALLED_MESSAGE, parseComputeApps, parseCudaVersion, parseDriverVersion, parseQueryGpu,
 } from './parse-nvidia-smi.js';
 import type { ComputeAppsFacts, GpuFacts } from './types.js';
 
 // The nvidia-smi adapter. Never throws: a missing program, a dead driver, a timeout are facts.
 
+export { NOT_INSTALLED_MESSAGE };
+
 type Env = Readonly<Record<string, string | undefined>>;
 
-export const NOT_INSTALLED_MESSAGE = 'nvidia-smi not found: the NVIDIA driver is not installed (or not on PATH)';
 
 interface Ran {
   /** null: the program could not be started (ENOENT and friends). */

@@ -4,6 +4,9 @@ import type { ComputeApp, Gpu, GpuFailureReason } from './types.js';
 // test/fixtures/samples/nvidia-smi. Formats drift between drivers, so every parser is tolerant:
 // units, placeholders and extra columns never throw.
 
+/** What a user sees when nvidia-smi is not on PATH. */
+export const NOT_INSTALLED_MESSAGE = 'nvidia-smi not found: the NVIDIA driver is not installed (or not on PATH)';
+
 /** The fields probeGpu asks for, in this order. */
 export const GPU_QUERY_FIELDS = [
   'index', 'name', 'uuid', 'driver_version', 'memory.total', 'memory.used', 'memory.free', 'compute_cap', 'pci.bus_id',

@@ -162,7 +162,7 @@ export function parseProcNetTcp(text: string): TcpListener[] {
   return out;
 }
 
-/** /proc/PID/cmdline: NUL-separated argv -> one line as ps prints it. */
+/** /proc/PID/cmdline: NUL-separated argv -> one line as ps prints it (control characters as spaces). */
 export function parseCmdline(raw: string): string {
-  return raw.replace(/\0+$/, '').split('\0').join(' ');
+  return raw.replace(/\0+$/, '').split('\0').join(' ').replace(/[\x01-\x1f\x7f]/g, ' ');
 }

@@ -1,9 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import psList from 'ps-list';
-import { parsePasswd, parseProcStat, parseUptime, type ProcStat } from './parse-proc.js';
+import { parsePasswd, parseUptime } from './parse-proc.js';
+import { readProcStat, readText } from './proc-files.js';
 import type { ProcessInfo } from './types.js';
 
 export { classifyEngineCmd, engineProcesses } from './engine-procs.js';
+export { readProcStat } from './proc-files.js';
 
 /**
  * Clock ticks per second for /proc/PID/stat starttime. The kernel exports USER_HZ = 100 to user
@@ -11,20 +12,6 @@ export { classifyEngineCmd, engineProcesses } from './engine-procs.js';
  * program needs to run for it.
  */
 export const CLK_TCK = 100;
-
-async function readText(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
-/** The /proc/PID/stat facts of one process; null when it has gone (or there is no /proc). */
-export async function readProcStat(pid: number): Promise<ProcStat | null> {
-  const text = await readText(`/proc/${pid}/stat`);
-  return text === null ? null : parseProcStat(text);
-}
 
 /**
  * Every process with its full command line (ps-list: `ps awwxo pid,args`), enriched from

@@ -108,7 +108,9 @@ export function buildPlan(input: PlanInput): Plan {
   workers.forEach((w, i) => {
     const systemPort = recipe.ports.system + i;
     // Decode workers never publish KV events (by design); agg and prefill do under a KV router.
+    // The mocker publishes its simulated cache events itself: it takes no --kv-events-config.
     const publishes = kvRouterWithEvents && w.spec.role !== 'decode';
+    const mocker = recipe.engine === 'mocker';
     const ports: Record<string, number> = { system: systemPort };
     const env: Record<string, string> = {
       ...common,
@@ -130,7 +132,7 @@ export function buildPlan(input: PlanInput): Plan {
       ports.nixlSideChannel = nixlPort;
       env.VLLM_NIXL_SIDE_CHANNEL_PORT = String(nixlPort++);
     }
-    if (publishes) {
+    if (publishes && !mocker) {
       ports.kvEvents = kvEventsPort;
       argv.push('--kv-events-config', JSON.stringify({
         publisher: 'zmq', topic: 'kv-events', endpoint: `tcp://*:${kvEventsPort++}`, enable_kv_cache_events: true,
@@ -138,7 +140,7 @@ export function buildPlan(input: PlanInput): Plan {
     }
     argv.push(...w.spec.args);
     Object.assign(env, w.spec.env);
-    const estimate = total !== null && input.model
+    const estimate = total !== null && input.model && !mocker
       ? kvTokensFor({
           gpuTotalMiB: total,
           fraction: w.fraction,
@@ -154,7 +156,9 @@ export function buildPlan(input: PlanInput): Plan {
       env,
       ports,
       gpuMemoryUtilization: recipe.engine === 'mocker' ? null : w.fraction,
-      waitFor: recipe.startup === 'sequential' && prev ? [prev] : [],
+      // Workers sharing the GPU start one after another (vLLM profiles free memory at start);
+      // the mocker uses no GPU memory, so its workers start together.
+      waitFor: recipe.startup === 'sequential' && prev && !mocker ? [prev] : [],
       ready: recipe.engine === 'mocker'
         ? { http: `http://127.0.0.1:${systemPort}/health` }
         : { logPattern: KV_LINE_PATTERN, http: `http://127.0.0.1:${systemPort}/health` },
@@ -205,10 +209,14 @@ function checkKvFits(plan: Plan, input: PlanInput): void {
     if (p.kvTokensEstimate === null || p.kvTokensEstimate >= plan.maxModelLen) continue;
     const total = plan.gpu.totalMiB ?? 0;
     const f = p.gpuMemoryUtilization ?? 0;
+    const weights = Math.round(input.model?.weightsMiB ?? 0);
+    const overhead = overheadMiB(plan.engine === 'vllm' && p.argv.includes('--enforce-eager'));
+    const kvMiB = Math.max(0, Math.round(total * f - weights - overhead));
     throw new UserError(
       `workers: ${p.name} at gpuMemoryUtilization ${f} gets ~${Math.round(total * f)} MiB of ${total} MiB; after weights ` +
-        `(~${Math.round(input.model?.weightsMiB ?? 0)} MiB) and overhead that leaves ~${p.kvTokensEstimate} KV tokens, ` +
-        `fewer than maxModelLen ${plan.maxModelLen}; raise its fraction or lower maxModelLen`,
+        `(~${weights} MiB) and overhead (~${overhead} MiB) that leaves ~${kvMiB} MiB = ~${p.kvTokensEstimate} KV tokens ` +
+        `at ${input.model?.bytesPerToken.toLocaleString('en-US')} bytes/token, fewer than maxModelLen ${plan.maxModelLen}`,
+      `raise its fraction (--set workers.N.gpuMemoryUtilization=...) or lower maxModelLen (--set maxModelLen=...)`,
     );
   }
 }

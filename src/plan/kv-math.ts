@@ -12,6 +12,11 @@ export interface KvModelShape {
   /** MLA models (DeepSeek V2/V3) cache one latent vector per layer, not K and V. */
   mla: boolean;
   dtype: string;
+  /** The config names no dtype: bfloat16 was assumed. */
+  dtypeAssumed?: boolean;
+  /** MLA only: the latent's parts (headDim = kvLoraRank + qkRopeHeadDim). */
+  kvLoraRank?: number;
+  qkRopeHeadDim?: number;
 }
 
 const DTYPE_BYTES: Record<string, number> = {
@@ -26,38 +31,79 @@ export function dtypeBytes(dtype: string, field = 'dtype'): number {
   return b;
 }
 
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
 /** Reads the fields that matter from a HF config.json (text_config for multimodal wrappers). */
 export function kvShapeFromConfig(config: Record<string, unknown>, source: string, opts: { kvDtype?: string } = {}): KvModelShape {
   const c = (typeof config.text_config === 'object' && config.text_config !== null && config.num_hidden_layers === undefined
     ? (config.text_config as Record<string, unknown>)
     : config);
-  const num = (k: string): number | undefined => (typeof c[k] === 'number' ? (c[k] as number) : undefined);
-  const need = (k: string): number => {
+  const num = (k: string): number | undefined => (isNum(c[k]) ? (c[k] as number) : undefined);
+  const need = (k: string, why = 'needed for KV arithmetic'): number => {
     const v = num(k);
-    if (v === undefined) throw new UserError(`${source}: missing field "${k}" needed for KV arithmetic`);
+    if (v === undefined) throw new UserError(`${source}: missing field "${k}" ${why}`);
+    if (v <= 0) throw new UserError(`${source}: field "${k}" is ${v}; expected a positive number`);
     return v;
   };
   const layers = need('num_hidden_layers');
+  // MLA (DeepSeek-V2/V3 style): kv_lora_rank is set (a number; null or absent elsewhere).
   const mla = num('kv_lora_rank') !== undefined;
   let kvHeads: number;
   let headDim: number;
+  let latent: { kvLoraRank: number; qkRopeHeadDim: number } | null = null;
   if (mla) {
-    // MLA caches the compressed latent plus the rope part, shared across heads.
+    // MLA caches one compressed latent (kv_lora_rank) plus the decoupled rope key (qk_rope_head_dim)
+    // per token and layer, shared by all heads: vLLM's MLA cache entry is kv_lora_rank + qk_rope_head_dim.
     kvHeads = 1;
-    headDim = need('kv_lora_rank') + (num('qk_rope_head_dim') ?? 0);
+    latent = { kvLoraRank: need('kv_lora_rank'), qkRopeHeadDim: need('qk_rope_head_dim', 'needed for MLA KV arithmetic (with kv_lora_rank)') };
+    headDim = latent.kvLoraRank + latent.qkRopeHeadDim;
   } else {
     const heads = need('num_attention_heads');
     kvHeads = num('num_key_value_heads') ?? heads;
     // head_dim from config when present: hidden_size / heads is wrong for Qwen3.
-    headDim = num('head_dim') ?? need('hidden_size') / heads;
+    const explicit = num('head_dim');
+    if (explicit !== undefined) headDim = explicit;
+    else {
+      const hidden = need('hidden_size', 'needed for KV arithmetic (there is no head_dim)');
+      headDim = hidden / heads;
+      if (!Number.isInteger(headDim)) {
+        throw new UserError(`${source}: hidden_size ${hidden} / num_attention_heads ${heads} is not a whole head_dim; add "head_dim"`);
+      }
+    }
   }
-  const dtype = opts.kvDtype ?? String(c.torch_dtype ?? c.dtype ?? config.torch_dtype ?? config.dtype ?? 'bfloat16');
-  return { layers, kvHeads, headDim, dtypeBytes: dtypeBytes(dtype, opts.kvDtype ? '--kv-dtype' : `${source}: torch_dtype`), mla, dtype };
+  const configDtype = c.torch_dtype ?? c.dtype ?? config.torch_dtype ?? config.dtype;
+  const useKv = opts.kvDtype !== undefined && opts.kvDtype !== 'auto';
+  const dtype = useKv ? opts.kvDtype! : String(configDtype ?? 'bfloat16');
+  return {
+    layers, kvHeads, headDim, mla, dtype,
+    dtypeBytes: dtypeBytes(dtype, useKv ? '--kv-dtype' : `${source}: torch_dtype`),
+    dtypeAssumed: !useKv && (configDtype === undefined || configDtype === null),
+    ...(latent ?? {}),
+  };
+}
+
+/** KV heads one GPU holds under tensor parallelism: kv_heads / tp, at least 1 (heads are replicated). */
+export function kvHeadsPerGpu(shape: KvModelShape, tp = 1): number {
+  return shape.mla ? 1 : Math.max(1, Math.floor(shape.kvHeads / tp));
 }
 
 export function kvBytesPerToken(shape: KvModelShape, tp = 1): number {
-  const heads = shape.mla ? 1 : Math.max(1, Math.floor(shape.kvHeads / tp));
-  return shape.layers * heads * shape.headDim * (shape.mla ? 1 : 2) * shape.dtypeBytes;
+  return shape.layers * kvHeadsPerGpu(shape, tp) * shape.headDim * (shape.mla ? 1 : 2) * shape.dtypeBytes;
+}
+
+export const GIB = 1024 * MIB;
+
+/** Whole tokens that fit in one GiB of KV cache (Qwen3-0.6B: 9,362). */
+export function tokensPerGiB(bytesPerToken: number): number {
+  return Math.floor(GIB / bytesPerToken);
+}
+
+/**
+ * Time to move `bytes` at `mbPerSecond` MB/s, in ms. MB = 10^6 bytes (as transfer rates are
+ * quoted): 1,500 tokens x 114,688 B = 172,032,000 B at 608 MB/s = 283 ms.
+ */
+export function transferMs(bytes: number, mbPerSecond: number): number {
+  return (bytes / (mbPerSecond * 1e6)) * 1000;
 }
 
 /** Activation peak + non-torch memory vLLM keeps outside KV (measured ~350 MiB eager, 0.6B, 8 GB GPU). */

@@ -22,9 +22,18 @@ const check: Check = {
     const [procs, apps, run] = await Promise.all([facts.processes(), facts.computeApps(), facts.run()]);
     // A live run's processes, their engine descendants and their groups are ours.
     const ours = new Set(run?.live ? run.pids : []);
-    const isOurs = (pid: number, p?: ProcessInfo) =>
-      pid === facts.self.pid || ours.has(pid) || (p?.pgid != null && ours.has(p.pgid));
     const byPid = new Map(procs.map((p) => [p.pid, p]));
+    /** A descendant of a live run's process (EngineCore under its worker) belongs to the run. */
+    const underRun = (p: ProcessInfo): boolean => {
+      const seen = new Set<number>();
+      for (let cur: ProcessInfo | undefined = p; cur && !seen.has(cur.pid); cur = byPid.get(cur.ppid)) {
+        if (ours.has(cur.pid)) return true;
+        seen.add(cur.pid);
+      }
+      return false;
+    };
+    const isOurs = (pid: number, p?: ProcessInfo) =>
+      pid === facts.self.pid || ours.has(pid) || (p !== undefined && ((p.pgid !== null && ours.has(p.pgid)) || underRun(p)));
     const gpuMiB = new Map<number, number | null>(apps.ok ? apps.apps.map((a) => [a.pid, a.usedMiB]) : []);
 
     const leftovers: Leftover[] = [];

@@ -65,3 +65,11 @@ describe('registry', () => {
     expect(preflightIds(true)).toContain('ucx.transports');
   });
 });
+
+describe('slow probes', () => {
+  it('gives a check with minTimeoutMs more time than --timeout', async () => {
+    const slow: Check = { id: 's', title: 'S', minTimeoutMs: 200, run: () => new Promise((r) => setTimeout(() => r(pass('done')), 80)) };
+    const [o] = await runChecks([slow], fakeFacts(), { timeoutMs: 20 });
+    expect(o.status).toBe('pass');
+  });
+});

@@ -1,0 +1,87 @@
+// Line normalisation for log scanning (pure). Real logs carry colour codes, CRLF, process prefixes
+// added by vLLM's multiprocessing and docker compose, and JSON lines from Dynamo's Rust tracing
+// (DYN_LOGGING_JSONL=1). Patterns are matched against the text this module returns.
+
+// CSI sequences (colours, cursor moves) and OSC sequences (titles, hyperlinks).
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
+
+// docker compose: `worker-1  | ` (v2) or `worker_1  | ` (v1): a service name with a replica number.
+const COMPOSE_PREFIX = /^[A-Za-z0-9][\w.-]*[-_]\d+\s+\| ?/;
+
+// vLLM subprocess prefixes (FACTS §3): `(EngineCore pid=1309) `, `(EngineCore_DP0 pid=1309) `,
+// `(VllmWorker rank=0 pid=1309) `, `(APIServer pid=1309) `. Requiring `pid=` keeps ordinary
+// parenthesised text intact.
+const PROCESS_PREFIX = /^\([A-Za-z][\w-]*(?: [A-Za-z_]+=[\w-]+)* pid=\d+\)\s*/;
+
+export function stripAnsi(s: string): string {
+  return s.includes('\x1b') ? s.replace(ANSI, '') : s;
+}
+
+/** Removes the prefixes real logs carry (compose first, then any process prefixes). */
+export function stripPrefixes(s: string): string {
+  let out = s;
+  const compose = COMPOSE_PREFIX.exec(out);
+  if (compose) out = out.slice(compose[0].length);
+  // Nested prefixes happen (a worker's engine core under compose); strip a few at most.
+  for (let i = 0; i < 3 && out.startsWith('('); i++) {
+    const m = PROCESS_PREFIX.exec(out);
+    if (!m) break;
+    out = out.slice(m[0].length);
+  }
+  return out;
+}
+
+const TRACING_KEYS = new Set(['timestamp', 'time', 'ts', 'level', 'target', 'message', 'msg', 'fields', 'span', 'spans']);
+
+function fieldText(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (v !== null && typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+/**
+ * A JSON-lines record (Rust tracing JSON: flat `message` plus fields, or tracing-subscriber's
+ * nested `fields.message`; Python loggers often use `msg`) as the text line the plain format
+ * would have printed: `TIME  LEVEL target: message key=value ...`. null when not a JSON object.
+ */
+export function jsonLineToText(s: string): string | null {
+  const t = s.trimStart();
+  if (!t.startsWith('{')) return null;
+  let rec: unknown;
+  try {
+    rec = JSON.parse(t);
+  } catch {
+    return null;
+  }
+  if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) return null;
+  const r = rec as Record<string, unknown>;
+  const nested = r.fields !== null && typeof r.fields === 'object' && !Array.isArray(r.fields) ? (r.fields as Record<string, unknown>) : {};
+  const message = r.message ?? r.msg ?? nested.message ?? '';
+  const head = [r.timestamp ?? r.time ?? r.ts, r.level, r.target === undefined ? undefined : `${String(r.target)}:`]
+    .filter((x) => x !== undefined && x !== null && x !== '')
+    .map(String);
+  const kv: string[] = [];
+  for (const [k, v] of Object.entries(nested)) if (k !== 'message') kv.push(`${k}=${fieldText(v)}`);
+  for (const [k, v] of Object.entries(r)) if (!TRACING_KEYS.has(k)) kv.push(`${k}=${fieldText(v)}`);
+  const text = [head.join(' '), stripAnsi(String(message)), kv.join(' ')].filter((x) => x !== '').join(' ');
+  return text;
+}
+
+/** The text patterns are matched against: no CR, no colour codes, no prefixes, JSON turned into text. */
+export function normalizeLine(raw: string): string {
+  let s = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+  s = stripAnsi(s);
+  s = stripPrefixes(s);
+  const json = jsonLineToText(s);
+  return json ?? s;
+}
+
+const KV_SIZE = /GPU KV cache size: ([\d,]+) tokens/;
+
+/** `GPU KV cache size: 14,816 tokens` (also the combined line with "Maximum concurrency") -> 14816. */
+export function parseKvTokens(text: string): number | null {
+  const m = KV_SIZE.exec(text);
+  if (!m) return null;
+  const n = Number(m[1].replace(/,/g, ''));
+  return Number.isFinite(n) ? n : null;
+}

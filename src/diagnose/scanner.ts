@@ -1,0 +1,140 @@
+import { normalizeLine, parseKvTokens } from './line.js';
+import { SEVERITY_RANK, SIGNATURES, type SignatureSpec } from './signatures.js';
+import type { FileFinding, Finding, ScanResult } from './types.js';
+
+// The finding accumulator (pure): fed raw lines, keeps per file and code the count and the first
+// occurrence, and per file the last KV size. No I/O: src/host/log-scan.ts streams files into it.
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/**
+ * One alternation of every signature's needles. A line that does not match it cannot match any
+ * pattern, so the per-signature regexes run only on the few lines that do. Built from the data.
+ */
+export const PREFILTER_SOURCE = [...new Set(SIGNATURES.flatMap((s) => s.needles))].map(escapeRe).join('|');
+
+/** A fresh global copy for scanning whole chunks (callers own its lastIndex). */
+export function prefilterRegExp(): RegExp {
+  return new RegExp(PREFILTER_SOURCE, 'g');
+}
+
+const PREFILTER = new RegExp(PREFILTER_SOURCE);
+
+/** Longest text kept for a finding's line (JSON lines can be long). */
+export const MAX_TEXT = 500;
+
+export interface LineMatch {
+  signature: SignatureSpec;
+  /** The normalised line. */
+  text: string;
+}
+
+/** The first signature (table order) a raw line matches, or null. */
+export function matchLine(raw: string): LineMatch | null {
+  if (!PREFILTER.test(raw)) return null;
+  const text = normalizeLine(raw);
+  for (const signature of SIGNATURES) {
+    for (const p of signature.patterns) {
+      if (p.test(text)) return { signature, text };
+    }
+  }
+  return null;
+}
+
+interface Hit {
+  count: number;
+  line: number;
+  text: string;
+}
+
+interface FileState {
+  hits: Map<string, Hit>;
+  kvTokens: number | null;
+}
+
+const clip = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT - 1)}…` : s);
+
+export class Scanner {
+  private readonly perFile = new Map<string, FileState>();
+  private bytes = 0;
+
+  /** Declares a file (so a file without findings still counts and gets a kvTokens entry). */
+  addFile(file: string): void {
+    if (!this.perFile.has(file)) this.perFile.set(file, { hits: new Map(), kvTokens: null });
+  }
+
+  addBytes(n: number): void {
+    this.bytes += n;
+  }
+
+  /** One raw line (without its newline); lineNo counts from 1. */
+  feed(file: string, lineNo: number, raw: string): void {
+    const m = matchLine(raw);
+    if (!m) return;
+    this.addFile(file);
+    const state = this.perFile.get(file)!;
+    const code = m.signature.code;
+    if (code === 'vllm.kv-size') {
+      const tokens = parseKvTokens(m.text);
+      if (tokens !== null) state.kvTokens = tokens;
+    }
+    const hit = state.hits.get(code);
+    if (hit) hit.count++;
+    else state.hits.set(code, { count: 1, line: lineNo, text: clip(m.text.trim()) });
+  }
+
+  result(): ScanResult {
+    const merged = new Map<string, Finding>();
+    const kvTokens: Record<string, number | null> = {};
+    const byFile: Record<string, FileFinding[]> = {};
+    const order = new Map(SIGNATURES.map((s, i) => [s.code, i]));
+    for (const [file, state] of this.perFile) {
+      kvTokens[file] = state.kvTokens;
+      const own: FileFinding[] = (byFile[file] = []);
+      const present = new Set(state.hits.keys());
+      for (const [code, hit] of state.hits) {
+        const sig = SIGNATURES.find((s) => s.code === code)!;
+        if (isExplained(sig, present)) continue;
+        own.push({ code, severity: sig.severity, count: hit.count, line: hit.line, text: hit.text });
+        const f = merged.get(code);
+        if (f) f.count += hit.count;
+        else {
+          merged.set(code, {
+            code, severity: sig.severity, count: hit.count, file, line: hit.line, text: hit.text,
+            explanation: sig.explanation, fix: sig.fix,
+          });
+        }
+      }
+    }
+    const rank = (a: { severity: FileFinding['severity']; code: string }, b: { severity: FileFinding['severity']; code: string }) =>
+      SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || order.get(a.code)! - order.get(b.code)!;
+    for (const list of Object.values(byFile)) list.sort(rank);
+    const findings = [...merged.values()].sort(rank);
+    return { files: this.perFile.size, bytes: this.bytes, findings, kvTokens, byFile };
+  }
+}
+
+/** A symptom is dropped for a file when a code that explains it was found in the same file. */
+function isExplained(sig: SignatureSpec, present: Set<string>): boolean {
+  if (!sig.symptomOf) return false;
+  if (sig.symptomOf === '*') {
+    for (const code of present) {
+      if (code === sig.code) continue;
+      const other = SIGNATURES.find((s) => s.code === code);
+      if (other && other.severity === 'error' && !other.symptomOf) return true;
+    }
+    return false;
+  }
+  return sig.symptomOf.some((c) => present.has(c));
+}
+
+/** Scans a whole text at once (tests, small inputs). */
+export function scanText(file: string, text: string): ScanResult {
+  const s = new Scanner();
+  s.addFile(file);
+  s.addBytes(Buffer.byteLength(text));
+  const lines = text.split('\n');
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  lines.forEach((l, i) => s.feed(file, i + 1, l));
+  return s.result();
+}

@@ -1,0 +1,223 @@
+import type { Signature } from './types.js';
+
+// The finding table of CLI.md ("Finding codes") as data. Texts and fixes come from FACTS.md; the
+// order matters: a line yields at most one finding, the first signature (in this order) it matches.
+
+export interface SignatureSpec extends Signature {
+  /**
+   * Codes that explain this one when they appear in the same file: then this finding is a mere
+   * consequence and is not reported for that file ('*' = any other error). "Engine core
+   * initialization failed" follows every engine start failure; it is news only when nothing
+   * else explains it.
+   */
+  symptomOf?: readonly string[] | '*';
+  /**
+   * Cheap literal(s) a raw line must contain before the patterns are tried. Together they form the
+   * prefilter (one combined regex over whole chunks), so keep them short and distinctive.
+   */
+  needles: readonly string[];
+}
+
+const TEARDOWN = 'dynamo-dev teardown --orphans';
+
+export const SIGNATURES: readonly SignatureSpec[] = [
+  {
+    code: 'cuda.error804',
+    severity: 'error',
+    needles: ['Error 804', 'forward compatibility was attempted', 'CUDA_ERROR_COMPAT_NOT_SUPPORTED'],
+    patterns: [/\bError 804\b/, /forward compatibility was attempted on non supported HW/, /CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE/],
+    title: 'CUDA Error 804: forward-compatibility libraries on a GPU that cannot use them',
+    explanation:
+      'The CUDA forward-compatibility libraries (a libcuda.so.1 under /usr/local/cuda*/compat, loaded via LD_LIBRARY_PATH or ' +
+      '/etc/ld.so.conf.d) were loaded on a GPU that does not support forward compatibility (GeForce and laptop GPUs never do), ' +
+      'or the driver was upgraded without a reboot. Typical cause: a vLLM/torch wheel built for a newer CUDA than the driver ' +
+      'supports (e.g. a cu129 build on driver 570 = CUDA 12.8).',
+    fix:
+      'remove the compat directory from LD_LIBRARY_PATH (or set VLLM_ENABLE_CUDA_COMPATIBILITY=0), or install a driver whose ' +
+      '"CUDA Version" >= the wheel\'s CUDA build (driver >= 575 for cu129); check with `dynamo-dev doctor --only gpu.driver,cuda.compat`',
+  },
+  {
+    code: 'cuda.error803',
+    severity: 'error',
+    needles: ['Error 803', 'unsupported display driver'],
+    patterns: [/\bError 803\b/, /system has unsupported display driver \/ cuda driver combination/],
+    title: 'CUDA Error 803: driver and CUDA libraries do not match',
+    explanation:
+      'cudaErrorSystemDriverMismatch: the host driver is newer than the forward-compatibility libraries loaded by the process ' +
+      '(typically an image or venv shipping cuda-compat for an older driver), or the driver was upgraded without a reboot.',
+    fix:
+      'stop loading the bundled compat libraries (remove /usr/local/cuda*/compat from LD_LIBRARY_PATH, or VLLM_ENABLE_CUDA_COMPATIBILITY=0); ' +
+      'reboot if the driver was just upgraded; check with `dynamo-dev doctor --only cuda.compat`',
+  },
+  {
+    code: 'cuda.driver-too-old',
+    severity: 'error',
+    needles: ['driver on your system is too old'],
+    patterns: [/The NVIDIA driver on your system is too old/],
+    title: 'NVIDIA driver too old for this CUDA build',
+    explanation: 'PyTorch was built for a CUDA version the installed driver does not support (the number in "found version 12080" is the driver\'s CUDA 12.8).',
+    fix:
+      'install a newer NVIDIA driver (CUDA 12.9 needs >= 575.51.03, 13.x needs >= 580), or install torch/vLLM wheels built for the ' +
+      'driver\'s CUDA (e.g. a +cu128 wheel for driver 570); check with `dynamo-dev doctor --only cuda.compat`',
+  },
+  {
+    code: 'nvml.mismatch',
+    severity: 'error',
+    needles: ['Driver/library version mismatch'],
+    patterns: [/Driver\/library version mismatch/],
+    title: 'NVML driver/library version mismatch',
+    explanation: 'The NVIDIA kernel module and the user-space driver libraries differ: the driver was upgraded without a reboot. New CUDA processes then fail (often with Error 804).',
+    fix: 'reboot the machine (or reload the nvidia kernel modules), then check with `nvidia-smi` and `dynamo-dev doctor --only gpu.driver`',
+  },
+  {
+    code: 'cuda.oom',
+    severity: 'error',
+    needles: ['CUDA out of memory', 'OutOfMemoryError'],
+    patterns: [/CUDA out of memory/, /torch\.(?:cuda\.)?OutOfMemoryError/],
+    title: 'CUDA out of memory',
+    explanation:
+      'The process asked for more GPU memory than was free: other workers or leftover engine processes hold memory, or the ' +
+      'fractions and activations of the workers sharing the GPU do not fit.',
+    fix: `stop leftovers with \`${TEARDOWN}\`, then lower the worker's --gpu-memory-utilization or --max-model-len (e.g. --set workers.0.gpuMemoryUtilization=0.3); check with \`dynamo-dev doctor --only gpu.memory,procs.leftover\``,
+  },
+  {
+    code: 'vllm.free-memory',
+    severity: 'error',
+    needles: ['Free memory on device'],
+    patterns: [/Free memory on device .*less than desired GPU memory utilization/],
+    title: 'Not enough free GPU memory for the requested fraction',
+    explanation:
+      '--gpu-memory-utilization is a fraction of the GPU\'s TOTAL memory; at start vLLM needs that much free. Another worker, a ' +
+      'leftover VLLM::EngineCore or another program already holds part of it.',
+    fix: `stop leftovers with \`${TEARDOWN}\`; make the fractions of all workers on the GPU sum to what is free (e.g. --set workers.0.gpuMemoryUtilization=0.3) and start workers one after another (startup: sequential)`,
+  },
+  {
+    code: 'vllm.memory-profiling',
+    severity: 'error',
+    needles: ['Error in memory profiling'],
+    patterns: [/Error in memory profiling/],
+    title: 'vLLM memory profiling disturbed by another process',
+    explanation: 'Free GPU memory changed while vLLM profiled its own use: two workers on one GPU started (and profiled) at the same time.',
+    fix: 'start workers on the same GPU one after another, each after the previous one logged its KV cache size (recipe startup: sequential, the default of `dynamo-dev up`)',
+  },
+  {
+    code: 'vllm.no-kv-memory',
+    severity: 'error',
+    needles: ['No available memory for the cache blocks'],
+    patterns: [/No available memory for the cache blocks/],
+    title: 'No memory left for the KV cache',
+    explanation: 'After weights, activations and non-torch memory, the worker\'s fraction of GPU memory leaves nothing for KV cache blocks.',
+    fix: 'raise the worker\'s --gpu-memory-utilization (e.g. --set workers.0.gpuMemoryUtilization=0.45) or lower --max-model-len; estimate with `dynamo-dev kv MODEL --gpu-mib TOTAL --fraction F`',
+  },
+  {
+    code: 'hf.lock-wait',
+    severity: 'warn',
+    needles: ['till waiting to acquire lock', 'TILL WAITING TO ACQUIRE LOCK'],
+    patterns: [/still waiting to acquire lock on/i],
+    title: 'Waiting for a Hugging Face download lock',
+    explanation:
+      'Another process holds the download lock of this model (huggingface_hub filelock). Workers started together on a model ' +
+      'that is not cached yet race on it; a waiting worker may never start while the experiment goes on without it.',
+    fix: 'download the model once before starting workers (`hf download MODEL`), stop the process holding the lock, and check with `dynamo-dev doctor --only hf.locks`',
+  },
+  {
+    code: 'hf.lock-failed',
+    severity: 'error',
+    needles: ['Lock acquisition failed'],
+    patterns: [/Lock acquisition failed/],
+    title: 'Hugging Face download lock could not be taken',
+    explanation: 'Dynamo\'s model fetch (Rust hf-hub crate) does not wait for a held lock: it fails when another process is downloading the same model, or a stale lock is left.',
+    fix: 'download the model once before starting (`hf download MODEL`); if no process holds the lock (`dynamo-dev doctor --only hf.locks`), remove the stale .lock file it names',
+  },
+  {
+    code: 'ucx.no-am-transport',
+    severity: 'error',
+    needles: ['no active messages transport'],
+    patterns: [/no active messages transport/],
+    title: 'UCX has no active-message transport (NIXL cannot start)',
+    explanation:
+      'UCX_TLS leaves only transports without active messages (cuda_ipc, cuda_copy: zcopy only), so NIXL\'s UCX backend cannot ' +
+      'reach its peer and the engine does not start.',
+    fix: 'unset UCX_TLS, or include an active-message transport: export UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp; check with `dynamo-dev doctor --only ucx.transports`',
+  },
+  {
+    code: 'ucx.unreachable',
+    severity: 'error',
+    needles: ['Destination is unreachable'],
+    patterns: [/Destination is unreachable/],
+    title: 'UCX destination unreachable',
+    explanation: 'UCX found no transport to the peer (NIXL KV transfer between prefill and decode): usually a UCX_TLS that excludes every usable transport.',
+    fix: 'unset UCX_TLS, or use e.g. UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp; check with `dynamo-dev doctor --only ucx.transports`',
+    symptomOf: ['ucx.no-am-transport'],
+  },
+  {
+    code: 'ucx.no-cuda',
+    severity: 'warn',
+    needles: ['UCX CUDA support was not found'],
+    patterns: [/UCX CUDA support was not found/],
+    title: 'UCX without a GPU transport',
+    explanation: 'UCX has no CUDA transport (e.g. UCX_TLS=tcp alone), so KV blocks in GPU memory cannot move directly.',
+    fix: 'unset UCX_TLS, or include cuda transports: export UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp',
+  },
+  {
+    code: 'dynamo.kv-events-disabled',
+    severity: 'warn',
+    needles: ['kv_event_publisher_disabled', 'KV-event publishing is disabled'],
+    patterns: [/kv_event_publisher_disabled/, /KV-event publishing is disabled/],
+    title: 'KV router expects KV events but workers publish none',
+    explanation:
+      'The frontend runs the KV router with events, but the workers do not publish KV events: the router\'s index stays empty, ' +
+      'every request has overlap 0, routing falls back to load only and cache hits drop to random level. Nothing else errors.',
+    fix:
+      'give each agg/prefill worker --kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\' ' +
+      '(a distinct port per worker), or run the frontend with --no-router-kv-events (approximate mode; recipe agg-router-approx)',
+  },
+  {
+    code: 'dynamo.kv-source-missing',
+    severity: 'warn',
+    needles: ['kv_event_source_not_observed', 'kv_event_source_ambiguous'],
+    patterns: [/kv_event_source_not_observed/, /kv_event_source_ambiguous/],
+    title: 'KV router sees no (or conflicting) KV-event publishers',
+    explanation:
+      'not_observed: 30 s after a worker registered, no KV events arrived from it (publisher did not start or its endpoint is ' +
+      'unreachable). ambiguous: stale or duplicate publishers, e.g. a leftover worker or a reused discovery directory.',
+    fix: `give each worker its own --kv-events-config endpoint port with "enable_kv_cache_events":true, stop leftovers with \`${TEARDOWN}\`, and use a fresh discovery directory per run (DYN_FILE_KV)`,
+  },
+  {
+    code: 'net.port-in-use',
+    severity: 'error',
+    needles: ['Address already in use', 'EADDRINUSE'],
+    patterns: [/Address already in use/, /\bEADDRINUSE\b/],
+    title: 'Port already in use',
+    explanation: 'A port the process wanted to bind (HTTP, system/metrics, KV events, NIXL side channel) is taken, often by a leftover process of an earlier run.',
+    fix: `find the holder with \`ss -ltnp\`, stop leftovers with \`${TEARDOWN}\`, or move the recipe's ports (frontend.httpPort, ports.*); check with \`dynamo-dev doctor --only ports.free\``,
+  },
+  {
+    code: 'vllm.engine-failed',
+    severity: 'error',
+    needles: ['Engine core initialization failed', 'EngineCore failed to start'],
+    patterns: [/Engine core initialization failed/, /EngineCore failed to start/],
+    title: 'vLLM engine failed to start',
+    explanation: 'The vLLM engine core died during start-up; the root cause is logged above this line (reported separately when it is a known signature).',
+    fix: 'read the lines above it in the log (`dynamo-dev logs PROCESS`), then run `dynamo-dev doctor` for GPU, CUDA, memory and UCX problems',
+    symptomOf: '*',
+  },
+  {
+    code: 'vllm.kv-size',
+    severity: 'info',
+    needles: ['GPU KV cache size'],
+    patterns: [/GPU KV cache size: [\d,]+ tokens/],
+    title: 'KV cache allocated',
+    explanation: 'vLLM allocated its KV cache and reported how many tokens it holds (the worker got past memory profiling).',
+    fix: 'nothing to fix; each worker needs at least max-model-len tokens (`dynamo-dev doctor --only kv.allocated`)',
+  },
+];
+
+const BY_CODE = new Map(SIGNATURES.map((s) => [s.code, s]));
+
+export function signatureFor(code: string): SignatureSpec | undefined {
+  return BY_CODE.get(code);
+}
+
+/** Order of severities in reports: errors first. */
+export const SEVERITY_RANK = { error: 0, warn: 1, info: 2 } as const;

@@ -1,0 +1,103 @@
+import type { Plan } from '../../plan/types.js';
+import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';
+import { NO_LOGS, planFor, where } from '../log-view.js';
+
+// kv.events: a KV router with events needs every agg/prefill worker to publish KV events
+// (newest dynamo.vllm publishes none without --kv-events-config ... "enable_kv_cache_events":true;
+// decode workers never publish). When they do not, the router logs ONE warning
+// (kv_event_publisher_disabled) and routes by load only: cache hits fall to random level, no error.
+
+export const KV_EVENTS_FIX =
+  'give each agg/prefill worker --kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\' ' +
+  '(a distinct endpoint port per worker), or run the frontend with --no-router-kv-events (approximate mode: `dynamo-dev up agg-router-approx`)';
+
+interface Publisher {
+  name: string;
+  role: string;
+  /** The parsed --kv-events-config, or null when absent / not JSON. */
+  config: Record<string, unknown> | null;
+  raw: string | null;
+}
+
+/** The value of `--kv-events-config X` or `--kv-events-config=X`. */
+function flagValue(argv: string[], flag: string): string | null {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === flag) return argv[i + 1] ?? null;
+    if (argv[i].startsWith(`${flag}=`)) return argv[i].slice(flag.length + 1);
+  }
+  return null;
+}
+
+function parseConfig(raw: string | null): Record<string, unknown> | null {
+  if (raw === null) return null;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+const check: Check = {
+  id: 'kv.events',
+  title: 'KV events for the KV router',
+  async run(facts): Promise<CheckResult> {
+    const [logs, run] = await Promise.all([facts.logs(), facts.run()]);
+    const plan: Plan = planFor(logs, run, facts.plan);
+    // The argv actually started (run.json) wins over the plan's.
+    const procs = logs?.source === 'run' && run ? run.record.processes : plan.processes;
+    const frontendArgv = procs.find((p) => p.role === 'frontend')?.argv ?? [];
+    const approx = frontendArgv.includes('--no-router-kv-events') || frontendArgv.includes('--no-kv-events');
+    if (plan.router.mode !== 'kv') return skip(`router mode ${plan.router.mode} does not use KV events`, { routerMode: plan.router.mode });
+    if (!plan.router.kvEvents || approx) return skip('the KV router runs in approximate mode (--no-router-kv-events): no KV events needed', { routerMode: 'kv', kvEvents: false });
+
+    const publishers: Publisher[] = procs
+      .filter((p) => p.role === 'agg' || p.role === 'prefill')
+      .map((p) => {
+        const raw = flagValue(p.argv, '--kv-events-config');
+        return { name: p.name, role: p.role, raw, config: parseConfig(raw) };
+      });
+    const silent = plan.engine === 'vllm' ? publishers.filter((p) => p.config?.enable_kv_cache_events !== true) : [];
+    const evidence: Record<string, unknown> = {
+      routerMode: 'kv',
+      kvEvents: true,
+      publishers: publishers.map((p) => ({ name: p.name, role: p.role, enableKvCacheEvents: p.config?.enable_kv_cache_events === true, endpoint: p.config?.endpoint ?? null })),
+    };
+    const argvDetails = silent.map((p) =>
+      p.raw === null
+        ? `${p.name}: no --kv-events-config in its command line: it publishes no KV events`
+        : `${p.name}: --kv-events-config ${p.raw} lacks "enable_kv_cache_events": true`,
+    );
+
+    if (!logs) {
+      if (silent.length > 0) {
+        return fail(`${silent.map((p) => p.name).join(', ')} would publish no KV events to the KV router`, KV_EVENTS_FIX, argvDetails, evidence);
+      }
+      return skip(`${NO_LOGS} (the plan's ${publishers.length} publishing worker${publishers.length === 1 ? '' : 's'} enable KV events)`, evidence);
+    }
+
+    const disabled = logs.scan.findings.find((f) => f.code === 'dynamo.kv-events-disabled');
+    const missing = logs.scan.findings.find((f) => f.code === 'dynamo.kv-source-missing');
+    evidence.diagnostics = [disabled, missing].filter((f) => f !== undefined).map((f) => ({ code: f!.code, count: f!.count, file: f!.file, line: f!.line, text: f!.text }));
+    const quote = (f: { count: number; file: string; line: number; text: string }) => `${where(logs, f.file, f.line)} (x${f.count}): ${f.text}`;
+
+    if (disabled || silent.length > 0) {
+      const details = [...(disabled ? [quote(disabled)] : []), ...argvDetails];
+      const summary = disabled
+        ? 'the router reports kv_event_publisher_disabled: workers publish no KV events, routing ignores the cache (hits at random level)'
+        : `${silent.map((p) => p.name).join(', ')} publish no KV events to the KV router`;
+      return fail(summary, KV_EVENTS_FIX, details, evidence);
+    }
+    if (missing) {
+      return warn(
+        'the router sees no (or conflicting) KV-event publishers (kv_event_source_not_observed / kv_event_source_ambiguous)',
+        'give each worker its own --kv-events-config endpoint port with "enable_kv_cache_events":true, stop leftovers (`dynamo-dev teardown --orphans`), and use a fresh discovery directory per run',
+        [quote(missing)],
+        evidence,
+      );
+    }
+    return pass(`${publishers.length} worker${publishers.length === 1 ? '' : 's'} publish KV events; no router diagnostic in ${logs.label}`, evidence);
+  },
+};
+
+export default check;

@@ -1,0 +1,36 @@
+import { type Check, type CheckResult, fail, pass, skip } from '../types.js';
+import { NO_LOGS, where } from '../log-view.js';
+
+// logs.errors: the run's logs (or --logs) hold no finding of severity error (see `diagnose`).
+
+const check: Check = {
+  id: 'logs.errors',
+  title: 'Errors in logs',
+  async run(facts): Promise<CheckResult> {
+    const logs = await facts.logs();
+    if (!logs) return skip(NO_LOGS);
+    const { scan } = logs;
+    const errors = scan.findings.filter((f) => f.severity === 'error');
+    const warnings = scan.findings.filter((f) => f.severity === 'warn');
+    const evidence = {
+      source: logs.label,
+      files: scan.files,
+      bytes: scan.bytes,
+      findings: scan.findings.map((f) => ({ code: f.code, severity: f.severity, count: f.count, file: f.file, line: f.line })),
+    };
+    const files = `${scan.files} log file${scan.files === 1 ? '' : 's'} of ${logs.label}`;
+    if (errors.length === 0) {
+      const w = warnings.length > 0 ? ` (warnings: ${warnings.map((f) => f.code).join(', ')}; see \`dynamo-dev diagnose\`)` : '';
+      return pass(`no error finding in ${files}${w}`, evidence);
+    }
+    const details = errors.map((f) => `${f.code} x${f.count} at ${where(logs, f.file, f.line)}: ${f.text}`);
+    return fail(
+      `${errors.length} error finding${errors.length === 1 ? '' : 's'} in ${files}: ${errors.map((f) => f.code).join(', ')}`,
+      errors[0].fix,
+      details,
+      evidence,
+    );
+  },
+};
+
+export default check;

@@ -1,0 +1,202 @@
+import { createReadStream } from 'node:fs';
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createGunzip } from 'node:zlib';
+import { prefilterRegExp, Scanner } from '../diagnose/scanner.js';
+import type { Finding, ScanResult } from '../diagnose/types.js';
+import { UserError } from '../errors.js';
+
+// Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should
+// take a few seconds): whole chunks are searched with one combined prefilter regex over a latin1
+// view (byte offsets = string offsets, and every needle is ASCII), and only the lines it hits are
+// decoded and matched per signature. Newlines are counted with Buffer.indexOf (memchr).
+
+const CHUNK = 4 << 20;
+/** A "line" longer than this is cut (memory stays bounded on files without newlines). */
+const MAX_LINE = 1 << 20;
+const NL = 10;
+
+/** Files taken from folders: logs, rotated logs, and their .gz. Files named directly are always scanned. */
+const LOG_NAME = /\.(?:log|txt|jsonl|out|err)(?:\.\d+)?(?:\.gz)?$/i;
+
+export interface ScanOptions {
+  /** Skip paths that do not exist instead of failing (run logs of processes that never started). */
+  missingOk?: boolean;
+}
+
+/** Scans files and folders (recursively; `.gz` decompressed on the fly). A missing path -> UserError. */
+export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promise<ScanResult> {
+  const scanner = new Scanner();
+  const files: string[] = [];
+  for (const p of paths) files.push(...(await expand(p, opts)));
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (seen.has(f)) continue;
+    seen.add(f);
+    await scanFile(scanner, f);
+  }
+  return scanner.result();
+}
+
+/** The findings of one log (the supervisor explains a crashed process with it). */
+export async function diagnoseFile(path: string): Promise<Finding[]> {
+  return (await scanPaths([path], { missingOk: true })).findings;
+}
+
+async function expand(path: string, opts: ScanOptions): Promise<string[]> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (opts.missingOk && (code === 'ENOENT' || code === 'ENOTDIR')) return [];
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new UserError(`${path}: no such file or folder; pass log files or folders`);
+    throw new UserError(`${path}: cannot read (${code ?? (err as Error).message})`);
+  }
+  if (st.isDirectory()) {
+    const out: string[] = [];
+    await walk(path, out, new Set([await realpath(path)]));
+    return out;
+  }
+  return [path];
+}
+
+/** Depth-first, names sorted, symlinks followed once (a link loop is visited once). */
+async function walk(dir: string, out: string[], visited: Set<string>): Promise<void> {
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    let isDir = e.isDirectory();
+    let isFile = e.isFile();
+    if (e.isSymbolicLink()) {
+      const st = await stat(p).catch(() => null);
+      if (!st) continue;
+      isDir = st.isDirectory();
+      isFile = st.isFile();
+    }
+    if (isDir) {
+      const real = await realpath(p).catch(() => p);
+      if (visited.has(real)) continue;
+      visited.add(real);
+      await walk(p, out, visited);
+    } else if (isFile && LOG_NAME.test(e.name)) {
+      out.push(p);
+    }
+  }
+}
+
+async function scanFile(scanner: Scanner, file: string): Promise<void> {
+  scanner.addFile(file);
+  const splitter = new LineSplitter(scanner, file);
+  if (/\.gz$/i.test(file)) {
+    const stream = createReadStream(file, { highWaterMark: 1 << 20 }).pipe(createGunzip({ chunkSize: 1 << 20 }));
+    try {
+      for await (const chunk of stream) splitter.push(chunk as Buffer, false);
+    } catch (err) {
+      throw new UserError(`${file}: cannot decompress (${(err as Error).message})`);
+    }
+  } else {
+    // Plain files: read into one reused buffer (no per-chunk allocation).
+    const fh = await open(file, 'r').catch((err: NodeJS.ErrnoException) => {
+      throw new UserError(`${file}: cannot read (${err.code ?? err.message})`);
+    });
+    try {
+      const buf = Buffer.allocUnsafe(CHUNK);
+      for (;;) {
+        const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
+        if (bytesRead === 0) break;
+        splitter.push(buf.subarray(0, bytesRead), true);
+      }
+    } finally {
+      await fh.close();
+    }
+  }
+  splitter.end();
+}
+
+/** Cuts chunks into lines and feeds the scanner the lines the prefilter hits. */
+class LineSplitter {
+  /** Complete lines already passed. */
+  private lines = 0;
+  /** Bytes of an unfinished line carried over from the previous chunk. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private readonly pre = prefilterRegExp();
+
+  constructor(
+    private readonly scanner: Scanner,
+    private readonly file: string,
+  ) {}
+
+  /** `reused`: the caller overwrites chunk afterwards, so whatever is kept must be copied. */
+  push(chunk: Buffer, reused: boolean): void {
+    this.scanner.addBytes(chunk.length);
+    let start = 0;
+    if (this.pendingBytes > 0) {
+      const nl = chunk.indexOf(NL);
+      if (nl === -1) {
+        this.keep(chunk, reused);
+        return;
+      }
+      this.pending.push(chunk.subarray(0, nl + 1));
+      const line = Buffer.concat(this.pending);
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.block(line, 0, line.length);
+      start = nl + 1;
+    }
+    const last = chunk.lastIndexOf(NL);
+    if (last >= start) this.block(chunk, start, last + 1);
+    const tail = last >= start ? last + 1 : start;
+    if (tail < chunk.length) this.keep(chunk.subarray(tail), reused);
+  }
+
+  end(): void {
+    if (this.pendingBytes === 0) return;
+    const line = Buffer.concat([...this.pending, Buffer.from('\n')]);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.block(line, 0, line.length);
+  }
+
+  private keep(part: Buffer, reused: boolean): void {
+    this.pending.push(reused ? Buffer.from(part) : part);
+    this.pendingBytes += part.length;
+    if (this.pendingBytes > MAX_LINE) {
+      // An endless line: judge what we have as one line, and count it once.
+      const line = Buffer.concat([...this.pending, Buffer.from('\n')]);
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.block(line, 0, line.length);
+      this.lines--; // the rest of this line follows in the next chunk
+    }
+  }
+
+  /** buf[start, end) holds complete lines, the last one ending with '\n'. */
+  private block(buf: Buffer, start: number, end: number): void {
+    const text = buf.toString('latin1', start, end);
+    const pre = this.pre;
+    pre.lastIndex = 0;
+    let counted = start; // newlines before this offset are already in this.lines
+    let m: RegExpExecArray | null;
+    while ((m = pre.exec(text)) !== null) {
+      const lineStart = start + text.lastIndexOf('\n', m.index) + 1;
+      const lineEnd = start + text.indexOf('\n', m.index);
+      this.lines += countNewlines(buf, counted, lineStart);
+      counted = lineStart;
+      this.scanner.feed(this.file, this.lines + 1, buf.toString('utf8', lineStart, lineEnd));
+      pre.lastIndex = lineEnd - start + 1;
+    }
+    this.lines += countNewlines(buf, counted, end);
+  }
+}
+
+function countNewlines(buf: Buffer, from: number, to: number): number {
+  let n = 0;
+  let p = buf.indexOf(NL, from);
+  while (p !== -1 && p < to) {
+    n++;
+    p = buf.indexOf(NL, p + 1);
+  }
+  return n;
+}

@@ -1,0 +1,186 @@
+import { SseDecoder, interpretChunk } from './parse-sse.js';
+
+// The HTTP side of `probe`: one streaming chat completion against a Dynamo frontend, timed as a
+// user measures it (Node 20 fetch; the SSE parsing is pure, in parse-sse.ts).
+
+export interface ChatStreamRequest {
+  /** Frontend base URL, e.g. http://127.0.0.1:8000 */
+  baseUrl: string;
+  model: string;
+  prompt: string;
+  maxTokens: number;
+  timeoutMs: number;
+}
+
+export interface ChatStreamResult {
+  /** Request start to the first chunk carrying text. */
+  ttftMs: number;
+  totalMs: number;
+  /** usage.prompt_tokens_details.cached_tokens; null when the frontend does not report it. */
+  cachedTokens: number | null;
+  /** nvext.worker_id (prefill worker, else decode worker) as a decimal string; null when not reported. */
+  workerId: string | null;
+  promptTokens: number | null;
+}
+
+/** Nothing answers at the URL (refused, unknown host, unreachable). */
+export class FrontendUnreachableError extends Error {
+  constructor(readonly url: string, readonly reason: string) {
+    super(`cannot reach the frontend at ${url}: ${reason}`);
+    this.name = 'FrontendUnreachableError';
+  }
+}
+
+/** The frontend answered with an HTTP error, or an error inside the stream. */
+export class FrontendHttpError extends Error {
+  constructor(readonly url: string, readonly status: number | null, readonly detail: string) {
+    super(status === null ? `${url}: ${detail}` : `${url} answered HTTP ${status}: ${detail}`);
+    this.name = 'FrontendHttpError';
+  }
+}
+
+/** No complete answer within the timeout. */
+export class FrontendTimeoutError extends Error {
+  constructor(readonly url: string, readonly timeoutMs: number) {
+    super(`${url}: no complete answer within ${Math.round(timeoutMs / 1000)} s`);
+    this.name = 'FrontendTimeoutError';
+  }
+}
+
+const CAUSES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'connection closed by the server',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+};
+
+/** fetch() hides the socket error in `cause` (and `cause.errors` for dual-stack attempts). */
+export function describeFetchError(err: unknown): string {
+  const e = err as { cause?: { code?: string; message?: string; errors?: { code?: string }[] }; message?: string };
+  const code = e?.cause?.code ?? e?.cause?.errors?.find((x) => x.code)?.code;
+  if (code && CAUSES[code]) return CAUSES[code];
+  if (code) return code;
+  return e?.cause?.message ?? e?.message ?? String(err);
+}
+
+function isAbort(err: unknown): boolean {
+  const name = (err as { name?: string })?.name;
+  return name === 'TimeoutError' || name === 'AbortError';
+}
+
+/** Strips a trailing slash so `${base}/v1/...` is well formed. */
+export function normalizeBaseUrl(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+async function request(url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+  try {
+    return await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    if (isAbort(err)) throw new FrontendTimeoutError(url, timeoutMs);
+    throw new FrontendUnreachableError(url, describeFetchError(err));
+  }
+}
+
+async function errorDetail(res: Response): Promise<string> {
+  const text = await res.text().catch(() => '');
+  try {
+    const doc = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
+    const e = doc.error;
+    const msg = typeof e === 'string' ? e : e?.message ?? doc.message;
+    if (msg) return String(msg);
+  } catch {
+    /* not JSON: show the text */
+  }
+  return text.trim().slice(0, 200) || res.statusText;
+}
+
+/** GET /v1/models: the listed model ids, in the frontend's order. */
+export async function listModels(baseUrl: string, timeoutMs: number): Promise<string[]> {
+  const url = `${normalizeBaseUrl(baseUrl)}/v1/models`;
+  const res = await request(url, { method: 'GET' }, timeoutMs);
+  if (!res.ok) throw new FrontendHttpError(url, res.status, await errorDetail(res));
+  let doc: { data?: { id?: unknown }[] };
+  try {
+    doc = (await res.json()) as typeof doc;
+  } catch (err) {
+    if (isAbort(err)) throw new FrontendTimeoutError(url, timeoutMs);
+    throw new FrontendHttpError(url, res.status, 'the answer is not JSON');
+  }
+  return (doc.data ?? []).map((m) => m?.id).filter((id): id is string => typeof id === 'string');
+}
+
+/** One streaming chat completion, one user message; resolves once the stream ends. */
+export async function streamChat(req: ChatStreamRequest, now: () => number = () => performance.now()): Promise<ChatStreamResult> {
+  const url = `${normalizeBaseUrl(req.baseUrl)}/v1/chat/completions`;
+  const body = {
+    model: req.model,
+    messages: [{ role: 'user', content: req.prompt }],
+    stream: true,
+    max_tokens: req.maxTokens,
+    temperature: 0,
+    // usage (with cached_tokens) comes only in a final chunk, and only when asked for (FACTS §4)
+    stream_options: { include_usage: true },
+    nvext: { extra_fields: ['worker_id'] },
+  };
+  const t0 = now();
+  const res = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify(body),
+  }, req.timeoutMs);
+  if (!res.ok) throw new FrontendHttpError(url, res.status, await errorDetail(res));
+  if (!res.body) throw new FrontendHttpError(url, res.status, 'empty response body');
+
+  let ttftMs: number | null = null;
+  let firstEventMs: number | null = null;
+  let cachedTokens: number | null = null;
+  let promptTokens: number | null = null;
+  let workerId: string | null = null;
+  let done = false;
+  const sse = new SseDecoder();
+  const text = new TextDecoder();
+  const handle = (data: string) => {
+    const info = interpretChunk(data);
+    if (info.error) throw new FrontendHttpError(url, null, info.error);
+    if (info.done) {
+      done = true;
+      return;
+    }
+    const t = now() - t0;
+    firstEventMs ??= t;
+    if (info.hasToken && ttftMs === null) ttftMs = t;
+    if (info.cachedTokens !== null) cachedTokens = info.cachedTokens;
+    if (info.promptTokens !== null) promptTokens = info.promptTokens;
+    workerId ??= info.workerId;
+  };
+  const reader = res.body.getReader();
+  try {
+    while (!done) {
+      const { value, done: eof } = await reader.read();
+      if (eof) {
+        for (const ev of sse.push(text.decode())) handle(ev.data);
+        for (const ev of sse.end()) handle(ev.data);
+        break;
+      }
+      for (const ev of sse.push(text.decode(value, { stream: true }))) {
+        handle(ev.data);
+        if (done) break;
+      }
+    }
+  } catch (err) {
+    if (isAbort(err)) throw new FrontendTimeoutError(url, req.timeoutMs);
+    if (err instanceof FrontendHttpError) throw err;
+    throw new FrontendHttpError(url, res.status, `stream broke off: ${describeFetchError(err)}`);
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const totalMs = now() - t0;
+  if (firstEventMs === null) throw new FrontendHttpError(url, res.status, 'the stream ended without any chunk');
+  return { ttftMs: ttftMs ?? firstEventMs, totalMs, cachedTokens, workerId, promptTokens };
+}

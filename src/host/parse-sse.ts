@@ -1,0 +1,156 @@
+// Pure parsing of an OpenAI-compatible streaming chat completion (server-sent events), as the
+// Dynamo frontend sends it (FACTS §4): `data: {json}\n\n` chunks, then `data: [DONE]`; usage only
+// in a final chunk with empty `choices` when the request asked for stream_options.include_usage;
+// `nvext.worker_id` on the first chunk and the usage chunk when nvext.extra_fields has "worker_id".
+
+export interface SseEvent {
+  /** The `event:` field, null for the default message event. */
+  event: string | null;
+  data: string;
+}
+
+/**
+ * Incremental SSE framing (the WHATWG event-stream rules the frontend's output needs): lines end
+ * with \n, \r\n or \r; `data:` lines accumulate; a blank line dispatches; `:` lines are comments.
+ * Text arrives in arbitrary network chunks, so a line (even a \r\n pair) may be split across pushes.
+ */
+export class SseDecoder {
+  private buf = '';
+  private data: string[] = [];
+  private event: string | null = null;
+
+  /** Feeds decoded text; returns the events completed by it. */
+  push(text: string): SseEvent[] {
+    this.buf += text;
+    const out: SseEvent[] = [];
+    let start = 0;
+    for (let i = 0; i < this.buf.length; i++) {
+      const c = this.buf[i];
+      if (c !== '\n' && c !== '\r') continue;
+      if (c === '\r' && i === this.buf.length - 1) break; // maybe the first half of \r\n: wait for more
+      this.line(this.buf.slice(start, i), out);
+      if (c === '\r' && this.buf[i + 1] === '\n') i++;
+      start = i + 1;
+    }
+    this.buf = this.buf.slice(start);
+    return out;
+  }
+
+  /** End of stream: a last event without its blank line still counts (servers that close early). */
+  end(): SseEvent[] {
+    const out: SseEvent[] = [];
+    if (this.buf.length > 0) this.line(this.buf.replace(/\r$/, ''), out);
+    this.buf = '';
+    this.line('', out);
+    return out;
+  }
+
+  private line(line: string, out: SseEvent[]): void {
+    if (line === '') {
+      if (this.data.length > 0) out.push({ event: this.event, data: this.data.join('\n') });
+      this.data = [];
+      this.event = null;
+      return;
+    }
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+  }
+}
+
+/** What one chunk tells the probe. */
+export interface ChunkInfo {
+  /** `data: [DONE]`. */
+  done: boolean;
+  /** The chunk carries generated text (the first such chunk marks the first token). */
+  hasToken: boolean;
+  /** From `usage` when present. */
+  promptTokens: number | null;
+  /** `usage.prompt_tokens_details.cached_tokens`; null when absent (older builds, no details). */
+  cachedTokens: number | null;
+  /** True when the chunk had a usage object at all (cachedTokens null then means "not reported"). */
+  hasUsage: boolean;
+  /** The worker that served the prompt: nvext.worker_id.prefill_worker_id, else decode_worker_id. */
+  workerId: string | null;
+  /** An error the server sent inside the stream. */
+  error: string | null;
+}
+
+const EMPTY: ChunkInfo = {
+  done: false, hasToken: false, promptTokens: null, cachedTokens: null, hasUsage: false, workerId: null, error: null,
+};
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/**
+ * Worker ids are u64: JSON.parse would round ids above 2^53, so take the digits from the raw text
+ * when they are there, and fall back to the parsed value (numbers or strings).
+ */
+function workerIdFrom(raw: string, nvext: unknown): string | null {
+  if (!nvext || typeof nvext !== 'object') return null;
+  const w = (nvext as Record<string, unknown>).worker_id;
+  if (w === undefined || w === null) return null;
+  if (typeof w === 'number' || typeof w === 'string') {
+    const m = /"worker_id"\s*:\s*"?(\d+)/.exec(raw);
+    return m ? m[1] : String(w);
+  }
+  if (typeof w !== 'object') return null;
+  const o = w as Record<string, unknown>;
+  // The prefill worker holds the prompt's KV blocks (the cache a repeat can hit); in aggregated
+  // serving only one id may be filled, so take whichever is present.
+  for (const key of ['prefill_worker_id', 'decode_worker_id'] as const) {
+    const v = o[key];
+    if (v === null || v === undefined) continue;
+    const m = new RegExp(`"${key}"\\s*:\\s*"?(\\d+)`).exec(raw);
+    return m ? m[1] : String(v);
+  }
+  return null;
+}
+
+/** Interprets one event's data. Unparseable data is reported as an error, never thrown. */
+export function interpretChunk(data: string): ChunkInfo {
+  const text = data.trim();
+  if (text === '[DONE]') return { ...EMPTY, done: true };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return { ...EMPTY, error: `unreadable stream chunk: ${text.slice(0, 80)}` };
+  }
+  if (!doc || typeof doc !== 'object') return { ...EMPTY, error: `unexpected stream chunk: ${text.slice(0, 80)}` };
+  const d = doc as Record<string, unknown>;
+  if (d.error !== undefined && d.error !== null) {
+    const e = d.error as Record<string, unknown> | string;
+    const msg = typeof e === 'string' ? e : String(e.message ?? JSON.stringify(e));
+    return { ...EMPTY, error: msg };
+  }
+  let hasToken = false;
+  if (Array.isArray(d.choices)) {
+    for (const c of d.choices) {
+      const delta = (c as Record<string, unknown> | null)?.delta as Record<string, unknown> | undefined;
+      if (!delta) continue;
+      // Reasoning models stream thinking first: that is still the first token.
+      for (const key of ['content', 'reasoning_content', 'reasoning']) {
+        const v = delta[key];
+        if (typeof v === 'string' && v.length > 0) hasToken = true;
+      }
+    }
+  }
+  const usage = d.usage && typeof d.usage === 'object' ? (d.usage as Record<string, unknown>) : null;
+  const details = usage?.prompt_tokens_details && typeof usage.prompt_tokens_details === 'object'
+    ? (usage.prompt_tokens_details as Record<string, unknown>)
+    : null;
+  return {
+    done: false,
+    hasToken,
+    promptTokens: usage ? num(usage.prompt_tokens) : null,
+    cachedTokens: details ? num(details.cached_tokens) : null,
+    hasUsage: usage !== null,
+    workerId: workerIdFrom(text, d.nvext),
+    error: null,
+  };
+}

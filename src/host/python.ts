@@ -1,0 +1,118 @@
+import { execa } from 'execa';
+import type { PythonFacts } from './types.js';
+
+// Asks the user's Python interpreter, in ONE call, which of the modules dynamo-dev starts are
+// importable and at which versions, plus torch's CUDA build. Never throws: a missing interpreter,
+// a crash, a timeout or unreadable output become ok:false with the reason.
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Printed before the JSON line, so stray prints from imported modules cannot be mistaken for it. */
+const MARKER = '@@dynamo-dev-probe@@';
+
+/** Distribution names to ask importlib.metadata when a module has no __version__. */
+const DISTS: Record<string, string[]> = {
+  dynamo: ['ai-dynamo', 'ai-dynamo-runtime'],
+  torch: ['torch'],
+  vllm: ['vllm'],
+  nixl: ['nixl', 'nixl-cu12', 'nixl-cu13'],
+};
+
+export function modulesFor(engine: 'vllm' | 'mocker'): string[] {
+  return engine === 'vllm' ? ['dynamo', 'torch', 'nixl', 'vllm'] : ['dynamo', 'torch', 'nixl'];
+}
+
+/**
+ * The probe script. Imports run with stdout pointed at stderr (some packages print on import),
+ * each in its own try so one broken module does not hide the others. Only torch.version.cuda is
+ * read: initialising CUDA (torch.cuda.is_available()) would be slow and could itself hit Error 804.
+ */
+export function probeScript(modules: string[]): string {
+  return `
+import sys, json, importlib
+real_stdout = sys.stdout
+sys.stdout = sys.stderr
+mods = ${JSON.stringify(modules)}
+dists = ${JSON.stringify(DISTS)}
+out = {"python": "%d.%d.%d" % sys.version_info[:3], "modules": {}, "torchCuda": None}
+def dist_version(name):
+    try:
+        from importlib import metadata
+    except Exception:
+        return None
+    for d in dists.get(name, [name]):
+        try:
+            return metadata.version(d)
+        except Exception:
+            pass
+    return None
+for name in mods:
+    try:
+        m = importlib.import_module(name)
+        v = getattr(m, "__version__", None)
+        if not isinstance(v, str):
+            v = dist_version(name)
+        out["modules"][name] = {"ok": True, "version": v, "error": None}
+        if name == "torch":
+            c = getattr(getattr(m, "version", None), "cuda", None)
+            out["torchCuda"] = c if isinstance(c, str) and c else None
+    except BaseException as e:
+        out["modules"][name] = {"ok": False, "version": None, "error": "%s: %s" % (type(e).__name__, e)}
+sys.stdout = real_stdout
+print(${JSON.stringify(MARKER)} + json.dumps(out))
+`;
+}
+
+interface ProbeOutput {
+  python: string;
+  modules: Record<string, { ok: boolean; version: string | null; error: string | null }>;
+  torchCuda: string | null;
+}
+
+/** Finds the marked JSON line in the probe's stdout; null when absent or malformed. */
+export function parseProbeOutput(stdout: string): ProbeOutput | null {
+  const line = stdout.split(/\r?\n/).reverse().find((l) => l.startsWith(MARKER));
+  if (!line) return null;
+  try {
+    const v = JSON.parse(line.slice(MARKER.length)) as ProbeOutput;
+    if (typeof v !== 'object' || v === null || typeof v.modules !== 'object') return null;
+    return v;
+  } catch {
+    return null;
+  }
+}
+
+function failed(interpreter: string, error: string): PythonFacts {
+  return { interpreter, ok: false, error, pythonVersion: null, modules: {}, torchCuda: null };
+}
+
+export async function probePython(interpreter: string, engine: 'vllm' | 'mocker', env: Env, timeoutMs: number): Promise<PythonFacts> {
+  const r = await execa(interpreter, ['-c', probeScript(modulesFor(engine))], {
+    // The user's environment as is (PYTHONPATH, virtualenv), so the answer matches what `up` would start.
+    env: { ...env, PYTHONDONTWRITEBYTECODE: '1' } as Record<string, string>,
+    extendEnv: false,
+    reject: false,
+    timeout: timeoutMs,
+    stdin: 'ignore',
+  });
+  if (r.exitCode === undefined && (r as { code?: string }).code === 'ENOENT') {
+    return failed(interpreter, `Python interpreter "${interpreter}" not found (ENOENT)`);
+  }
+  if (r.timedOut) return failed(interpreter, `"${interpreter}" did not finish importing the modules within ${timeoutMs} ms`);
+  const stderr = typeof r.stderr === 'string' ? r.stderr.trim() : '';
+  const lastErr = stderr.split('\n').filter((l) => l.trim()).slice(-1)[0] ?? '';
+  if (r.exitCode === undefined) return failed(interpreter, `could not run "${interpreter}": ${r.shortMessage || r.message}`);
+  const parsed = parseProbeOutput(typeof r.stdout === 'string' ? r.stdout : '');
+  if (r.exitCode !== 0 || parsed === null) {
+    const how = r.exitCode !== 0 ? `exited with code ${r.exitCode}${r.signal ? ` (${r.signal})` : ''}` : 'printed no probe result';
+    return failed(interpreter, `"${interpreter}" ${how}${lastErr ? `: ${lastErr}` : ''}`);
+  }
+  const modules: PythonFacts['modules'] = {};
+  for (const [name, m] of Object.entries(parsed.modules)) {
+    modules[name] = { ok: Boolean(m.ok), version: m.version ?? null, error: m.error ?? null };
+  }
+  return {
+    interpreter, ok: true, error: null, pythonVersion: parsed.python ?? null, modules,
+    torchCuda: typeof parsed.torchCuda === 'string' ? parsed.torchCuda : null,
+  };
+}

@@ -1,0 +1,121 @@
+import type { ProbeStats } from './stats.js';
+
+// The verdict of a probe (pure). Thresholds come from FACTS §7, measured on one GPU with two
+// workers over 60 repeats: KV routing with events 53-60 hits (88-100%), round-robin 35-43
+// (58-72%), events on but not published 37-44 (62-73%). WORKS_HIT_RATE = 80% sits in the gap,
+// at least 4 repeats of 60 away from either side.
+// Hit rate alone can mislead when every worker's cache holds every prefix: random routing over
+// two workers then reaches ~81% (stats.ts randomLevelHitRate). So when the frontend reports
+// worker ids, the verdict also asks whether repeats return to the prefix's worker (affinity):
+// a prefix-aware router keeps ~100%, a router that ignores prefixes 1/N (50% for two workers);
+// STICKY_AFFINITY = 80% splits those the same way.
+
+export const WORKS_HIT_RATE = 0.8;
+export const STICKY_AFFINITY = 0.8;
+/** Fewer judged repeats than this say nothing (one miss would swing the rate by 25%). */
+export const MIN_JUDGED_REPEATS = 4;
+
+export type VerdictCode = 'works' | 'random-level' | 'inconclusive';
+
+export interface Verdict {
+  code: VerdictCode;
+  /** One line. */
+  summary: string;
+  /** Evidence and explanation, one sentence per entry. */
+  details: string[];
+  /** The command to run next; null when there is nothing to fix. */
+  next: string | null;
+}
+
+export interface VerdictContext {
+  /** Workers of the live run that hold prompt caches (agg + prefill), when known from run.json. */
+  workersExpected?: number | null;
+  /** The run's --router-mode, when known. */
+  routerMode?: string | null;
+}
+
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+
+export const KV_EVENTS_NEXT = 'dynamo-dev doctor --only kv.events';
+
+export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
+  if (stats.repeatsJudged < MIN_JUDGED_REPEATS || stats.hitRate === null) {
+    return {
+      code: 'inconclusive',
+      summary: `too few repeats answered to judge routing (${stats.repeatsJudged} judged, ${stats.failed} of ${stats.sends} requests failed)`,
+      details: ['Routing is judged on the repeats of each prefix; raise --prefixes or --repeats, or look at why requests failed.'],
+      next: stats.failed > 0 ? 'dynamo-dev logs frontend' : 'dynamo-dev probe --prefixes 12 --repeats 6',
+    };
+  }
+  const n = stats.workers.length > 0 ? stats.workers.length : ctx.workersExpected ?? null;
+  const hitLine = `${stats.hits} of ${stats.repeatsJudged} repeats hit the prefix cache (${pct(stats.hitRate)}, judged by ${stats.method === 'ttft' ? 'first-token time' : stats.method === 'mixed' ? 'cached_tokens and first-token time' : 'cached_tokens'})`;
+
+  if (n === 1 && (stats.workerIdsReported || stats.workers.length === 1)) {
+    return {
+      code: 'inconclusive',
+      summary: 'one worker served every request: prefix routing cannot be judged with a single worker',
+      details: [hitLine, 'With one worker every repeat lands where its prefix is cached, whatever the router does.'],
+      next: 'dynamo-dev up agg-router',
+    };
+  }
+
+  const highHits = stats.hitRate >= WORKS_HIT_RATE;
+  const sticky = stats.affinity === null ? null : stats.affinity >= STICKY_AFFINITY;
+  const affinityLine = stats.affinity === null
+    ? null
+    : `${pct(stats.affinity)} of repeats went back to the prefix's first worker (a router that ignores prefixes: ${stats.randomAffinity !== null ? pct(stats.randomAffinity) : '1/N'}); ${stats.meanWorkersPerPrefix?.toFixed(1)} workers per prefix on average`;
+  const randomLine = stats.randomHitRate !== null && n !== null && n > 1
+    ? `Random routing over ${n} workers would hit about ${pct(stats.randomHitRate)} of repeats if every worker could keep every prefix, less when caches evict (measured: 62-73% with two workers).`
+    : null;
+  const details = [hitLine, ...(affinityLine ? [affinityLine] : [])];
+
+  if (highHits && sticky !== false) {
+    return {
+      code: 'works',
+      summary: `prefix routing works: ${pct(stats.hitRate)} of repeats hit the cache`,
+      details: stats.workerIdsReported ? details : [...details, 'The frontend reported no worker ids, so workers per prefix are unknown.'],
+      next: null,
+    };
+  }
+  if (!highHits && sticky === true) {
+    return {
+      code: 'inconclusive',
+      summary: `repeats return to their prefix's worker but miss its cache (${pct(stats.hitRate)} hit)`,
+      details: [
+        ...details,
+        'Routing follows prefixes, so the misses come from the workers: a KV cache too small for --prefixes x --prefix-tokens, or prefix caching switched off.',
+      ],
+      next: 'dynamo-dev doctor --only kv.allocated',
+    };
+  }
+
+  // Routing at random level.
+  const why = highHits
+    ? [`Repeats are spread over workers like random routing; the hits come from caches large enough to hold every prefix on every worker, not from the router.`]
+    : [];
+  if (ctx.routerMode && ctx.routerMode !== 'kv') {
+    return {
+      code: 'random-level',
+      summary: `hit rate at random level: the run routes with --router-mode ${ctx.routerMode}, which ignores prefixes`,
+      details: [...details, ...why, ...(randomLine ? [randomLine] : []), 'Use a recipe with the KV router (frontend.routerMode: kv), e.g. agg-router.'],
+      next: 'dynamo-dev up agg-router',
+    };
+  }
+  return {
+    code: 'random-level',
+    summary: 'hit rate at random level: the router is not using KV events (check kv.events)',
+    details: [
+      ...details,
+      ...why,
+      ...(randomLine ? [randomLine] : []),
+      'The usual cause: the KV router runs with events on while the workers publish none (frontend log: kv_event_publisher_disabled); its index stays empty and it routes by load only, with no error.',
+      'Fix: give each worker --kv-events-config with "enable_kv_cache_events": true, or run the frontend with --no-router-kv-events (approximate routing).',
+    ],
+    next: KV_EVENTS_NEXT,
+  };
+}
+
+/** Exit code of `probe`: 1 only when routing is at random level. */
+export function verdictExitCode(v: Verdict): number {
+  return v.code === 'random-level' ? 1 : 0;
+}

@@ -1,0 +1,50 @@
+import type { Finding } from '../diagnose/types.js';
+
+// The crash report's "why": the findings of the process's own log (the signature table), the root
+// cause first.
+
+export interface Diagnosis {
+  code: string;
+  /** Short human title from the signature table. */
+  title: string;
+  severity: Finding['severity'];
+  explanation: string;
+  fix: string;
+  /** The matched line and where it is. */
+  text: string;
+  file: string;
+  line: number;
+}
+
+/** Findings that follow from another one (the engine failed *because of* the 804), ranked last. */
+const CONSEQUENCES = new Set(['vllm.engine-failed', 'ucx.unreachable']);
+const RANK = { error: 0, warn: 1, info: 2 } as const;
+
+/** Problems only (no info findings), root cause first: severity, specific before generic, earliest line. Pure. */
+export function rankFindings(findings: Finding[]): Finding[] {
+  return findings
+    .map((f, i) => ({ f, i }))
+    .filter(({ f }) => f.severity !== 'info')
+    .sort((a, b) =>
+      RANK[a.f.severity] - RANK[b.f.severity]
+      || Number(CONSEQUENCES.has(a.f.code)) - Number(CONSEQUENCES.has(b.f.code))
+      || a.f.line - b.f.line
+      || a.i - b.i)
+    .map(({ f }) => f);
+}
+
+export const toDiagnosis = (f: Finding, title?: string): Diagnosis => ({
+  code: f.code, title: title ?? f.code, severity: f.severity, explanation: f.explanation, fix: f.fix, text: f.text, file: f.file, line: f.line,
+});
+
+/** Scans one log with the signature table; null when nothing known matched or the scan failed. */
+export async function diagnoseLog(path: string): Promise<{ top: Diagnosis | null; all: Diagnosis[] }> {
+  try {
+    const [{ scanPaths }, { signatureFor }] = await Promise.all([import('../host/log-scan.js'), import('../diagnose/signatures.js')]);
+    const scan = await scanPaths([path], { missingOk: true });
+    const ranked = rankFindings(scan.findings).map((f) => toDiagnosis(f, signatureFor(f.code)?.title));
+    return { top: ranked[0] ?? null, all: ranked };
+  } catch {
+    return { top: null, all: [] };
+  }
+}

@@ -1,0 +1,115 @@
+import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+
+// Follows a log file as it grows: fs.watch wakes us at once (inotify), and a short poll catches what
+// fs.watch misses (it can drop events, and does not see a file that does not exist yet).
+
+export interface FollowOptions {
+  /** Fallback poll interval; default 100 ms. */
+  pollMs?: number;
+  /** Start at this byte offset (default 0: the whole file). */
+  offset?: number;
+}
+
+export interface Follower {
+  /** Reads whatever is new right now (e.g. after the writer exited) and delivers its lines. */
+  drain(): void;
+  /** Stops watching; a final partial line (no newline yet) is delivered. */
+  stop(): void;
+  readonly offset: number;
+}
+
+const CHUNK = 64 * 1024;
+
+export function followFile(path: string, onLine: (line: string) => void, opts: FollowOptions = {}): Follower {
+  let fd: number | null = null;
+  let offset = opts.offset ?? 0;
+  let pending = '';
+  let decoder = new StringDecoder('utf8');
+  let watcher: FSWatcher | null = null;
+  let stopped = false;
+  let scheduled = false;
+  const buf = Buffer.allocUnsafe(CHUNK);
+
+  const open = (): boolean => {
+    if (fd !== null) return true;
+    try {
+      fd = openSync(path, 'r');
+    } catch {
+      return false;
+    }
+    try {
+      watcher = watch(path, { persistent: false }, () => schedule());
+      watcher.on('error', () => {
+        watcher?.close();
+        watcher = null;
+      });
+    } catch {
+      watcher = null; // the poll still works
+    }
+    return true;
+  };
+
+  const deliver = (text: string) => {
+    pending += text;
+    let nl = pending.indexOf('\n');
+    while (nl >= 0) {
+      const line = pending.slice(0, nl).replace(/\r$/, '');
+      pending = pending.slice(nl + 1);
+      onLine(line);
+      if (stopped) return;
+      nl = pending.indexOf('\n');
+    }
+  };
+
+  const drain = () => {
+    scheduled = false;
+    if (stopped || !open() || fd === null) return;
+    try {
+      const size = fstatSync(fd).size;
+      if (size < offset) {
+        // truncated: start over
+        offset = 0;
+        pending = '';
+        decoder = new StringDecoder('utf8');
+      }
+      while (!stopped) {
+        const n = readSync(fd, buf, 0, CHUNK, offset);
+        if (n <= 0) break;
+        offset += n;
+        deliver(decoder.write(buf.subarray(0, n)));
+      }
+    } catch {
+      // the file vanished or fd closed underneath: the next poll reopens nothing; stop quietly
+    }
+  };
+
+  const schedule = () => {
+    if (scheduled || stopped) return;
+    scheduled = true;
+    setImmediate(drain);
+  };
+
+  const timer = setInterval(drain, opts.pollMs ?? 100);
+  timer.unref();
+  drain();
+
+  return {
+    drain,
+    stop() {
+      if (stopped) return;
+      drain();
+      stopped = true;
+      clearInterval(timer);
+      watcher?.close();
+      if (fd !== null) closeSync(fd);
+      fd = null;
+      const rest = (pending + decoder.end()).replace(/\r$/, '');
+      pending = '';
+      if (rest !== '') onLine(rest);
+    },
+    get offset() {
+      return offset;
+    },
+  };
+}

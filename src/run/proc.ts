@@ -1,0 +1,152 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import type { DescendantRecord } from './types.js';
+
+// Process identity from /proc. Synchronous on purpose: teardown polls every ~15 ms and one scan of
+// a few hundred small files takes a few milliseconds; async fan-out would only add overhead.
+
+/** The fields of /proc/PID/stat we use. */
+export interface ProcStat {
+  pid: number;
+  comm: string;
+  /** R, S, D, Z (zombie), T, X, ... */
+  state: string;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  /** Field 22: start time in clock ticks since boot. */
+  startTicks: number;
+}
+
+/**
+ * Pure parser of /proc/PID/stat. comm (field 2) may hold spaces and parentheses, so the fields
+ * after it are split from the LAST ')' (proc(5)).
+ */
+export function parseStat(text: string): ProcStat | null {
+  const open = text.indexOf('(');
+  const close = text.lastIndexOf(')');
+  if (open < 0 || close < open) return null;
+  const pid = Number(text.slice(0, open).trim());
+  const rest = text.slice(close + 1).trim().split(/\s+/);
+  // rest[0] is field 3 (state), so field N is rest[N - 3].
+  if (!Number.isInteger(pid) || rest.length < 20) return null;
+  const num = (field: number) => Number(rest[field - 3]);
+  const s: ProcStat = {
+    pid,
+    comm: text.slice(open + 1, close),
+    state: rest[0],
+    ppid: num(4),
+    pgrp: num(5),
+    session: num(6),
+    startTicks: num(22),
+  };
+  return [s.ppid, s.pgrp, s.session, s.startTicks].every(Number.isFinite) ? s : null;
+}
+
+/** A zombie (Z) or dead (X) entry holds no memory, ports or GPU context: it counts as gone. */
+export const isGoneState = (state: string) => state === 'Z' || state === 'X';
+
+/** Pure: /proc/PID/cmdline (NUL-separated argv) as one line; '' for kernel threads and zombies. */
+export function parseCmdline(raw: string): string {
+  return raw.replace(/\0+$/, '').split('\0').join(' ').trim();
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The stat of a live (non-zombie) process, or null. */
+export function readStat(pid: number): ProcStat | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  const text = readText(`/proc/${pid}/stat`);
+  const s = text === null ? null : parseStat(text);
+  return s && !isGoneState(s.state) ? s : null;
+}
+
+/** Field 22 of /proc/PID/stat (clock ticks since boot); null if the process is gone. Sync: used in hot paths. */
+export function readStartTicks(pid: number): number | null {
+  return readStat(pid)?.startTicks ?? null;
+}
+
+/** Alive AND its start ticks equal the recorded ones (the pid-reuse guard). startTicks null -> false. */
+export function isSameProcess(pid: number, startTicks: number | null): boolean {
+  if (startTicks === null || startTicks === undefined) return false;
+  return readStartTicks(pid) === startTicks;
+}
+
+/** Full command line of a live process ('' when unreadable). */
+export function readCmdline(pid: number): string {
+  const raw = readText(`/proc/${pid}/cmdline`);
+  return raw === null ? '' : parseCmdline(raw);
+}
+
+/** Every live (non-zombie) process on the machine, from one pass over /proc. */
+export function scanProc(): ProcStat[] {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: ProcStat[] = [];
+  for (const n of names) {
+    const c = n.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const s = readStat(Number(n));
+    if (s) out.push(s);
+  }
+  return out;
+}
+
+/** Pure: pids of a scan whose process group is pgid. */
+export function membersOf(scan: readonly ProcStat[], pgid: number): number[] {
+  return scan.filter((s) => s.pgrp === pgid).map((s) => s.pid);
+}
+
+/** Pure: every descendant of rootPid in a scan (by ppid chain), root excluded. */
+export function descendantsIn(scan: readonly ProcStat[], rootPid: number): ProcStat[] {
+  const children = new Map<number, ProcStat[]>();
+  for (const s of scan) {
+    const list = children.get(s.ppid);
+    if (list) list.push(s);
+    else children.set(s.ppid, [s]);
+  }
+  const out: ProcStat[] = [];
+  const seen = new Set<number>([rootPid]);
+  const queue = [rootPid];
+  while (queue.length > 0) {
+    const p = queue.shift()!;
+    for (const c of children.get(p) ?? []) {
+      if (seen.has(c.pid)) continue;
+      seen.add(c.pid);
+      out.push(c);
+      queue.push(c.pid);
+    }
+  }
+  return out;
+}
+
+/** Pure: pid's ancestors in a scan, nearest first (stops at pid 1 or an unknown parent). */
+export function ancestorsIn(scan: readonly ProcStat[], pid: number): number[] {
+  const byPid = new Map(scan.map((s) => [s.pid, s]));
+  const out: number[] = [];
+  let cur = byPid.get(pid);
+  while (cur && cur.ppid > 0 && !out.includes(cur.ppid)) {
+    out.push(cur.ppid);
+    cur = byPid.get(cur.ppid);
+  }
+  return out;
+}
+
+/** Live pids whose process group is pgid (scan of /proc). */
+export function groupMembers(pgid: number): number[] {
+  return membersOf(scanProc(), pgid);
+}
+
+/** Every live descendant of rootPid (by ppid chain) with start ticks and full cmdline. */
+export function descendants(rootPid: number): DescendantRecord[] {
+  return descendantsIn(scanProc(), rootPid).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) }));
+}

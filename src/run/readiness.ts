@@ -1,0 +1,95 @@
+import { getJson, modelIdsOf } from '../host/http.js';
+import type { HttpProbe } from '../host/types.js';
+
+// What "ready" means, as pure judgements of one log line or one HTTP answer, plus a bounded
+// short-interval poll. The supervisor follows logs and calls these; nothing here sleeps seconds.
+
+const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
+export const stripAnsi = (s: string): string => s.replace(ANSI, '');
+
+/** Lines that show the engine is past start-up and loading (the view's "loading" state). */
+const LOADING = /Starting vLLM worker|Starting mocker engine|Resolved architecture|Starting to load model|Loading weights|Model loading took/;
+
+/** huggingface_hub / filelock while another process holds the download lock (FACTS §6; older builds lowercase). */
+const LOCK_WAIT = /still waiting to acquire lock on (\S+?)(?: \(elapsed: ([\d.]+) seconds\))?\s*$/i;
+
+export type LineSignal =
+  | { kind: 'kv'; tokens: number }
+  | { kind: 'loading' }
+  | { kind: 'lock-wait'; lockPath: string; elapsedS: number | null }
+  | null;
+
+/** The plan's ready.logPattern (group 1: token count with thousands separators). */
+export function compileLogPattern(source: string): RegExp {
+  return new RegExp(source);
+}
+
+export function parseTokenCount(text: string): number | null {
+  const n = Number(text.replace(/[,_\s]/g, ''));
+  return Number.isFinite(n) && n >= 0 ? n : null;
+}
+
+/** Classifies one log line (ANSI stripped first: vLLM colours its prefixes unless NO_COLOR). */
+export function classifyLine(raw: string, kvPattern: RegExp | null): LineSignal {
+  const line = raw.includes('\u001b') ? stripAnsi(raw) : raw;
+  if (kvPattern) {
+    const m = kvPattern.exec(line);
+    if (m) {
+      const tokens = parseTokenCount(m[1] ?? '');
+      if (tokens !== null) return { kind: 'kv', tokens };
+    }
+  }
+  const lock = LOCK_WAIT.exec(line);
+  if (lock) return { kind: 'lock-wait', lockPath: lock[1], elapsedS: lock[2] ? Number(lock[2]) : null };
+  if (LOADING.test(line)) return { kind: 'loading' };
+  return null;
+}
+
+const statusOf = (p: HttpProbe): string | null =>
+  p.body !== null && typeof p.body === 'object' && typeof (p.body as { status?: unknown }).status === 'string'
+    ? (p.body as { status: string }).status
+    : null;
+
+/** Worker system server: /health {"status":"ready"} (200); "notready" with 503 until then (FACTS §4). */
+export const workerHealthy = (p: HttpProbe): boolean => statusOf(p) === 'ready';
+
+/** Frontend /live {"status":"live"}. */
+export const frontendLive = (p: HttpProbe): boolean => p.ok && (statusOf(p) === 'live' || statusOf(p) === null);
+
+/** Frontend /health: "healthy" once a worker registered; may say "unhealthy" with HTTP 200 (read the JSON). */
+export const frontendHealthy = (p: HttpProbe): boolean => statusOf(p) === 'healthy';
+
+/** /v1/models lists the model. */
+export const modelListed = (p: HttpProbe, model: string): boolean => p.ok && modelIdsOf(p.body).includes(model);
+
+export interface PollOptions {
+  intervalMs: number;
+  /** Per-request timeout. */
+  requestTimeoutMs: number;
+  signal: AbortSignal;
+}
+
+/**
+ * GETs url every intervalMs until judge(answer) holds; resolves with that answer. Rejects with the
+ * signal's reason when aborted (the supervisor aborts on stop, failure and deadline).
+ */
+export async function pollHttp(url: string, judge: (p: HttpProbe) => boolean, o: PollOptions): Promise<HttpProbe> {
+  for (;;) {
+    if (o.signal.aborted) throw o.signal.reason ?? new Error('aborted');
+    const t0 = Date.now();
+    const probe = await getJson(url, o.requestTimeoutMs);
+    if (judge(probe)) return probe;
+    const wait = Math.max(0, o.intervalMs - (Date.now() - t0));
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(t);
+        reject(o.signal.reason ?? new Error('aborted'));
+      };
+      const t = setTimeout(() => {
+        o.signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, wait);
+      o.signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

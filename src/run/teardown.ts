@@ -1,0 +1,130 @@
+import type { RunView } from '../doctor/types.js';
+import { selectOrphans, orphanName } from './orphans.js';
+import { ancestorsIn, scanProc } from './proc.js';
+import { findRunView, listRunViews, readRun, writeRun } from './state.js';
+import { stopTargets, type StopResult, type StopTarget, type Survivor } from './stop.js';
+import type { RunRecord } from './types.js';
+
+// `teardown`: stop live runs (or one), optionally the user's leftover engine processes, and mark
+// the records stopped. Logs are never touched.
+
+export interface TeardownOptions {
+  stateDir: string;
+  runId?: string;
+  graceMs: number;
+  orphans: boolean;
+  /** Called as each process is done (for streaming human output). */
+  onProgress?: (r: TeardownResult) => void;
+  /** Called once the targets are known, before any signal. */
+  onPlan?: (plan: { runs: RunView[]; notRunning: RunView[] }) => void;
+}
+
+export interface TeardownResult extends StopResult {
+  /** Run id, or null for an orphan. */
+  run: string | null;
+}
+
+export interface TeardownOutcome {
+  stopped: TeardownResult[];
+  remaining: (Survivor & { run: string | null })[];
+  runs: string[];
+  /** Runs asked for (--run) that had nothing alive. */
+  notRunning: string[];
+  orphans: number;
+}
+
+/** Pure: the stop targets of a run: its supervisor (when alive, never its group) and each started process. */
+export function runTargets(view: RunView, supervisorAlive: boolean): StopTarget[] {
+  const rec = view.record;
+  const out: StopTarget[] = [];
+  if (supervisorAlive && rec.supervisor.pid !== process.pid) {
+    // A foreground `up` stops its processes itself on SIGTERM; we stop them too, in parallel.
+    out.push({ name: 'supervisor', pid: rec.supervisor.pid, pgid: rec.supervisor.pid, startTicks: rec.supervisor.startTicks, single: true });
+  }
+  for (const p of rec.processes) {
+    if (p.pid === null) continue; // never started
+    out.push({ name: p.name, pid: p.pid, pgid: p.pgid ?? p.pid, startTicks: p.startTicks, descendants: p.descendants ?? [] });
+  }
+  return out;
+}
+
+/** Pure: the record after teardown: every process not already ended is `stopped`; the run too when nothing remains. */
+export function markStopped(rec: RunRecord, results: StopResult[], clean: boolean, now = new Date()): RunRecord {
+  const byName = new Map(results.map((r) => [r.name, r]));
+  return {
+    ...rec,
+    updatedAt: now.toISOString(),
+    state: clean ? (rec.state === 'failed' ? 'failed' : 'stopped') : rec.state,
+    processes: rec.processes.map((p) => {
+      const r = byName.get(p.name);
+      const ended = p.state === 'exited' || p.state === 'failed' || p.state === 'stopped';
+      if (ended && (!r || r.signal === null)) return p;
+      if (p.pid === null) return { ...p, state: 'stopped' }; // was still waiting for its turn
+      if (!clean && r?.note?.includes('survived')) return p;
+      return { ...p, state: 'stopped', signal: r?.signal ?? p.signal };
+    }),
+  };
+}
+
+export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
+  const views = o.runId ? [await findRunView(o.stateDir, o.runId)].filter((v): v is RunView => v !== null) : (await listRunViews(o.stateDir)).filter((v) => v.live);
+  const live = views.filter((v) => v.live);
+  const notRunning = views.filter((v) => !v.live);
+  o.onPlan?.({ runs: live, notRunning });
+
+  const targets: { run: string; t: StopTarget }[] = [];
+  for (const v of live) {
+    const supAlive = v.pids.includes(v.record.supervisor?.pid ?? -1);
+    for (const t of runTargets(v, supAlive)) targets.push({ run: v.record.id, t });
+  }
+  const runOf = new Map(targets.map((x) => [x.t, x.run]));
+  const tag = (t: StopTarget, r: StopResult): TeardownResult => ({ ...r, run: runOf.get(t) ?? null });
+  const byResultName = (run: string) => (r: TeardownResult) => r.run === run;
+
+  const stopped: TeardownResult[] = [];
+  const remaining: (Survivor & { run: string | null })[] = [];
+  if (targets.length > 0) {
+    const list = targets.map((x) => x.t);
+    const res = await stopTargets(list, {
+      graceMs: o.graceMs,
+      onProgress: (r) => {
+        const t = list.find((x) => x.name === r.name && x.pid === r.pid);
+        o.onProgress?.({ ...r, run: t ? runOf.get(t) ?? null : null });
+      },
+    });
+    res.stopped.forEach((r, i) => stopped.push(tag(list[i], r)));
+    for (const s of res.remaining) {
+      const t = list.find((x) => x.name === s.name);
+      remaining.push({ ...s, run: t ? runOf.get(t) ?? null : null });
+    }
+    // Re-read: the supervisor may have written exit codes meanwhile; our marks go on top.
+    for (const v of live) {
+      const rec = await readRun(o.stateDir, v.record.id).catch(() => v.record);
+      const mine = stopped.filter(byResultName(v.record.id));
+      const clean = !remaining.some((s) => s.run === v.record.id);
+      await writeRun(o.stateDir, markStopped(rec, mine, clean));
+    }
+  }
+
+  let orphanCount = 0;
+  if (o.orphans) {
+    const [{ listProcesses }, { classifyEngineCmd }] = await Promise.all([import('../host/processes.js'), import('../host/engine-procs.js')]);
+    const [procs, stillLive] = await Promise.all([listProcesses(), listRunViews(o.stateDir)]);
+    const scan = scanProc();
+    const found = selectOrphans(procs, {
+      uid: typeof process.getuid === 'function' ? process.getuid() : null,
+      protectedPids: [process.pid, ...ancestorsIn(scan, process.pid)],
+      runPids: stillLive.filter((v) => v.live).flatMap((v) => v.pids),
+      classify: classifyEngineCmd,
+    });
+    orphanCount = found.length;
+    if (found.length > 0) {
+      // One by one, never by group: a leftover's group may be a shell job that is not ours to end.
+      const list: StopTarget[] = found.map((p) => ({ name: orphanName(p.cmd), pid: p.pid, pgid: p.pgid ?? p.pid, startTicks: p.startTicks, single: true }));
+      const res = await stopTargets(list, { graceMs: o.graceMs, onProgress: (r) => o.onProgress?.({ ...r, run: null }) });
+      for (const r of res.stopped) stopped.push({ ...r, run: null });
+      for (const s of res.remaining) remaining.push({ ...s, run: null });
+    }
+  }
+  return { stopped, remaining, runs: live.map((v) => v.record.id), notRunning: notRunning.map((v) => v.record.id), orphans: orphanCount };
+}

@@ -1,0 +1,57 @@
+import chalk from 'chalk';
+import { signatureFor } from '../diagnose/signatures.js';
+import type { Finding, ScanResult, Severity } from '../diagnose/types.js';
+
+// Plain-text report of `dynamo-dev diagnose` (colours via chalk; the CLI turns them off for NO_COLOR).
+
+const HEADINGS: Record<Severity, string> = { error: 'Errors', warn: 'Warnings', info: 'Info' };
+const MARK: Record<Severity, (s: string) => string> = {
+  error: (s) => chalk.red(s),
+  warn: (s) => chalk.yellow(s),
+  info: (s) => chalk.cyan(s),
+};
+const SYMBOL: Record<Severity, string> = { error: '✗', warn: '!', info: 'i' };
+
+/** Human report: findings grouped by severity, each with count, first place, line, why and fix; then a footer. */
+export function renderDiagnosis(result: ScanResult, ms: number): string {
+  const out: string[] = [];
+  for (const sev of ['error', 'warn', 'info'] as const) {
+    const group = result.findings.filter((f) => f.severity === sev);
+    if (group.length === 0) continue;
+    out.push(chalk.bold(`${HEADINGS[sev]} (${group.length})`));
+    for (const f of group) out.push(...renderFinding(f), '');
+  }
+  if (result.findings.length === 0) out.push(chalk.green('No known failure signature found.'), '');
+  const n = (sev: Severity) => result.findings.filter((f) => f.severity === sev).length;
+  out.push(
+    chalk.dim(
+      `${result.files} file${result.files === 1 ? '' : 's'}, ${formatBytes(result.bytes)} scanned in ${ms} ms: ` +
+        `${n('error')} error${n('error') === 1 ? '' : 's'}, ${n('warn')} warning${n('warn') === 1 ? '' : 's'}, ${n('info')} info`,
+    ),
+  );
+  return `${out.join('\n')}\n`;
+}
+
+function renderFinding(f: Finding): string[] {
+  const title = signatureFor(f.code)?.title ?? f.code;
+  const times = f.count === 1 ? 'once' : `${f.count.toLocaleString('en-US')} times`;
+  return [
+    `${MARK[f.severity](SYMBOL[f.severity])} ${chalk.bold(f.code)}  ${title}  ${chalk.dim(`(${times})`)}`,
+    `    first at ${f.file}:${f.line}`,
+    `    ${chalk.dim('>')} ${f.text}`,
+    `    why: ${f.explanation}`,
+    `    ${chalk.bold('fix:')} ${f.fix}`,
+  ];
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}

@@ -1,0 +1,59 @@
+import chalk from 'chalk';
+import type { ProbeDocument } from '../probe/document.js';
+import type { VerdictCode } from '../probe/verdict.js';
+
+// Plain-text rendering of a probe result (the same document --json prints).
+
+const pct = (x: number | null) => (x === null ? 'n/a' : `${Math.round(x * 100)}%`);
+const ms = (x: number | null) => (x === null ? 'n/a' : `${x < 10 ? x.toFixed(1) : Math.round(x)} ms`);
+
+const VERDICT_MARK: Record<VerdictCode, string> = { works: '✓', 'random-level': '✗', inconclusive: '!' };
+function paintVerdict(code: VerdictCode, text: string): string {
+  return code === 'works' ? chalk.green(text) : code === 'random-level' ? chalk.red(text) : chalk.yellow(text);
+}
+
+export function formatProbeHeader(url: string, model: string, s: { prefixes: number; repeats: number; prefixTokens: number }): string {
+  return `${chalk.bold('dynamo-dev probe')}  ${url}  ${chalk.dim(`model ${model}`)}\n` +
+    `${chalk.dim(`${s.prefixes} prefixes of ~${s.prefixTokens} tokens, each sent ${s.repeats} times with a different tail, one request at a time`)}\n`;
+}
+
+export function formatProbeReport(d: ProbeDocument): string {
+  const out: string[] = [''];
+  const label = (t: string) => chalk.bold(t.padEnd(20));
+  // Short names for long worker ids (u64), with a legend.
+  const short = new Map(d.workers.map((w, i) => [w, `w${i + 1}`]));
+  const by = d.method === 'ttft' ? 'by first-token time' : d.method === 'mixed' ? 'by cached_tokens and first-token time' : 'by cached_tokens';
+  out.push(`${label('hit rate of repeats')}${d.hits}/${d.repeatsJudged} (${pct(d.hitRate)}) ${chalk.dim(by)}` +
+    (d.randomHitRate !== null && d.workers.length > 1 ? chalk.dim(`; random routing over ${d.workers.length} workers: <= ${pct(d.randomHitRate)}`) : ''));
+  out.push(`${label('first repeat')}${pct(d.firstRepeatHitRate)} hit`);
+  if (d.workers.length > 0) {
+    out.push(`${label('workers per prefix')}${d.meanWorkersPerPrefix?.toFixed(1)} on average, ${d.workers.length} worker${d.workers.length === 1 ? '' : 's'} seen; ` +
+      `${pct(d.affinity)} of repeats on the prefix's first worker` + (d.workers.length > 1 ? chalk.dim(` (random: ${pct(d.randomAffinity)})`) : ''));
+  } else {
+    out.push(`${label('workers per prefix')}${chalk.dim('unknown: the frontend reports no worker_id')}`);
+  }
+  out.push(`${label('first-token time')}first sends ${ms(d.ttft.firstMedianMs)}, repeats ${ms(d.ttft.repeatMedianMs)} ${chalk.dim(`(median; hits ${ms(d.ttft.hitMedianMs)}, misses ${ms(d.ttft.missMedianMs)})`)}`);
+  if (d.requests.failed > 0) {
+    const firstError = d.sends.find((s) => !s.ok)?.error;
+    out.push(`${label('failed requests')}${chalk.red(`${d.requests.failed} of ${d.requests.sent}`)}${firstError ? chalk.dim(` (first: ${firstError})`) : ''}`);
+  }
+
+  out.push('');
+  out.push(chalk.dim(`prefix  workers${' '.repeat(Math.max(0, 12 - 7))}hits  cached tokens per send`));
+  for (const p of d.prefixes) {
+    const ws = p.workers.length ? p.workers.map((w) => short.get(w) ?? w).join(',') : '?';
+    const cached = p.cachedTokens.map((c) => (c === null ? '-' : String(c))).join(' ');
+    const ttft = p.ttftMs.map((t) => (t === null ? '-' : ms(t).replace(' ms', ''))).join(' ');
+    const detail = p.cachedTokens.some((c) => c !== null) ? cached : chalk.dim(`ttft ms: ${ttft}`);
+    out.push(`${String(p.prefix + 1).padStart(6)}  ${ws.padEnd(12)}${`${p.hits}/${p.repeats}`.padStart(4)}  ${detail}`);
+  }
+  if (d.workers.length > 0) out.push(chalk.dim(`workers: ${d.workers.map((w) => `${short.get(w)} = ${w}`).join(', ')}`));
+
+  out.push('');
+  const v = d.verdict;
+  out.push(`${paintVerdict(v.code, VERDICT_MARK[v.code])} ${chalk.bold(v.summary)}`);
+  for (const line of v.details) out.push(`    ${chalk.dim(line)}`);
+  for (const n of d.notes) out.push(`    ${chalk.dim(`note: ${n}`)}`);
+  out.push(v.next ? `${paintVerdict(v.code, 'next:')} ${v.next}` : `${chalk.green('next:')} nothing to fix`);
+  return `${out.join('\n')}\n`;
+}

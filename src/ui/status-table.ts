@@ -1,0 +1,93 @@
+import chalk from 'chalk';
+import type { RunStatusDoc } from '../run/status-doc.js';
+import type { RunStatus } from '../run/types.js';
+
+// Plain-text `status`: a table per live run (or the one asked for), one line per other recent run.
+
+export function paintRunState(s: RunStatus, text: string = s): string {
+  switch (s) {
+    case 'ready': return chalk.green(text);
+    case 'starting': return chalk.yellow(text);
+    case 'orphaned':
+    case 'failed': return chalk.red(text);
+    default: return chalk.dim(text);
+  }
+}
+
+/** 3 s, 5m02s, 2h05m, 3d04h. */
+export function formatDuration(ms: number | null): string {
+  if (ms === null) return '-';
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h${String(m % 60).padStart(2, '0')}m`;
+  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, '0')}h`;
+}
+
+const yesNo = (b: boolean) => (b ? chalk.green('yes') : chalk.dim('no'));
+const fmtPorts = (p: Record<string, number>) => Object.entries(p).map(([k, v]) => `${k}:${v}`).join(' ') || '-';
+
+/** Pads by visible width (chalk codes do not count). */
+function pad(text: string, width: number): string {
+  // eslint-disable-next-line no-control-regex
+  const visible = text.replace(/\u001b\[[0-9;]*m/g, '').length;
+  return text + ' '.repeat(Math.max(0, width - visible));
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].replace(/\u001b\[[0-9;]*m/g, '').length)));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : pad(cell, widths[c]))).join('  ').trimEnd());
+}
+
+export function formatRunTable(d: RunStatusDoc): string {
+  const head = [
+    chalk.bold(`run ${d.id}`),
+    d.recipe,
+    paintRunState(d.state),
+    d.live && d.frontendUrl ? chalk.cyan(d.frontendUrl) : '',
+    chalk.dim(d.model),
+  ].filter(Boolean).join('  ');
+  const rows = [
+    ['PROCESS', 'PID', 'ALIVE', 'READY', 'STATE', 'KV TOKENS', 'PORTS', 'UPTIME'].map((h) => chalk.dim(h)),
+    ...d.processes.map((p) => [
+      p.name,
+      p.pid === null ? '-' : String(p.pid),
+      yesNo(p.alive),
+      yesNo(p.ready),
+      p.alive || ['exited', 'failed', 'stopped'].includes(p.state) ? p.state : chalk.dim(`${p.state} (gone)`),
+      p.kvTokens === null ? '-' : p.kvTokens.toLocaleString('en-US'),
+      fmtPorts(p.ports),
+      formatDuration(p.uptimeMs),
+    ]),
+  ];
+  const lines = [head, ...table(rows).map((l) => `  ${l}`)];
+  if (d.state === 'orphaned') {
+    lines.push(`  ${chalk.red('!')} its supervisor (pid ${d.supervisor.pid}) is gone but processes live; stop them: ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}`);
+  }
+  lines.push(`  ${chalk.dim(`logs: ${d.logsDir}`)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** One line per run that is not live: id, recipe, state, process count, last change. */
+export function formatRunLines(docs: RunStatusDoc[], now: number): string {
+  const rows = docs.map((d) => {
+    const ago = Number.isFinite(Date.parse(d.updatedAt)) ? `${formatDuration(now - Date.parse(d.updatedAt))} ago` : '';
+    const n = d.processes.length;
+    return [d.id, d.recipe, paintRunState(d.state), chalk.dim(`${n} process${n === 1 ? '' : 'es'}${ago ? `, ${ago}` : ''}`)];
+  });
+  return rows.length === 0 ? '' : `${table(rows).map((l) => `  ${l}`).join('\n')}\n`;
+}
+
+export function formatStatus(docs: RunStatusDoc[], o: { stateDir: string; single: boolean; now: number }): string {
+  if (docs.length === 0) {
+    return `no runs recorded in ${o.stateDir}\nstart one with: ${chalk.bold('dynamo-dev up [RECIPE]')} (e.g. dynamo-dev up agg)\n`;
+  }
+  const full = o.single ? docs : docs.filter((d) => d.live);
+  const rest = o.single ? [] : docs.filter((d) => !d.live);
+  const parts: string[] = full.map(formatRunTable);
+  if (full.length === 0) parts.push(`no live runs\n`);
+  if (rest.length > 0) parts.push(`${chalk.bold('recent runs')}\n${formatRunLines(rest, o.now)}`);
+  return parts.join('\n');
+}

@@ -1,0 +1,150 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { appendFileSync, openSync, closeSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, fakeEnv, runCli, SAMPLES, tempHome } from '../helpers/cli.js';
+import { deadPid, writeFakeRun } from '../helpers/proc-trees.js';
+import { readFileSync } from 'node:fs';
+
+// logs through the built binary, on run logs laid out as the supervisor writes them.
+
+const homes: ReturnType<typeof tempHome>[] = [];
+function home() {
+  const h = tempHome('dd-logs-');
+  homes.push(h);
+  return { ...h, env: fakeEnv(h) };
+}
+afterAll(() => homes.forEach((h) => h.cleanup()));
+
+const workerLog = readFileSync(join(SAMPLES, 'logs', 'worker-agg-ready.log'), 'utf8');
+const frontendLog = readFileSync(join(SAMPLES, 'logs', 'frontend-kv-events-disabled.log'), 'utf8');
+const lastOf = (text: string, n: number) => text.replace(/\n$/, '').split('\n').slice(-n);
+
+async function twoProcessRun(h: ReturnType<typeof home>, id = '20261130-101500-agg') {
+  return writeFakeRun(h.stateDir, {
+    id, state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 },
+    processes: [{ name: 'frontend', pid: null, startTicks: null }, { name: 'agg-0', pid: null, startTicks: null }],
+    logLines: { frontend: frontendLog, 'agg-0': workerLog },
+  });
+}
+
+describe('logs', () => {
+  it('one named process: its log unchanged, no prefix', async () => {
+    const h = home();
+    await twoProcessRun(h);
+    const r = await runCli(['logs', 'agg-0'], h.env);
+    expect(r.code).toBe(0);
+    expect(`${r.stdout}\n`).toBe(workerLog.endsWith('\n') ? workerLog : `${workerLog}\n`);
+  });
+
+  it('all processes: every line prefixed with its process name, aligned', async () => {
+    const h = home();
+    await twoProcessRun(h);
+    const r = await runCli(['logs'], h.env);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines).toContain(`frontend | ${lastOf(frontendLog, 1)[0]}`);
+    expect(lines).toContain(`agg-0    | ${lastOf(workerLog, 1)[0]}`);
+    expect(lines.length).toBe(lastOf(frontendLog, 1e6).length + lastOf(workerLog, 1e6).length);
+  });
+
+  it('--lines N: the last N lines of each', async () => {
+    const h = home();
+    await twoProcessRun(h);
+    const r = await runCli(['logs', '--lines', '2'], h.env);
+    expect(r.stdout.split('\n')).toEqual([
+      ...lastOf(frontendLog, 2).map((l) => `frontend | ${l}`),
+      ...lastOf(workerLog, 2).map((l) => `agg-0    | ${l}`),
+    ]);
+    const one = await runCli(['logs', 'agg-0', '-n', '1'], h.env);
+    expect(one.stdout).toBe(lastOf(workerLog, 1)[0]);
+  });
+
+  it('--lines reads from the end: the tail of a 64 MB log comes back in well under a second', async () => {
+    const h = home();
+    const rec = await twoProcessRun(h);
+    const big = rec.processes[1].log;
+    const fd = openSync(big, 'w');
+    const block = Buffer.from(`${'INFO 04-27 07:55:18 [core.py:283] filler line '.padEnd(1023, 'x')}\n`.repeat(1024)); // 1 MiB
+    for (let i = 0; i < 64; i++) writeSync(fd, block);
+    writeSync(fd, 'INFO GPU KV cache size: 14,816 tokens\nlast line\n');
+    closeSync(fd);
+    const r = await runCli(['logs', 'agg-0', '--lines', '3'], h.env);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')).toEqual([expect.stringContaining('filler line'), 'INFO GPU KV cache size: 14,816 tokens', 'last line']);
+    expect(r.durationMs).toBeLessThan(1500);
+  });
+
+  it('an unknown process is an input error naming the valid ones', async () => {
+    const h = home();
+    await twoProcessRun(h);
+    const r = await runCli(['logs', 'decode-0'], h.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown process "decode-0".*valid: frontend, agg-0/);
+  });
+
+  it('defaults to the latest run; --run picks another; no runs -> exit 2 with how to start one', async () => {
+    const h = home();
+    const empty = await runCli(['logs'], h.env);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/no runs recorded/);
+    await writeFakeRun(h.stateDir, {
+      id: '20261130-090000-old', state: 'stopped', createdAt: '2026-11-30T09:00:00Z', supervisor: { pid: deadPid(), startTicks: 1 },
+      processes: [{ name: 'agg-0', pid: null, startTicks: null }], logLines: { 'agg-0': 'old run line\n' },
+    });
+    await writeFakeRun(h.stateDir, {
+      id: '20261130-100000-new', state: 'stopped', createdAt: '2026-11-30T10:00:00Z', supervisor: { pid: deadPid(), startTicks: 1 },
+      processes: [{ name: 'agg-0', pid: null, startTicks: null }], logLines: { 'agg-0': 'new run line\n' },
+    });
+    expect((await runCli(['logs'], h.env)).stdout).toBe('new run line');
+    expect((await runCli(['logs', '--run', '20261130-090000-old'], h.env)).stdout).toBe('old run line');
+  });
+
+  it('--json: one NDJSON record per line with the process name', async () => {
+    const h = home();
+    await twoProcessRun(h);
+    const r = await runCli(['logs', '--lines', '1', '--json'], h.env);
+    expect(r.stdout.split('\n').map((l) => JSON.parse(l))).toEqual([
+      { process: 'frontend', line: lastOf(frontendLog, 1)[0] },
+      { process: 'agg-0', line: lastOf(workerLog, 1)[0] },
+    ]);
+  });
+
+  it('--follow prints new lines of every process as they arrive, and a log that appears later, until Ctrl-C', async () => {
+    const h = home();
+    const rec = await writeFakeRun(h.stateDir, {
+      id: 'live', state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 },
+      processes: [{ name: 'frontend', pid: null, startTicks: null }, { name: 'agg-0', pid: null, startTicks: null }, { name: 'agg-1', pid: null, startTicks: null }],
+      logLines: { frontend: 'fe old 1\nfe old 2\n', 'agg-0': 'w old 1\npartial without newline' },
+    });
+    const child = execa(process.execPath, [BIN, 'logs', '--follow', '--lines', '1'], { env: h.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    let out = '';
+    const seen = (s: string) => new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (out.includes(s)) {
+          child.stdout!.off('data', onData);
+          resolve();
+        }
+      };
+      const onData = (b: Buffer) => {
+        out += b.toString();
+        check();
+      };
+      child.stdout!.on('data', onData);
+      check();
+      setTimeout(() => reject(new Error(`never saw ${JSON.stringify(s)}; got:\n${out}`)), 8000).unref();
+    });
+    await seen('agg-0    | w old 1\n');
+    expect(out).toBe('frontend | fe old 2\nagg-0    | w old 1\n');
+    appendFileSync(rec.processes[1].log, ' now complete\n');
+    await seen('agg-0    | partial without newline now complete\n');
+    appendFileSync(rec.processes[0].log, 'fe new\n');
+    await seen('frontend | fe new\n');
+    appendFileSync(rec.processes[2].log, 'agg-1 started\n');
+    await seen('agg-1    | agg-1 started\n');
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode).toBe(0);
+    expect(out.split('\n').filter(Boolean)).toHaveLength(5);
+  });
+});

@@ -1,0 +1,207 @@
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readStartTicks } from '../../src/run/proc.js';
+import { writeRun } from '../../src/run/state.js';
+import type { RunRecord } from '../../src/run/types.js';
+import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { freePort, startFakeFrontend, type FakeFrontend } from '../helpers/fake-frontend.js';
+
+// probe end to end: the built CLI against the fake frontend, whose routing simulation decides the
+// hit rate (nothing is scripted: KV routing keeps prefixes on their worker, a router whose
+// workers publish no KV events routes by load only).
+
+let home: ReturnType<typeof tempHome>;
+let fe: FakeFrontend | null = null;
+beforeEach(() => {
+  home = tempHome('dd-probe-');
+});
+afterEach(async () => {
+  if (fe) await fe.stop();
+  fe = null;
+  home.cleanup();
+});
+
+// 8 prefixes x 4 sends = 24 repeats: a router that ignores prefixes puts >= 80% of repeats back
+// on the prefix's first worker with probability < 0.1% (binomial, p = 1/2).
+const SMALL = ['--prefixes', '8', '--repeats', '4', '--prefix-tokens', '256'];
+
+describe('dynamo-dev probe', () => {
+  it('KV router with events from both workers: high hit rate, one worker per prefix, verdict works, exit 0', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2' });
+    const r = await runCli(['probe', '--url', fe.url, ...SMALL, '--json'], fakeEnv(home));
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.verdict.code).toBe('works');
+    expect(doc.model).toBe('Qwen/Qwen3-0.6B');
+    expect(doc.requests).toEqual({ sent: 32, ok: 32, failed: 0 });
+    expect(doc.hitRate).toBeGreaterThanOrEqual(0.95);
+    expect(doc.method).toBe('cached_tokens');
+    expect(doc.workers).toHaveLength(2);
+    expect(doc.meanWorkersPerPrefix).toBe(1);
+    expect(doc.prefixes).toHaveLength(8);
+    expect(doc.sends[0]).toMatchObject({ repeat: 0, cachedTokens: 0, ok: true });
+    expect(doc.ttft.repeatMedianMs).toBeLessThan(doc.ttft.firstMedianMs);
+  });
+
+  it('KV router expecting events from workers that publish none: random-level hit rate, points at kv.events, exit 1', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_WORKER_KV_EVENTS: '0' });
+    await fe.waitForLog(/kv_event_publisher_disabled/);
+    const r = await runCli(['probe', '--url', fe.url, ...SMALL], fakeEnv(home));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/✗ hit rate at random level: the router is not using KV events \(check kv\.events\)/);
+    expect(r.stdout).toMatch(/kv_event_publisher_disabled/);
+    expect(r.stdout).toMatch(/^next: dynamo-dev doctor --only kv\.events$/m);
+    expect(r.stdout).toMatch(/hit rate of repeats\s+\d+\/24/);
+    expect(r.stdout).toMatch(/workers per prefix\s+\d\.\d on average, 2 workers seen/);
+    // not a TTY: progress as plain lines on stderr, one per round
+    expect(r.stderr.trim().split('\n')).toEqual(['round 1/4: 8/32 requests', 'round 2/4: 16/32 requests', 'round 3/4: 24/32 requests', 'round 4/4: 32/32 requests']);
+  });
+
+  it('same case as JSON: the verdict document names kv.events', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_WORKER_KV_EVENTS: '0' });
+    const r = await runCli(['probe', '--url', fe.url, ...SMALL, '--json'], fakeEnv(home));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('');
+    const doc = JSON.parse(r.stdout);
+    expect(doc.verdict).toMatchObject({ code: 'random-level', next: 'dynamo-dev doctor --only kv.events' });
+    expect(doc.affinity).toBeLessThan(0.8);
+    expect(doc.meanWorkersPerPrefix).toBeGreaterThan(1.5);
+  });
+
+  it('approximate routing (--no-router-kv-events) works without any worker events', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv', '--no-router-kv-events'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_WORKER_KV_EVENTS: '0' });
+    const r = await runCli(['probe', '--url', fe.url, ...SMALL, '--json'], fakeEnv(home));
+    expect(JSON.parse(r.stdout).verdict.code).toBe('works');
+    expect(fe.log()).not.toMatch(/kv_event_publisher_disabled/);
+  });
+
+  it('without cached_tokens in usage, hits are judged by first-token time and the verdict still holds', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_SCENARIO: 'no-cached-tokens', FAKE_FRONTEND_TTFT_SCALE: '5' });
+    const r = await runCli(['probe', '--url', fe.url, ...SMALL, '--json'], fakeEnv(home));
+    const doc = JSON.parse(r.stdout);
+    expect(doc.method).toBe('ttft');
+    expect(doc.verdict.code).toBe('works');
+    expect(r.code).toBe(0);
+  });
+
+  it('a single worker: routing cannot be judged (inconclusive, exit 0)', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '1' });
+    const r = await runCli(['probe', '--url', fe.url, ...SMALL], fakeEnv(home));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/! one worker served every request: prefix routing cannot be judged with a single worker/);
+  });
+
+  it('without --url probes the live run\'s frontend, and warns when all prefixes fit in one worker\'s KV cache', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2' });
+    const proc = (name: string, role: string, pid: number | null, kvTokens: number | null) => ({
+      name, role, pid, pgid: pid, startTicks: pid ? readStartTicks(pid) : null, startedAt: null, argv: [], env: {}, ports: {},
+      gpuMemoryUtilization: null, state: 'ready', kvTokens, exitCode: null, signal: null, log: '', descendants: [],
+    });
+    const now = new Date().toISOString();
+    // A live run: its supervisor is this test process (alive, same start ticks).
+    const rec = {
+      id: '20261130-101500-agg-router', recipe: 'agg-router', model: 'Qwen/Qwen3-0.6B', createdAt: now, updatedAt: now,
+      supervisor: { pid: process.pid, startTicks: readStartTicks(process.pid), detached: false }, state: 'ready',
+      frontendUrl: fe.url, plan: { router: { mode: 'kv', kvEvents: true } },
+      processes: [proc('frontend', 'frontend', fe.child.pid!, null), proc('agg-0', 'agg', null, 14816), proc('agg-1', 'agg', null, 14816)],
+    } as unknown as RunRecord;
+    await writeRun(home.stateDir, rec);
+    const r = await runCli(['probe', ...SMALL], fakeEnv(home));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`dynamo-dev probe  ${fe.url}`);
+    expect(r.stdout).toMatch(/✓ prefix routing works/);
+    expect(r.stdout).toMatch(/note: all prefixes together \(2048 tokens\) fit in one worker's KV cache \(14816 tokens\)/);
+  });
+
+  it('unreachable URL: one clear line, exit 1', async () => {
+    const port = await freePort();
+    const r = await runCli(['probe', '--url', `http://127.0.0.1:${port}`, ...SMALL], fakeEnv(home));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`dynamo-dev: cannot reach the frontend at http://127.0.0.1:${port}: connection refused; start one with dynamo-dev up\n`.trimEnd());
+  });
+
+  it('a URL that is not http(s) is an input error (exit 2)', async () => {
+    const r = await runCli(['probe', '--url', 'localhost:8000'], fakeEnv(home));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--url: "localhost:8000" must start with http:\/\/ or https:\/\//);
+  });
+
+  it('a frontend with no model listed yet says so (exit 1)', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { DYN_FILE_KV: join(home.dir, 'discovery') });
+    const r = await runCli(['probe', '--url', fe.url, ...SMALL], fakeEnv(home));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/lists no model yet/);
+  });
+});
+
+describe('fake frontend (fixture used by every e2e test)', () => {
+  const MODEL = 'Qwen/Qwen3-0.6B';
+  const health = async (url: string) => {
+    const r = await fetch(`${url}/health`);
+    return { status: r.status, body: (await r.json()) as { status: string; message?: string; instances: unknown[] } };
+  };
+  const waitFor = async (pred: () => Promise<boolean>, ms = 5000) => {
+    const end = Date.now() + ms;
+    while (!(await pred())) {
+      if (Date.now() > end) throw new Error('condition not met in time');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  it('is unhealthy without workers, healthy while a registered worker pid lives, and warns about a silent KV publisher', async () => {
+    const kv = join(home.dir, 'discovery');
+    fe = await startFakeFrontend(['--router-mode', 'kv', '--discovery-backend', 'file'], { DYN_FILE_KV: kv });
+    expect(await fetch(`${fe.url}/live`).then((r) => r.json())).toMatchObject({ status: 'live' });
+    expect(await health(fe.url)).toEqual({ status: 503, body: { status: 'unhealthy', message: 'No endpoints available', instances: [] } });
+    expect(await fetch(`${fe.url}/v1/models`).then((r) => r.json())).toEqual({ object: 'list', data: [] });
+
+    // the registration contract: written atomically, live while its pid is (here: this test's own pid)
+    const dir = join(kv, 'fake-workers');
+    mkdirSync(dir, { recursive: true });
+    const reg = { model: MODEL, pid: process.pid, system_port: 8081, role: 'agg', kv_events: false, worker_id: 4242 };
+    writeFileSync(join(dir, `${process.pid}.json.tmp`), JSON.stringify(reg));
+    renameSync(join(dir, `${process.pid}.json.tmp`), join(dir, `${process.pid}.json`));
+    await waitFor(async () => (await health(fe!.url)).body.status === 'healthy');
+    const models = (await fetch(`${fe.url}/v1/models`).then((r) => r.json())) as { data: { id: string }[] };
+    expect(models.data.map((m) => m.id)).toEqual([MODEL]);
+    const warn = await fe.waitForLog(/kv_event_publisher_disabled/);
+    expect(warn).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z {2}WARN dynamo_llm::kv_router::indexer::recovery::source_health: KV-event publishing is disabled for a role that requires KV events diagnostic_code="kv_event_publisher_disabled" model="Qwen\/Qwen3-0\.6B" worker_role="aggregated" .*worker_id=4242 kv_event_publishing_enabled=false/);
+
+    // a registration whose process is gone does not count
+    const dead = spawnSync('true').pid!;
+    writeFileSync(join(dir, `${dead}.json`), JSON.stringify({ ...reg, pid: dead, worker_id: 5151 }));
+    rmSync(join(dir, `${process.pid}.json`));
+    await waitFor(async () => (await health(fe!.url)).body.status === 'unhealthy');
+  });
+
+  it('logs JSON lines with DYN_LOGGING_JSONL=1 and exits 0 on SIGTERM', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '1', FAKE_FRONTEND_WORKER_KV_EVENTS: '0', DYN_LOGGING_JSONL: '1' });
+    const line = await fe.waitForLog(/kv_event_publisher_disabled/);
+    expect(JSON.parse(line)).toMatchObject({ level: 'WARN', target: 'dynamo_llm::kv_router::indexer::recovery::source_health', diagnostic_code: 'kv_event_publisher_disabled', worker_role: 'aggregated', kv_event_publishing_enabled: false });
+    const code = await fe.stop();
+    fe = null;
+    expect(code).toBe(0);
+  });
+
+  it('answers a non-streaming completion with usage.prompt_tokens_details.cached_tokens and nvext.worker_id', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2' });
+    const ask = async () => {
+      const r = await fetch(`${fe!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'word '.repeat(100) }], max_tokens: 3, nvext: { extra_fields: ['worker_id'] } }),
+      });
+      return (await r.json()) as { usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } }; nvext: { worker_id: { prefill_worker_id: number } }; choices: unknown[] };
+    };
+    const a = await ask();
+    const b = await ask();
+    expect(a.usage.prompt_tokens_details.cached_tokens).toBe(0);
+    expect(b.usage.prompt_tokens_details.cached_tokens).toBe(96); // 103 tokens: 6 whole blocks of 16
+    expect(b.nvext.worker_id.prefill_worker_id).toBe(a.nvext.worker_id.prefill_worker_id);
+    expect(a.choices).toHaveLength(1);
+  });
+});

@@ -1,0 +1,347 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { groupMembers, isSameProcess } from '../../src/run/proc.js';
+import type { RunRecord } from '../../src/run/types.js';
+
+// `up` end to end through the built binary with the fake frontend and workers (test/fixtures/python)
+// and the fake nvidia-smi. Each test uses its own port block so parallel test files never collide.
+
+type Ev = Record<string, any> & { event: string };
+
+interface Started {
+  child: ChildProcess;
+  events: Ev[];
+  stderr: () => string;
+  stdout: () => string;
+  waitEvent(pred: (e: Ev) => boolean, timeoutMs?: number): Promise<Ev>;
+  exit: Promise<{ code: number | null; signal: string | null }>;
+}
+
+const homes: ReturnType<typeof tempHome>[] = [];
+const children: ChildProcess[] = [];
+let portBlock = 0;
+
+/** A fresh state dir + fake env and a block of ports no other test (file) uses. */
+function setup(vars: Record<string, string> = {}) {
+  const h = tempHome('dd-up-');
+  homes.push(h);
+  // Below the ephemeral range (32768+), so no outgoing connection of another test takes one by chance.
+  const base = 23_000 + (process.pid % 30) * 200 + (portBlock++ % 10) * 20;
+  const ports = { http: base, system: base + 1, kvEvents: base + 10, nixl: base + 15 };
+  const sets = [
+    '--set', `frontend.httpPort=${ports.http}`, '--set', `ports.system=${ports.system}`,
+    '--set', `ports.kvEvents=${ports.kvEvents}`, '--set', `ports.nixlSideChannel=${ports.nixl}`,
+  ];
+  const env = fakeEnv(h, { gpu: 'laptop-570', python: true, vars: { FAKE_ENGINE_MAX_S: '120', ...vars } });
+  return { ...h, env, ports, sets };
+}
+
+function startUp(args: string[], env: Record<string, string | undefined>): Started {
+  const child = spawn(process.execPath, [BIN, ...args], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const events: Ev[] = [];
+  let out = '';
+  let err = '';
+  const waiters: { pred: (e: Ev) => boolean; resolve: (e: Ev) => void }[] = [];
+  child.stderr!.on('data', (d) => (err += d));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    out += `${line}\n`;
+    if (!line.startsWith('{')) return;
+    const e = JSON.parse(line) as Ev;
+    events.push(e);
+    for (const w of [...waiters]) if (w.pred(e)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(e);
+    }
+  });
+  const exit = new Promise<{ code: number | null; signal: string | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  return {
+    child, events, exit, stderr: () => err, stdout: () => out,
+    waitEvent(pred, timeoutMs = 20_000) {
+      const seen = events.find(pred);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no such event within ${timeoutMs} ms; got ${events.map((e) => e.event).join(', ')}\n${err}`)), timeoutMs);
+        const w = { pred, resolve: (e: Ev) => { clearTimeout(t); resolve(e); } };
+        waiters.push(w);
+        void exit.then(() => setTimeout(() => {
+          if (waiters.includes(w)) { clearTimeout(t); reject(new Error(`up exited before the event; got ${events.map((e) => e.event).join(', ')}\n${err}`)); }
+        }, 50));
+      });
+    },
+  };
+}
+
+function records(stateDir: string): RunRecord[] {
+  let ids: string[] = [];
+  try {
+    ids = readdirSync(join(stateDir, 'runs'));
+  } catch {
+    return [];
+  }
+  return ids.flatMap((id) => {
+    try {
+      return [JSON.parse(readFileSync(join(stateDir, 'runs', id, 'run.json'), 'utf8')) as RunRecord];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Every process a run recorded (group members and engine descendants) that is still alive. */
+function survivors(stateDir: string): string[] {
+  const out: string[] = [];
+  for (const rec of records(stateDir)) {
+    for (const p of rec.processes) {
+      if (p.pgid !== null) for (const m of groupMembers(p.pgid)) out.push(`${p.name} group member ${m}`);
+      for (const d of p.descendants) if (isSameProcess(d.pid, d.startTicks)) out.push(`${p.name} descendant ${d.pid} ${d.cmd}`);
+    }
+  }
+  return out;
+}
+
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const h of homes.splice(0)) {
+    if (records(h.stateDir).length > 0) await runCli(['teardown', '--grace', '1'], fakeEnv(h, { python: true }), { timeoutMs: 20_000 });
+    for (const rec of records(h.stateDir)) for (const p of rec.processes) {
+      if (p.pgid !== null && groupMembers(p.pgid).length > 0) try { process.kill(-p.pgid, 'SIGKILL'); } catch { /* gone */ }
+    }
+    h.cleanup();
+  }
+});
+
+const NO_PREFLIGHT = ['--no-preflight', '--json'];
+
+describe('up: start, readiness, detach', () => {
+  it('agg-router --detach: exit 0 once both workers logged their KV size and the model is listed; status shows them; teardown leaves nothing', async () => {
+    const s = setup();
+    const r = await runCli(['up', 'agg-router', '--detach', ...NO_PREFLIGHT, ...s.sets], s.env, { timeoutMs: 25_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Ev);
+    for (const e of events) expect(typeof e.ts).toBe('string');
+    const kinds = events.map((e) => e.event);
+    expect(kinds[0]).toBe('plan');
+    expect(kinds.at(-1)).toBe('ready');
+    expect(events.filter((e) => e.event === 'log-ready').map((e) => e.process).sort()).toEqual(['agg-0', 'agg-1']);
+    const ready = events.at(-1)!;
+    expect(ready.url).toBe(`http://127.0.0.1:${s.ports.http}`);
+    expect(ready.workers.map((w: any) => [w.name, w.kvTokens > 4096])).toEqual([['agg-0', true], ['agg-1', true]]);
+    // The frontend really lists the model.
+    const models = await (await fetch(`${ready.url}/v1/models`)).json() as { data: { id: string }[] };
+    expect(models.data.map((m) => m.id)).toContain('Qwen/Qwen3-0.6B');
+
+    const st = await runCli(['status', '--json'], s.env);
+    const run = JSON.parse(st.stdout).runs[0];
+    expect(run.state).toBe('ready');
+    const workers = run.processes.filter((p: any) => p.name.startsWith('agg-'));
+    expect(workers.map((p: any) => [p.name, p.ready, p.kvTokens])).toEqual([
+      ['agg-0', true, ready.workers[0].kvTokens], ['agg-1', true, ready.workers[1].kvTokens],
+    ]);
+    // The engine children were recorded, so teardown can verify them.
+    const rec = records(s.stateDir)[0];
+    expect(rec.processes.find((p) => p.name === 'agg-0')!.descendants.some((d) => d.cmd.includes('VLLM::EngineCore'))).toBe(true);
+
+    // doctor judges the live run: the frontend is healthy and lists the model.
+    const doc = await runCli(['doctor', '--only', 'frontend.models', '--json'], s.env);
+    expect(JSON.parse(doc.stdout).checks[0]).toMatchObject({ id: 'frontend.models', status: 'pass' });
+
+    // One up per state directory: the live detached run refuses a second up, naming it.
+    const second = await runCli(['up', 'agg', ...NO_PREFLIGHT, ...s.sets], s.env);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(rec.id);
+
+    const td = await runCli(['teardown'], s.env, { timeoutMs: 20_000 });
+    expect(td.code, td.stdout + td.stderr).toBe(0);
+    expect(survivors(s.stateDir)).toEqual([]);
+  });
+
+  it('disagg-same-gpu: decode starts first, prefill only after decode logged its KV size; each has its own ports', async () => {
+    const s = setup();
+    const up = startUp(['up', 'disagg-same-gpu', ...NO_PREFLIGHT, ...s.sets], s.env);
+    await up.waitEvent((e) => e.event === 'ready');
+    const order = up.events.filter((e) => e.event === 'starting' || e.event === 'log-ready').map((e) => `${e.event} ${e.process}`);
+    expect(order.indexOf('starting decode-0')).toBeLessThan(order.indexOf('log-ready decode-0'));
+    expect(order.indexOf('log-ready decode-0')).toBeLessThan(order.indexOf('starting prefill-0'));
+    const plan = up.events[0].plan;
+    const dec = plan.processes.find((p: any) => p.name === 'decode-0');
+    const pre = plan.processes.find((p: any) => p.name === 'prefill-0');
+    expect(dec.env.DYN_SYSTEM_PORT).not.toBe(pre.env.DYN_SYSTEM_PORT);
+    expect(dec.env.VLLM_NIXL_SIDE_CHANNEL_PORT).not.toBe(pre.env.VLLM_NIXL_SIDE_CHANNEL_PORT);
+    expect(pre.argv.join(' ')).toContain(`"endpoint":"tcp://*:${s.ports.kvEvents}"`);
+    expect(dec.argv).not.toContain('--kv-events-config');
+    up.child.kill('SIGTERM');
+    expect((await up.exit).code).toBe(0);
+    expect(survivors(s.stateDir)).toEqual([]);
+  });
+});
+
+describe('up: failures are named, diagnosed, and leave nothing running', () => {
+  it('the second worker blocked on the Hugging Face lock: names agg-1, the lock path and the fix (plain output)', async () => {
+    const s = setup();
+    s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'lock-wait';
+    const r = await runCli(['up', 'agg-router', '--no-preflight', ...s.sets], s.env, { timeoutMs: 25_000 });
+    expect(r.code).toBe(1);
+    const lock = join(s.hfCache, '.locks', 'models--Qwen--Qwen3-0.6B');
+    expect(r.stderr).toMatch(/up failed: agg-1 is blocked on the Hugging Face download lock/);
+    expect(r.stderr).toContain(lock);
+    expect(r.stderr).toContain('fix:');
+    expect(r.stderr).toContain('doctor --only hf.locks');
+    expect(survivors(s.stateDir)).toEqual([]);
+  });
+
+  const cases: [string, string, string, string | null][] = [
+    ['Error 804', 'error804', 'cuda.error804', null],
+    ['free memory less than desired', 'free-memory', 'vllm.free-memory', null],
+    ['UCX without an active-message transport', 'ucx-no-am', 'ucx.no-am-transport', 'disagg-same-gpu'],
+  ];
+  for (const [what, scenario, code, recipe] of cases) {
+    it(`a worker dying with ${what}: exited event names it with the diagnosis, exit 1, nothing left`, async () => {
+      const s = setup();
+      s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = scenario;
+      const r = await runCli(['up', recipe ?? 'agg-router', ...NO_PREFLIGHT, ...s.sets], s.env, { timeoutMs: 25_000 });
+      expect(r.code).toBe(1);
+      const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Ev);
+      const exited = events.find((e) => e.event === 'exited')!;
+      expect(exited.process).toBe(recipe ? 'prefill-0' : 'agg-1');
+      expect(exited.code).toBe(1);
+      expect(exited.diagnosis.code).toBe(code);
+      expect(exited.diagnosis.explanation.length).toBeGreaterThan(20);
+      expect(exited.diagnosis.fix.length).toBeGreaterThan(10);
+      expect(exited.lastLines.length).toBeGreaterThan(0);
+      expect(events.find((e) => e.event === 'failed')!.reason).toContain(exited.process);
+      expect(events.at(-1)!.event).toBe('stopped');
+      expect(survivors(s.stateDir)).toEqual([]);
+      const rec = records(s.stateDir)[0];
+      expect(rec.state).toBe('failed');
+    });
+  }
+
+  it('a worker dying after ready: foreground up reports it with its diagnosis, stops the rest, exit 1', async () => {
+    const s = setup({ FAKE_DIE_AFTER_MS: '1500' });
+    s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'die-after-ready';
+    const up = startUp(['up', 'agg-router', ...NO_PREFLIGHT, ...s.sets], s.env);
+    await up.waitEvent((e) => e.event === 'ready');
+    const exited = await up.waitEvent((e) => e.event === 'exited');
+    expect(exited).toMatchObject({ process: 'agg-1', code: 1, afterReady: true });
+    expect(exited.diagnosis.code).toBe('cuda.oom');
+    expect((await up.exit).code).toBe(1);
+    expect(up.events.at(-1)!.event).toBe('stopped');
+    expect(survivors(s.stateDir)).toEqual([]);
+  });
+
+  it('a taken port: preflight fails naming the port and its holder, nothing starts', async () => {
+    const s = setup();
+    const server: Server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(s.ports.http, '0.0.0.0', () => resolve());
+    });
+    try {
+      const r = await runCli(['up', 'agg', ...s.sets], s.env, { timeoutMs: 25_000 });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`port ${s.ports.http}`);
+      expect(r.stderr).toContain(`pid ${process.pid}`);
+      expect(r.stderr).toMatch(/preflight failed/);
+      expect(records(s.stateDir)).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('up: signals', () => {
+  it('Ctrl-C (SIGINT) in the foreground: every process and engine child gone, exit 0', async () => {
+    const s = setup();
+    const up = startUp(['up', 'agg-router', ...NO_PREFLIGHT, ...s.sets], s.env);
+    await up.waitEvent((e) => e.event === 'ready');
+    const t0 = Date.now();
+    up.child.kill('SIGINT');
+    const stopped = await up.waitEvent((e) => e.event === 'stopped');
+    expect(stopped.reason).toBe('user');
+    expect((await up.exit).code).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(survivors(s.stateDir)).toEqual([]);
+    expect(records(s.stateDir)[0].state).toBe('stopped');
+  });
+
+  it('SIGTERM with a worker that ignores SIGTERM: it is SIGKILLed at the grace deadline, nothing remains', async () => {
+    const s = setup();
+    s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'ignore-sigterm';
+    const up = startUp(['up', 'agg-router', '--grace', '1', ...NO_PREFLIGHT, ...s.sets], s.env);
+    await up.waitEvent((e) => e.event === 'ready');
+    const t0 = Date.now();
+    up.child.kill('SIGTERM');
+    const stopped = await up.waitEvent((e) => e.event === 'stopped');
+    const byName = Object.fromEntries(stopped.stopped.map((x: any) => [x.name, x.signal]));
+    expect(byName).toMatchObject({ 'agg-0': 'SIGTERM', 'agg-1': 'SIGKILL', frontend: 'SIGTERM' });
+    expect(stopped.remaining).toEqual([]);
+    expect((await up.exit).code).toBe(0);
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(900);
+    expect(took).toBeLessThan(6000);
+    expect(survivors(s.stateDir)).toEqual([]);
+  });
+
+  it('supervisor killed with SIGKILL: status says orphaned, teardown removes everything', async () => {
+    const s = setup();
+    const up = startUp(['up', 'agg-router', ...NO_PREFLIGHT, ...s.sets], s.env);
+    await up.waitEvent((e) => e.event === 'ready');
+    up.child.kill('SIGKILL');
+    await up.exit;
+    const st = await runCli(['status', '--json'], s.env);
+    expect(JSON.parse(st.stdout).runs[0].state).toBe('orphaned');
+    expect(survivors(s.stateDir).length).toBeGreaterThan(0);
+    const td = await runCli(['teardown'], s.env, { timeoutMs: 20_000 });
+    expect(td.code, td.stdout + td.stderr).toBe(0);
+    expect(survivors(s.stateDir)).toEqual([]);
+  });
+
+  it('a second up while one runs in the foreground: refused with the running run\'s id', async () => {
+    const s = setup();
+    const up = startUp(['up', 'agg', ...NO_PREFLIGHT, ...s.sets], s.env);
+    const plan = await up.waitEvent((e) => e.event === 'plan');
+    const second = await runCli(['up', 'agg', ...NO_PREFLIGHT, ...s.sets], s.env);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(plan.runId);
+    await up.waitEvent((e) => e.event === 'ready');
+    up.child.kill('SIGTERM');
+    expect((await up.exit).code).toBe(0);
+  });
+});
+
+describe('up: plan output', () => {
+  it('--dry-run --json prints the plan document and starts nothing; a plan that cannot fit exits 2 with the numbers', async () => {
+    const s = setup();
+    const r = await runCli(['up', 'agg-router', '--dry-run', '--json', ...s.sets], s.env);
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.stdout);
+    expect(plan).toMatchObject({ recipe: 'agg-router', model: 'Qwen/Qwen3-0.6B', gpu: { index: 0, totalMiB: 8188 }, budget: { fractionSum: 0.76, limit: 0.9 } });
+    expect(plan.processes.map((p: any) => p.name)).toEqual(['frontend', 'agg-0', 'agg-1']);
+    for (const p of plan.processes) expect(Object.keys(p)).toEqual(expect.arrayContaining(['name', 'role', 'argv', 'env', 'ports', 'gpuMemoryUtilization', 'waitFor', 'ready']));
+    expect(records(s.stateDir)).toEqual([]);
+
+    const over = await runCli(['up', 'agg-router', '--dry-run', '--set', 'workers.0.gpuMemoryUtilization=0.6'], s.env);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(/add up to 1.2 \(agg-0 0.6 \+ agg-1 0.6\), over memory.limit 0.9/);
+    const bad = await runCli(['up', 'no-such-recipe', '--dry-run'], s.env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown recipe "no-such-recipe"');
+  });
+
+  it('--dry-run for humans: a table of processes, argv, env, ports and fractions', async () => {
+    const s = setup();
+    const r = await runCli(['up', 'disagg-same-gpu', '--dry-run', ...s.sets], s.env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/decode-0\s+decode\s+system=\d+ nixlSideChannel=\d+\s+0\.38/);
+    expect(r.stdout).toMatch(/prefill-0 .*after decode-0 KV line/);
+    expect(r.stdout).toContain('--disaggregation-mode prefill');
+    expect(r.stdout).toContain('VLLM_NIXL_SIDE_CHANNEL_PORT=');
+    expect(r.stdout).toContain('fractions sum to 0.76 of limit 0.9 = 6,223 MiB');
+  });
+});

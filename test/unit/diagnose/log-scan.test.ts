@@ -1,0 +1,128 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UserError } from '../../../src/errors.js';
+import { diagnoseFile, scanPaths } from '../../../src/host/log-scan.js';
+import { SAMPLES } from '../../helpers/cli.js';
+
+const LOGS = join(SAMPLES, 'logs');
+
+/** What each real sample log must yield: exactly these codes. */
+export const EXPECTED: Record<string, string[]> = {
+  'frontend-kv-events-disabled.jsonl': ['dynamo.kv-events-disabled'],
+  'frontend-kv-events-disabled.log': ['dynamo.kv-events-disabled'],
+  'worker-agg-ready.log': ['vllm.kv-size'],
+  'worker-combined-kv-line.log': ['vllm.kv-size'],
+  'worker-error804.log': ['cuda.error804'],
+  'worker-free-memory.log': ['vllm.free-memory'],
+  'worker-lock-wait.log': ['hf.lock-wait'],
+  'worker-ucx-no-am.log': ['ucx.no-am-transport'],
+};
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'dd-scan-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('scanPaths', () => {
+  for (const [name, codes] of Object.entries(EXPECTED)) {
+    it(`${name} -> ${codes.join(', ')}`, async () => {
+      const r = await scanPaths([join(LOGS, name)]);
+      expect(r.findings.map((f) => f.code)).toEqual(codes);
+      expect(r.files).toBe(1);
+    });
+  }
+
+  it('reports the first occurrence with its line number and the KV size per file', async () => {
+    const r = await scanPaths([join(LOGS, 'worker-agg-ready.log'), join(LOGS, 'worker-combined-kv-line.log'), join(LOGS, 'worker-lock-wait.log')]);
+    const kv = r.findings.find((f) => f.code === 'vllm.kv-size')!;
+    expect(kv).toMatchObject({ count: 2, file: join(LOGS, 'worker-agg-ready.log'), line: 11 });
+    expect(kv.text).toBe('INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens');
+    expect(r.kvTokens).toEqual({
+      [join(LOGS, 'worker-agg-ready.log')]: 14816,
+      [join(LOGS, 'worker-combined-kv-line.log')]: 9152,
+      [join(LOGS, 'worker-lock-wait.log')]: null,
+    });
+  });
+
+  it('walks folders recursively, takes log files only, and counts each code once with its total', async () => {
+    mkdirSync(join(dir, 'a', 'b'), { recursive: true });
+    copyFileSync(join(LOGS, 'worker-lock-wait.log'), join(dir, 'a', 'w1.log'));
+    copyFileSync(join(LOGS, 'worker-lock-wait.log'), join(dir, 'a', 'b', 'w2.log'));
+    copyFileSync(join(LOGS, 'worker-free-memory.log'), join(dir, 'a', 'b', 'w3.txt'));
+    writeFileSync(join(dir, 'a', 'run.json'), '{"note":"Address already in use"}');
+    const r = await scanPaths([dir]);
+    expect(r.files).toBe(3);
+    expect(r.findings.map((f) => [f.code, f.count])).toEqual([['vllm.free-memory', 1], ['hf.lock-wait', 4]]);
+    expect(Object.keys(r.kvTokens).sort()).toEqual([join(dir, 'a', 'b', 'w2.log'), join(dir, 'a', 'b', 'w3.txt'), join(dir, 'a', 'w1.log')].sort());
+  });
+
+  it('decompresses .gz logs as a stream', async () => {
+    writeFileSync(join(dir, 'old.log.gz'), gzipSync(readFileSync(join(LOGS, 'worker-error804.log'))));
+    const r = await scanPaths([join(dir, 'old.log.gz')]);
+    expect(r.findings.map((f) => [f.code, f.line])).toEqual([['cuda.error804', 2]]);
+    expect(r.bytes).toBe(readFileSync(join(LOGS, 'worker-error804.log')).length);
+  });
+
+  it('a .gz that is not gzip is an input error naming the file', async () => {
+    writeFileSync(join(dir, 'bad.log.gz'), 'plain text');
+    await expect(scanPaths([join(dir, 'bad.log.gz')])).rejects.toThrow(/bad\.log\.gz: cannot decompress/);
+  });
+
+  it('handles CRLF, colour codes, compose prefixes and a missing final newline', async () => {
+    const text = [
+      'worker-1  | \x1b[1;36m(EngineCore pid=1)\x1b[0;0m INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens',
+      'worker-1  | (EngineCore pid=1) ERROR ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization',
+    ].join('\r\n');
+    writeFileSync(join(dir, 'c.log'), text);
+    const r = await scanPaths([join(dir, 'c.log')]);
+    expect(r.findings.map((f) => [f.code, f.line, f.text])).toEqual([
+      ['vllm.no-kv-memory', 2, 'ERROR ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization'],
+      ['vllm.kv-size', 1, 'INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens'],
+    ]);
+    expect(r.kvTokens[join(dir, 'c.log')]).toBe(14816);
+  });
+
+  it('counts lines right across read-chunk boundaries (files larger than one chunk)', async () => {
+    const filler = `${'2026-10-07T05:12:21.001002Z  INFO dynamo_llm::http::service: request completed status=200 duration_ms=804'}\n`;
+    const lines = Math.ceil((9 << 20) / filler.length);
+    const parts: string[] = [];
+    for (let i = 0; i < lines; i++) {
+      if (i === 40000 || i === 80001 || i === lines - 1) parts.push('OSError: [Errno 98] Address already in use\n');
+      else parts.push(filler);
+    }
+    writeFileSync(join(dir, 'big.log'), parts.join(''));
+    const r = await scanPaths([join(dir, 'big.log')]);
+    expect(r.findings).toHaveLength(1);
+    expect(r.findings[0]).toMatchObject({ code: 'net.port-in-use', count: 3, line: 40001 });
+    // The last line sits behind two chunk boundaries: check its number through a second file with one hit.
+    const only = parts.map((p, i) => (i === 40000 || i === 80001 ? filler : p)).join('');
+    writeFileSync(join(dir, 'last.log'), only);
+    const r2 = await scanPaths([join(dir, 'last.log')]);
+    expect(r2.findings[0]).toMatchObject({ count: 1, line: lines });
+  });
+
+  it('keeps memory bounded on a line without newlines and still finds a hit after it', async () => {
+    writeFileSync(join(dir, 'long.log'), `${'x'.repeat(9 << 20)}\nOSError: [Errno 98] Address already in use\n`);
+    const r = await scanPaths([join(dir, 'long.log')]);
+    expect(r.findings[0]).toMatchObject({ code: 'net.port-in-use', line: 2 });
+  });
+
+  it('a missing path is an input error naming it; missingOk skips it', async () => {
+    const missing = join(dir, 'nope.log');
+    await expect(scanPaths([missing])).rejects.toBeInstanceOf(UserError);
+    await expect(scanPaths([missing])).rejects.toThrow(`${missing}: no such file or folder`);
+    const r = await scanPaths([missing, join(LOGS, 'worker-agg-ready.log')], { missingOk: true });
+    expect(r.files).toBe(1);
+    expect(Object.keys(r.kvTokens)).toEqual([join(LOGS, 'worker-agg-ready.log')]);
+  });
+
+  it('diagnoseFile explains one crashed process', async () => {
+    const f = await diagnoseFile(join(LOGS, 'worker-ucx-no-am.log'));
+    expect(f.map((x) => x.code)).toEqual(['ucx.no-am-transport']);
+    expect(f[0].fix).toContain('UCX_TLS');
+  });
+});

@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { matchLine } from '../../../src/diagnose/scanner.js';
+import { SIGNATURES } from '../../../src/diagnose/signatures.js';
+import { SAMPLES } from '../../helpers/cli.js';
+
+const sample = (name: string, lineNo: number) => readFileSync(join(SAMPLES, 'logs', name), 'utf8').split('\n')[lineNo - 1];
+
+// Every code: real lines (from the samples in test/fixtures/samples/logs and the texts in FACTS.md)
+// and healthy near-misses that share words or numbers with them.
+const CASES: Record<string, { hits: string[]; misses: string[] }> = {
+  'cuda.error804': {
+    hits: [
+      sample('worker-error804.log', 2),
+      sample('worker-error804.log', 7),
+      'RuntimeError: CUDA driver error: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE',
+    ],
+    misses: [
+      '2026-10-07T05:12:21.001002Z  INFO dynamo_llm::http::service: request completed status=200 duration_ms=804',
+      'INFO 10-07 05:12:18 [loggers.py:123] Avg prompt throughput: 8804.2 tokens/s, Error 8804 retries: 0',
+      'checked forward compatibility: not needed',
+    ],
+  },
+  'cuda.error803': {
+    hits: [
+      'RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 803: system has unsupported display driver / cuda driver combination',
+    ],
+    misses: ['INFO 10-07 05:12:09 [model.py:1510] Using max model len 803', 'display driver: nvidia 570.133.07'],
+  },
+  'cuda.driver-too-old': {
+    hits: ['RuntimeError: The NVIDIA driver on your system is too old (found version 12080). Please update your GPU driver'],
+    misses: ['INFO driver version 570.133.07 supports CUDA 12.8', 'your system is fine'],
+  },
+  'nvml.mismatch': {
+    hits: ['Failed to initialize NVML: Driver/library version mismatch', 'NVML library version: 570.133 (Driver/library version mismatch)'],
+    misses: ['NVML library version: 570.133', 'driver and library versions: 570.133.07'],
+  },
+  'cuda.oom': {
+    hits: [
+      'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 7.60 GiB of which 3.06 MiB is free.',
+      '(EngineCore pid=48211) ERROR 10-07 05:12:18 [core.py:708] torch.cuda.OutOfMemoryError: CUDA error',
+    ],
+    misses: ['(EngineCore pid=48211) INFO 10-07 05:12:16 [gpu_model_runner.py:2653] Model loading took 1.1177 GiB and 2.414716 seconds', 'no out of memory events'],
+  },
+  'vllm.free-memory': {
+    hits: [
+      sample('worker-free-memory.log', 1),
+      'ValueError: Free memory on device (7.34/15.49 GiB) on startup is less than desired GPU memory utilization (0.8, 12.39 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.',
+    ],
+    misses: ['INFO 10-07 05:12:18 [gpu_worker.py:298] Free memory on device cuda:0 on startup: 7.34 GiB'],
+  },
+  'vllm.memory-profiling': {
+    hits: ['AssertionError: Error in memory profiling. Initial free memory 7.2 GiB, current free memory 5.1 GiB. This happens when other processes sharing the same container release GPU memory while vLLM is profiling during initialization.'],
+    misses: ['(EngineCore pid=48211) INFO 10-07 05:12:18 [gpu_worker.py:298] Memory profiling takes 2.10 seconds'],
+  },
+  'vllm.no-kv-memory': {
+    hits: ['(EngineCore pid=48211) ERROR 10-07 05:12:18 [core.py:708] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.'],
+    misses: [sample('worker-agg-ready.log', 10)],
+  },
+  'hf.lock-wait': {
+    hits: [
+      sample('worker-lock-wait.log', 2),
+      '2026-10-07T04:58:21.118004Z  INFO filelock: still waiting to acquire lock on /home/exp/.cache/huggingface/hub/.locks/models--Qwen--Qwen3-0.6B/f47f.lock (elapsed: 10.1 seconds)',
+    ],
+    misses: ['2026-10-07T05:12:22.114005Z DEBUG dynamo_runtime::pipeline::network: lock acquired for stream id=8804', 'filelock: Lock 140 acquired on /tmp/x.lock'],
+  },
+  'hf.lock-failed': {
+    hits: ['Error: Lock acquisition failed: /home/exp/.cache/huggingface/hub/.locks/models--Qwen--Qwen3-0.6B/f47f.lock'],
+    misses: ['filelock: Lock acquisition succeeded', 'acquired lock on models--Qwen--Qwen3-0.6B'],
+  },
+  'ucx.no-am-transport': {
+    hits: [sample('worker-ucx-no-am.log', 2)],
+    misses: ['[1759819212.418274] [host:51120:0]        ucp_worker.c:1783 UCX  INFO    transport: tcp/lo, active messages enabled'],
+  },
+  'ucx.unreachable': {
+    hits: [sample('worker-ucx-no-am.log', 3)],
+    misses: ['2026-10-07T05:12:21.001002Z  INFO request plane transport="tcp" destination=127.0.0.1:20097 reachable=true'],
+  },
+  'ucx.no-cuda': {
+    hits: ['UCX CUDA support was not found!'],
+    misses: ['UCX CUDA support: yes (cuda_copy, cuda_ipc)'],
+  },
+  'dynamo.kv-events-disabled': {
+    hits: [sample('frontend-kv-events-disabled.log', 3), sample('frontend-kv-events-disabled.jsonl', 1)],
+    misses: [
+      '2026-10-07T05:12:20.704420Z  INFO dynamo_llm::kv_router: worker registered worker_id=7587888512394541 kv_event_publishing_enabled=true',
+      sample('frontend-kv-events-disabled.log', 2),
+    ],
+  },
+  'dynamo.kv-source-missing': {
+    hits: [
+      '2026-10-07T05:12:50.704420Z  WARN dynamo_llm::kv_router::indexer::recovery::source_health: No KV events observed from worker diagnostic_code="kv_event_source_not_observed" worker_id=7587888512394541',
+      '2026-10-07T05:12:50.704420Z  WARN dynamo_llm::kv_router::indexer::recovery::source_health: Multiple KV-event sources diagnostic_code="kv_event_source_ambiguous"',
+    ],
+    misses: ['2026-10-07T05:13:20.704420Z  INFO dynamo_llm::kv_router::indexer::recovery::source_health: KV-event source recovered diagnostic_code="kv_event_source_recovered"'],
+  },
+  'net.port-in-use': {
+    hits: ['OSError: [Errno 98] Address already in use', 'Error: listen EADDRINUSE: address already in use :::8000'],
+    misses: [sample('frontend-kv-events-disabled.log', 1), 'INFO ports in use by this run: 8000, 8081'],
+  },
+  'vllm.engine-failed': {
+    hits: [sample('worker-error804.log', 8), sample('worker-ucx-no-am.log', 4)],
+    misses: [sample('worker-agg-ready.log', 13)],
+  },
+  'vllm.kv-size': {
+    hits: [sample('worker-agg-ready.log', 11), sample('worker-combined-kv-line.log', 2)],
+    misses: [sample('worker-agg-ready.log', 12), sample('worker-combined-kv-line.log', 1)],
+  },
+};
+
+describe('signatures', () => {
+  it('covers every code of the CLI.md finding table', () => {
+    const listed = [
+      'cuda.error804', 'cuda.error803', 'cuda.driver-too-old', 'nvml.mismatch', 'cuda.oom', 'vllm.free-memory', 'vllm.no-kv-memory',
+      'vllm.engine-failed', 'hf.lock-wait', 'hf.lock-failed', 'ucx.no-am-transport', 'ucx.unreachable', 'dynamo.kv-events-disabled',
+      'dynamo.kv-source-missing', 'net.port-in-use', 'vllm.kv-size',
+    ];
+    const codes = SIGNATURES.map((s) => s.code);
+    for (const c of listed) expect(codes).toContain(c);
+    expect(new Set(codes).size).toBe(codes.length);
+    expect(SIGNATURES.find((s) => s.code === 'hf.lock-wait')!.severity).toBe('warn');
+    expect(SIGNATURES.find((s) => s.code === 'vllm.kv-size')!.severity).toBe('info');
+  });
+
+  it('gives every signature a title, an explanation and a concrete fix', () => {
+    for (const s of SIGNATURES) {
+      expect(s.title.length, s.code).toBeGreaterThan(5);
+      expect(s.explanation.length, s.code).toBeGreaterThan(20);
+      expect(s.fix.length, s.code).toBeGreaterThan(10);
+      expect(s.needles.length, s.code).toBeGreaterThan(0);
+    }
+  });
+
+  for (const sig of SIGNATURES) {
+    const c = CASES[sig.code];
+    it(`${sig.code}: matches its real lines and not the healthy near-misses`, () => {
+      expect(c, `test cases for ${sig.code}`).toBeDefined();
+      for (const line of c.hits) expect(matchLine(line)?.signature.code, line).toBe(sig.code);
+      for (const line of c.misses) expect(matchLine(line)?.signature.code ?? null, line).not.toBe(sig.code);
+    });
+  }
+
+  it('raises no alarm on healthy lines with 804, 8804, "lock", "transport" or the KV size', () => {
+    const healthy = [
+      '(EngineCore pid=48211) INFO 10-07 05:12:18 [loggers.py:123] Engine 000: Avg prompt throughput: 8804.2 tokens/s, Avg generation throughput: 804.1 tokens/s',
+      '2026-10-07T05:12:21.001002Z  INFO dynamo_llm::http::service: request completed status=200 duration_ms=804 transport="tcp"',
+      '2026-10-07T05:12:22.114005Z DEBUG dynamo_runtime::pipeline::network: lock acquired for stream id=8804',
+      ...readFileSync(join(SAMPLES, 'logs', 'worker-agg-ready.log'), 'utf8').split('\n'),
+    ];
+    for (const line of healthy) {
+      const m = matchLine(line);
+      if (m) expect(m.signature.severity, line).toBe('info');
+    }
+  });
+});

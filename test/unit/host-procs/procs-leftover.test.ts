@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import check, { formatAge } from '../../../src/doctor/checks/procs.leftover.js';
+import type { RunView } from '../../../src/doctor/types.js';
+import type { ProcessInfo } from '../../../src/host/types.js';
+import type { RunRecord } from '../../../src/run/types.js';
+import { fakeFacts } from '../../helpers/facts.js';
+
+const proc = (pid: number, cmd: string, o: Partial<ProcessInfo> = {}): ProcessInfo => ({
+  pid, ppid: 1, uid: 1000, user: 'alice', cmd, name: cmd.split(' ')[0], startTicks: 1000, ageMs: 7_980_000, pgid: pid, ...o,
+});
+
+const liveRun = (pids: number[]): RunView => ({
+  record: { id: '20261130-101500-agg', processes: [] } as unknown as RunRecord,
+  status: 'ready', live: true, pids, logsDir: '/tmp/dd/logs',
+});
+
+const base = [
+  proc(1, '/sbin/init'),
+  proc(4242, 'node /work/main/bin/dynamo-dev.js doctor --json'),
+  proc(3000, 'vim vllm/v1/engine/core.py'),
+  proc(3001, 'grep VLLM'),
+  proc(3002, 'pip install vllm'),
+];
+
+describe('procs.leftover', () => {
+  it('passes on a clean machine, even with "vllm" in other processes\' arguments', async () => {
+    const r = await check.run(fakeFacts({ processes: base }));
+    expect(r.status).toBe('pass');
+    expect(r.fix).toBeNull();
+  });
+
+  it('fails on an orphaned VLLM::EngineCore holding GPU memory, with pid, user, age, command and MiB', async () => {
+    const facts = fakeFacts({
+      processes: [...base, proc(48211, 'VLLM::EngineCore', { ppid: 1 })],
+      computeApps: { ok: true, apps: [{ pid: 48211, processName: 'VLLM::EngineCor', usedMiB: 4096, gpuUuid: null }] },
+    });
+    const r = await check.run(facts);
+    expect(r.status).toBe('fail');
+    expect(r.summary).toContain('4096 MiB');
+    expect(r.summary).toContain('pid 48211');
+    expect(r.details).toEqual(['pid 48211  user alice  age 2h13m  GPU 4096 MiB  VLLM::EngineCore']);
+    expect(r.fix).toBe('dynamo-dev teardown --orphans');
+    expect(r.evidence.processes).toEqual([
+      { pid: 48211, user: 'alice', ageMs: 7_980_000, cmd: 'VLLM::EngineCore', kind: 'vllm-engine', gpuMiB: 4096 },
+    ]);
+  });
+
+  it('fails on a leftover dynamo worker and frontend', async () => {
+    const r = await check.run(fakeFacts({
+      processes: [...base, proc(5001, 'python3 -m dynamo.frontend --http-port 8000'), proc(5002, 'python3 -m dynamo.vllm --model Qwen/Qwen3-0.6B')],
+    }));
+    expect(r.status).toBe('fail');
+    expect(r.details).toHaveLength(2);
+    expect(r.summary).toMatch(/^2 leftover processes/);
+  });
+
+  it('passes when the engine processes belong to the live run (by pid or by its process groups)', async () => {
+    const facts = fakeFacts({
+      processes: [...base, proc(6000, 'python3 -m dynamo.vllm --model m', { pgid: 6000 }), proc(6001, 'VLLM::EngineCore', { ppid: 6000, pgid: 6000 })],
+      computeApps: { ok: true, apps: [{ pid: 6001, processName: 'VLLM::EngineCor', usedMiB: 3000, gpuUuid: null }] },
+      run: liveRun([6000]),
+    });
+    const r = await check.run(facts);
+    expect(r.status).toBe('pass');
+    expect(r.summary).toContain('live run 20261130-101500-agg');
+  });
+
+  it('passes an engine process descended from the live run in another process group', async () => {
+    const r = await check.run(fakeFacts({
+      processes: [...base, proc(6000, 'python3 -m dynamo.vllm --model m'), proc(6001, 'VLLM::EngineCore', { ppid: 6000, pgid: 6001 }), proc(6002, 'VLLM::Worker_TP0_EP0', { ppid: 6001, pgid: 6001 })],
+      run: liveRun([6000]),
+    }));
+    expect(r.status).toBe('pass');
+  });
+
+  it('does not treat a stopped run\'s pids as ours', async () => {
+    const r = await check.run(fakeFacts({
+      processes: [...base, proc(6001, 'VLLM::EngineCore')],
+      run: { ...liveRun([6001]), live: false, status: 'stopped' },
+    }));
+    expect(r.status).toBe('fail');
+  });
+
+  it('fails on a non-engine GPU compute app, and tells to kill other users\' processes (teardown never does)', async () => {
+    const r = await check.run(fakeFacts({
+      processes: [...base, proc(7000, 'VLLM::EngineCore', { uid: 1001, user: 'bob' }), proc(7100, 'python3 train.py')],
+      computeApps: { ok: true, apps: [{ pid: 7100, processName: 'python3', usedMiB: 1200, gpuUuid: null }] },
+    }));
+    expect(r.status).toBe('fail');
+    expect(r.details).toEqual([
+      'pid 7000  user bob  age 2h13m  VLLM::EngineCore',
+      'pid 7100  user alice  age 2h13m  GPU 1200 MiB  python3 train.py',
+    ]);
+    expect(r.fix).toContain('kill 7000 7100');
+    expect(r.fix).toContain('teardown never touches them');
+    expect(r.fix).not.toContain('teardown --orphans');
+  });
+
+  it('never flags the doctor itself', async () => {
+    // Our own pid is 4242 in fakeFacts; even an odd title on it is ours.
+    const r = await check.run(fakeFacts({ processes: [proc(4242, 'VLLM::EngineCore')] }));
+    expect(r.status).toBe('pass');
+  });
+
+  it('says when GPU apps could not be listed', async () => {
+    const r = await check.run(fakeFacts({ computeApps: { ok: false, message: 'nvidia-smi not found on PATH' } }));
+    expect(r.status).toBe('pass');
+    expect(r.details).toEqual(['GPU compute apps not checked: nvidia-smi not found on PATH']);
+  });
+});
+
+describe('formatAge', () => {
+  it('prints ages as a person reads them', () => {
+    expect([formatAge(5_000), formatAge(95_000), formatAge(7_980_000), formatAge(2 * 86_400_000 + 3 * 3_600_000)]).toEqual(['5s', '1m35s', '2h13m', '2d3h']);
+  });
+});

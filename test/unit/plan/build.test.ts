@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { loadRecipe } from '../../../src/host/recipes.js';
+import { buildPlan, planPorts, resolveFractions } from '../../../src/plan/build.js';
+import { validateRecipe } from '../../../src/recipe/load.js';
+import { UserError } from '../../../src/errors.js';
+import { KV_LINE_PATTERN } from '../../../src/plan/types.js';
+
+const RUN = '/state/runs/r1';
+const QWEN = { bytesPerToken: 114_688, weightsMiB: 1145 };
+const plan = async (name: string, sets: string[] = [], extra: Partial<Parameters<typeof buildPlan>[0]> = {}) =>
+  buildPlan({ recipe: await loadRecipe(name, sets), runDir: RUN, gpuTotalMiB: 8188, ...extra });
+const proc = (p: Awaited<ReturnType<typeof plan>>, name: string) => p.processes.find((x) => x.name === name)!;
+
+const FILE_ENV = {
+  PYTHONHASHSEED: '0',
+  DYN_DISCOVERY_BACKEND: 'file',
+  DYN_FILE_KV: `${RUN}/discovery`,
+  DYN_EVENT_PLANE: 'zmq',
+  DYN_REQUEST_PLANE: 'tcp',
+};
+
+describe('buildPlan: built-in recipes', () => {
+  it('agg: one worker behind a round-robin frontend with file discovery', async () => {
+    const p = await plan('agg');
+    expect(p.processes.map((x) => x.name)).toEqual(['frontend', 'agg-0']);
+    expect(proc(p, 'frontend').argv).toEqual(['python3', '-m', 'dynamo.frontend', '--http-port', '8000', '--router-mode', 'round-robin', '--discovery-backend', 'file']);
+    expect(proc(p, 'frontend').env).toEqual(FILE_ENV);
+    expect(proc(p, 'frontend').ready).toEqual({ http: 'http://127.0.0.1:8000/v1/models' });
+    expect(proc(p, 'agg-0').argv).toEqual([
+      'python3', '-m', 'dynamo.vllm', '--model', 'Qwen/Qwen3-0.6B', '--gpu-memory-utilization', '0.38', '--max-model-len', '4096', '--enforce-eager',
+    ]);
+    expect(proc(p, 'agg-0').env).toEqual({ ...FILE_ENV, CUDA_VISIBLE_DEVICES: '0', DYN_SYSTEM_PORT: '8081', DYN_SYSTEM_ENABLED: 'true' });
+    expect(proc(p, 'agg-0').ready).toEqual({ logPattern: KV_LINE_PATTERN, http: 'http://127.0.0.1:8081/health' });
+    expect(p.budget).toEqual({ fractionSum: 0.38, limit: 0.9, budgetMiB: 3112 });
+  });
+
+  it('agg-router: two publishing workers, distinct system ports and KV-event endpoints, sequential start', async () => {
+    const p = await plan('agg-router');
+    expect(proc(p, 'frontend').argv).toEqual(['python3', '-m', 'dynamo.frontend', '--http-port', '8000', '--router-mode', 'kv', '--discovery-backend', 'file']);
+    const [a, b] = [proc(p, 'agg-0'), proc(p, 'agg-1')];
+    expect(a.argv.slice(-2)).toEqual(['--kv-events-config', '{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}']);
+    expect(b.argv.slice(-2)).toEqual(['--kv-events-config', '{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20081","enable_kv_cache_events":true}']);
+    expect([a.env.DYN_SYSTEM_PORT, b.env.DYN_SYSTEM_PORT]).toEqual(['8081', '8082']);
+    expect([a.ports, b.ports]).toEqual([{ system: 8081, kvEvents: 20080 }, { system: 8082, kvEvents: 20081 }]);
+    expect([a.publishesKvEvents, b.publishesKvEvents]).toEqual([true, true]);
+    expect([a.waitFor, b.waitFor]).toEqual([[], ['agg-0']]);
+    expect(p.budget.fractionSum).toBe(0.76);
+  });
+
+  it('agg-router-approx: --no-router-kv-events and no worker publishes', async () => {
+    const p = await plan('agg-router-approx');
+    expect(proc(p, 'frontend').argv).toContain('--no-router-kv-events');
+    for (const w of ['agg-0', 'agg-1']) {
+      expect(proc(p, w).argv).not.toContain('--kv-events-config');
+      expect(proc(p, w).publishesKvEvents).toBe(false);
+      expect(proc(p, w).ports.kvEvents).toBeUndefined();
+    }
+  });
+
+  it('disagg-same-gpu: decode first, prefill after its KV line; NIXL config, own side-channel and system ports; only prefill publishes', async () => {
+    const p = await plan('disagg-same-gpu');
+    expect(p.disaggregated).toBe(true);
+    expect(p.processes.map((x) => x.name)).toEqual(['frontend', 'decode-0', 'prefill-0']);
+    const [d, pf] = [proc(p, 'decode-0'), proc(p, 'prefill-0')];
+    const nixl = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}';
+    expect(d.argv).toEqual([
+      'python3', '-m', 'dynamo.vllm', '--model', 'Qwen/Qwen3-0.6B', '--gpu-memory-utilization', '0.38', '--max-model-len', '4096', '--enforce-eager',
+      '--disaggregation-mode', 'decode', '--kv-transfer-config', nixl,
+    ]);
+    expect(pf.argv).toEqual([
+      'python3', '-m', 'dynamo.vllm', '--model', 'Qwen/Qwen3-0.6B', '--gpu-memory-utilization', '0.38', '--max-model-len', '4096', '--enforce-eager',
+      '--disaggregation-mode', 'prefill', '--kv-transfer-config', nixl,
+      '--kv-events-config', '{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}',
+    ]);
+    expect(d.env).toMatchObject({ DYN_SYSTEM_PORT: '8081', VLLM_NIXL_SIDE_CHANNEL_PORT: '20097', CUDA_VISIBLE_DEVICES: '0', PYTHONHASHSEED: '0' });
+    expect(pf.env).toMatchObject({ DYN_SYSTEM_PORT: '8082', VLLM_NIXL_SIDE_CHANNEL_PORT: '20098' });
+    expect(d.ports).toEqual({ system: 8081, nixlSideChannel: 20097 });
+    expect(pf.ports).toEqual({ system: 8082, nixlSideChannel: 20098, kvEvents: 20080 });
+    expect([d.publishesKvEvents, pf.publishesKvEvents]).toEqual([false, true]);
+    expect([d.waitFor, pf.waitFor]).toEqual([[], ['decode-0']]);
+  });
+
+  it('mocker: --model-path, no GPU fraction or budget, no KV line to wait for, workers start together', async () => {
+    const p = await plan('mocker', [], { model: QWEN });
+    const w = proc(p, 'agg-0');
+    expect(w.argv).toEqual(['python3', '-m', 'dynamo.mocker', '--model-path', 'Qwen/Qwen3-0.6B']);
+    expect(w.gpuMemoryUtilization).toBeNull();
+    expect(w.kvTokensEstimate).toBeNull();
+    expect(w.ready).toEqual({ http: 'http://127.0.0.1:8081/health' });
+    expect(proc(p, 'agg-1').waitFor).toEqual([]);
+    expect(p.budget.fractionSum).toBe(0);
+    expect(p.budget.budgetMiB).toBeNull();
+  });
+
+  it('the interpreter override replaces argv[0]; --set moves every port', async () => {
+    const p = await plan('agg-router', ['frontend.httpPort=9100', 'ports.system=9200', 'ports.kvEvents=9300'], { python: '/venv/bin/python' });
+    expect(p.processes.every((x) => x.argv[0] === '/venv/bin/python')).toBe(true);
+    expect(planPorts(p).map((x) => `${x.name}=${x.port}`)).toEqual([
+      'frontend.http=9100', 'agg-0.system=9200', 'agg-0.kvEvents=9300', 'agg-1.system=9201', 'agg-1.kvEvents=9301',
+    ]);
+    expect(p.frontendUrl).toBe('http://127.0.0.1:9100');
+  });
+});
+
+describe('fractions and memory fitting', () => {
+  const recipe = (workers: unknown[], extra: Record<string, unknown> = {}) => validateRecipe({ name: 't', workers, ...extra }, 't');
+
+  it('"auto" splits what the limit leaves evenly (floored to 2 decimals)', () => {
+    const r = resolveFractions(recipe([{ role: 'agg', replicas: 3, gpuMemoryUtilization: 'auto' }]));
+    expect(r.map((w) => w.fraction)).toEqual([0.3, 0.3, 0.3]);
+    const mixed = resolveFractions(recipe([{ role: 'decode', gpuMemoryUtilization: 0.5 }, { role: 'prefill', gpuMemoryUtilization: 'auto' }]));
+    expect(mixed.map((w) => [w.name, w.fraction])).toEqual([['decode-0', 0.5], ['prefill-0', 0.4]]);
+  });
+
+  it('fractions over the limit: UserError with the numbers', () => {
+    const r = recipe([{ role: 'agg', replicas: 2, gpuMemoryUtilization: 0.5 }]);
+    expect(() => buildPlan({ recipe: r, runDir: RUN })).toThrow(UserError);
+    expect(() => buildPlan({ recipe: r, runDir: RUN })).toThrow(/add up to 1 \(agg-0 0.5 \+ agg-1 0.5\), over memory.limit 0.9/);
+  });
+
+  it('estimates each worker\'s KV tokens from the cached model: (fraction x total - weights - overhead) / bytes per token', async () => {
+    const p = await plan('agg-router', [], { model: QWEN });
+    // 8188 x 0.38 = 3111.44 MiB - 1145 weights - 400 overhead = 1566.44 MiB / 114,688 B = 14,321 tokens
+    expect(proc(p, 'agg-0').kvTokensEstimate).toBe(14_321);
+    expect(proc(p, 'frontend').kvTokensEstimate).toBeNull();
+  });
+
+  it('no estimate without the GPU total or the model config', async () => {
+    expect(proc(await plan('agg', [], { gpuTotalMiB: null, model: QWEN }), 'agg-0').kvTokensEstimate).toBeNull();
+    expect(proc(await plan('agg'), 'agg-0').kvTokensEstimate).toBeNull();
+  });
+
+  it('a worker whose KV would hold less than maxModelLen: UserError (exit 2) naming it, with the numbers', async () => {
+    const run = () => plan('agg-router', ['workers.0.gpuMemoryUtilization=0.2'], { model: QWEN });
+    await expect(run()).rejects.toThrow(UserError);
+    // 8188 x 0.2 = 1637.6 MiB - 1145 - 400 = 92.6 MiB / 114,688 B = 846 tokens
+    await expect(run()).rejects.toThrow(
+      'agg-0 at gpuMemoryUtilization 0.2 gets ~1638 MiB of 8188 MiB; after weights (~1145 MiB) and overhead (~400 MiB) that leaves ~93 MiB = ~846 KV tokens at 114,688 bytes/token, fewer than maxModelLen 4096',
+    );
+  });
+
+  it('a disaggregated recipe needs both roles; agg and prefill/decode do not mix', () => {
+    expect(() => buildPlan({ recipe: recipe([{ role: 'prefill', gpuMemoryUtilization: 0.4 }]), runDir: RUN })).toThrow(/at least one "prefill" and one "decode"/);
+    expect(() => buildPlan({ recipe: recipe([{ role: 'agg', gpuMemoryUtilization: 0.3 }, { role: 'decode', gpuMemoryUtilization: 0.3 }]), runDir: RUN })).toThrow(/mixes "agg"/);
+  });
+
+  it('two processes on one port: UserError naming both', () => {
+    const r = recipe([{ role: 'agg', gpuMemoryUtilization: 0.3 }], { frontend: { httpPort: 8081 } });
+    expect(() => buildPlan({ recipe: r, runDir: RUN })).toThrow(/agg-0.system and frontend.http would both use port 8081/);
+  });
+
+  it('etcd discovery: no per-run DYN_FILE_KV, backend named in the env', () => {
+    const p = buildPlan({ recipe: recipe([{ role: 'agg', gpuMemoryUtilization: 0.3 }], { discovery: 'etcd' }), runDir: RUN });
+    expect(p.processes[0].env.DYN_FILE_KV).toBeUndefined();
+    expect(p.processes[0].env.DYN_DISCOVERY_BACKEND).toBe('etcd');
+    expect(p.processes[0].argv).not.toContain('--discovery-backend');
+  });
+});

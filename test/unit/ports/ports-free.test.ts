@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import check, { settingFor } from '../../../src/doctor/checks/ports.free.js';
+import type { RunView } from '../../../src/doctor/types.js';
+import type { PortFact } from '../../../src/host/types.js';
+import type { RunRecord } from '../../../src/run/types.js';
+import { fakeFacts } from '../../helpers/facts.js';
+
+const free = (name: string, port: number): PortFact => ({ name, port, free: true, holderPid: null, holderCmd: null });
+const held = (name: string, port: number, pid: number | null, cmd: string | null = null): PortFact => ({ name, port, free: false, holderPid: pid, holderCmd: cmd });
+const live = (pids: number[], ports: Record<string, number>[] = []): RunView => ({
+  record: { id: '20261130-101500-agg', processes: ports.map((p) => ({ ports: p })) } as unknown as RunRecord,
+  status: 'ready', live: true, pids, logsDir: '/x',
+});
+
+describe('ports.free', () => {
+  it('passes when every port is free', async () => {
+    const r = await check.run(fakeFacts({ ports: [free('frontend.http', 8000), free('agg-0.system', 8081)] }));
+    expect(r.status).toBe('pass');
+    expect(r.summary).toBe('2 ports free: 8000, 8081');
+  });
+
+  it('fails naming the port, its plan name and the holder; fix stops it or moves the port', async () => {
+    const r = await check.run(fakeFacts({ ports: [held('frontend.http', 8000, 1234, 'python3 -m http.server 8000'), free('agg-0.system', 8081)] }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toBe('port 8000 (frontend.http) is in use by pid 1234 (python3 -m http.server 8000)');
+    expect(r.fix).toContain('kill 1234');
+    expect(r.fix).toContain('dynamo-dev teardown');
+    expect(r.fix).toContain('--set frontend.httpPort=8001');
+  });
+
+  it('moves a worker port range from the recipe\'s first port', async () => {
+    const r = await check.run(fakeFacts({ ports: [free('frontend.http', 8000), held('agg-0.system', 8081, null)] }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toContain('an unknown process');
+    expect(r.fix).toContain('--set ports.system=8181');
+    expect(r.fix).toContain('ss -ltnp');
+  });
+
+  it('passes when the live run itself holds its ports (by pid, or recorded in its plan when the holder is unreadable)', async () => {
+    const r = await check.run(fakeFacts({
+      ports: [held('frontend.http', 8000, 500, 'python3 -m dynamo.frontend'), held('agg-0.system', 8081, null)],
+      run: live([500], [{ http: 8000 }, { system: 8081 }]),
+    }));
+    expect(r.status).toBe('pass');
+    expect(r.summary).toContain('held by the live run 20261130-101500-agg');
+  });
+
+  it('fails when a stranger holds a port while our run is live', async () => {
+    const r = await check.run(fakeFacts({ ports: [held('frontend.http', 8000, 999, 'nginx')], run: live([500], [{ http: 8000 }]) }));
+    expect(r.status).toBe('fail');
+  });
+
+  it('maps plan names to recipe settings', () => {
+    expect(settingFor('frontend.http')).toBe('frontend.httpPort');
+    expect(settingFor('prefill-0.nixlSideChannel')).toBe('ports.nixlSideChannel');
+    expect(settingFor('agg-1.kvEvents')).toBe('ports.kvEvents');
+    expect(settingFor('x.other')).toBeNull();
+  });
+});

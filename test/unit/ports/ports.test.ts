@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess, execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:net';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { probePorts } from '../../../src/host/ports.js';
+
+const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+const servers: Server[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
+  for (const c of children.splice(0)) {
+    if (c.exitCode === null && c.signalCode === null) {
+      const gone = once(c, 'exit');
+      c.kill('SIGKILL');
+      await gone;
+    }
+  }
+});
+
+async function listen(host: string, port = 0): Promise<number> {
+  const s = createServer();
+  servers.push(s);
+  await new Promise<void>((resolve, reject) => {
+    s.once('error', reject);
+    s.listen({ port, host }, () => resolve());
+  });
+  return (s.address() as { port: number }).port;
+}
+
+/** A port nobody uses right now: bound and released. */
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen({ port: 0, host: '127.0.0.1' }, () => r()));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe('probePorts on real sockets', () => {
+  it('says a free port is free', async () => {
+    const port = await freePort();
+    expect(await probePorts([{ name: 'frontend.http', port, process: 'frontend' }])).toEqual([
+      { name: 'frontend.http', port, free: true, holderPid: null, holderCmd: null },
+    ]);
+  });
+
+  it('finds a 0.0.0.0 listener held by this very process, with our pid and command', async () => {
+    const port = await listen('0.0.0.0');
+    const [f] = await probePorts([{ name: 'frontend.http', port, process: 'frontend' }]);
+    expect(f.free).toBe(false);
+    expect(f.holderPid).toBe(process.pid);
+    expect(f.holderCmd).toContain('node');
+  });
+
+  it('finds a 127.0.0.1-only listener of another process', async () => {
+    const code = 'import socket, sys\ns = socket.socket()\ns.bind(("127.0.0.1", 0))\ns.listen()\nprint(s.getsockname()[1], flush=True)\nsys.stdin.read()\n';
+    const child = spawn(PYTHON, ['-c', code], { stdio: ['pipe', 'pipe', 'inherit'] });
+    children.push(child);
+    const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+    const port = Number(line);
+    const [f] = await probePorts([{ name: 'agg-0.system', port, process: 'agg-0' }]);
+    expect(f).toMatchObject({ name: 'agg-0.system', port, free: false, holderPid: child.pid });
+    expect(f.holderCmd).toMatch(/python\S* -c import socket/);
+  });
+
+  it('finds an IPv6 loopback-only listener', async () => {
+    const port = await listen('::1');
+    const [f] = await probePorts([{ name: 'agg-0.kvEvents', port, process: 'agg-0' }]);
+    expect(f).toMatchObject({ free: false, holderPid: process.pid });
+  });
+
+  it('probes all ports at once and keeps the plan\'s order and names', async () => {
+    const taken = await listen('0.0.0.0');
+    const free = await freePort();
+    const out = await probePorts([
+      { name: 'frontend.http', port: free, process: 'frontend' },
+      { name: 'agg-0.system', port: taken, process: 'agg-0' },
+    ]);
+    expect(out.map((p) => [p.name, p.free])).toEqual([['frontend.http', true], ['agg-0.system', false]]);
+  });
+});
