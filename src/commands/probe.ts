@@ -151,5 +151,10 @@ export default async function probe(ctx: CommandContext, opts: ProbeOptions): Pr
     notes,
   });
   ctx.stdout.write(ctx.json ? `${JSON.stringify(doc)}\n` : formatProbeReport(doc));
+  if (stats.ok === 0) {
+    // Nothing was measured: that is a failed job, not an inconclusive measurement.
+    if (!ctx.json) ctx.stderr.write(`dynamo-dev: every request to ${url} failed: ${sends[0]?.error ?? 'no answer'}\n`);
+    return 1;
+  }
   return verdictExitCode(verdict);
 }

@@ -2,16 +2,16 @@ import { createReadStream } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
-import { prefilterRegExp, Scanner } from '../diagnose/scanner.js';
+import { prefilterRegExps, Scanner } from '../diagnose/scanner.js';
 import type { Finding, ScanResult } from '../diagnose/types.js';
 import { UserError } from '../errors.js';
 
 // Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should
-// take a few seconds): whole chunks are searched with one combined prefilter regex over a latin1
-// view (byte offsets = string offsets, and every needle is ASCII), and only the lines it hits are
+// take a few seconds): whole chunks are searched with the prefilter regexes over a latin1 view
+// (byte offsets = string offsets, and every needle is ASCII), and only the lines they hit are
 // decoded and matched per signature. Newlines are counted with Buffer.indexOf (memchr).
 
-const CHUNK = 4 << 20;
+const CHUNK = 2 << 20;
 /** A "line" longer than this is cut (memory stays bounded on files without newlines). */
 const MAX_LINE = 1 << 20;
 const NL = 10;
@@ -121,7 +121,7 @@ class LineSplitter {
   /** Bytes of an unfinished line carried over from the previous chunk. */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  private readonly pre = prefilterRegExp();
+  private readonly pres = prefilterRegExps();
 
   constructor(
     private readonly scanner: Scanner,
@@ -175,20 +175,38 @@ class LineSplitter {
   /** buf[start, end) holds complete lines, the last one ending with '\n'. */
   private block(buf: Buffer, start: number, end: number): void {
     const text = buf.toString('latin1', start, end);
-    const pre = this.pre;
-    pre.lastIndex = 0;
+    const starts = this.pres.length === 1 ? lineStartsHit(this.pres[0], text) : mergeSorted(this.pres.map((re) => lineStartsHit(re, text)));
     let counted = start; // newlines before this offset are already in this.lines
-    let m: RegExpExecArray | null;
-    while ((m = pre.exec(text)) !== null) {
-      const lineStart = start + text.lastIndexOf('\n', m.index) + 1;
-      const lineEnd = start + text.indexOf('\n', m.index);
+    for (const rel of starts) {
+      const lineStart = start + rel;
+      const lineEnd = start + text.indexOf('\n', rel);
       this.lines += countNewlines(buf, counted, lineStart);
       counted = lineStart;
       this.scanner.feed(this.file, this.lines + 1, buf.toString('utf8', lineStart, lineEnd));
-      pre.lastIndex = lineEnd - start + 1;
     }
     this.lines += countNewlines(buf, counted, end);
   }
+}
+
+/** Offsets (in text) of the starts of lines the regex hits, ascending, each line once. */
+function lineStartsHit(re: RegExp, text: string): number[] {
+  const out: number[] = [];
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    out.push(text.lastIndexOf('\n', m.index) + 1);
+    // Continue after this line: one hit per line is enough.
+    re.lastIndex = text.indexOf('\n', m.index) + 1;
+  }
+  return out;
+}
+
+/** Ascending union of ascending lists, duplicates removed. */
+function mergeSorted(lists: number[][]): number[] {
+  const nonEmpty = lists.filter((l) => l.length > 0);
+  if (nonEmpty.length <= 1) return nonEmpty[0] ?? [];
+  const all = nonEmpty.flat().sort((a, b) => a - b);
+  return all.filter((v, i) => i === 0 || v !== all[i - 1]);
 }
 
 function countNewlines(buf: Buffer, from: number, to: number): number {

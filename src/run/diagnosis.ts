@@ -45,6 +45,7 @@ export async function diagnoseLog(path: string): Promise<{ top: Diagnosis | null
     const ranked = rankFindings(scan.findings).map((f) => toDiagnosis(f, signatureFor(f.code)?.title));
     return { top: ranked[0] ?? null, all: ranked };
   } catch {
+    // A scan that fails (log unreadable) only costs the diagnosis; the last lines still show.
     return { top: null, all: [] };
   }
 }

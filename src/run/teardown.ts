@@ -72,38 +72,21 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   const notRunning = views.filter((v) => !v.live);
   o.onPlan?.({ runs: live, notRunning });
 
-  const targets: { run: string; t: StopTarget }[] = [];
-  for (const v of live) {
-    const supAlive = v.pids.includes(v.record.supervisor?.pid ?? -1);
-    for (const t of runTargets(v, supAlive)) targets.push({ run: v.record.id, t });
-  }
-  const runOf = new Map(targets.map((x) => [x.t, x.run]));
-  const tag = (t: StopTarget, r: StopResult): TeardownResult => ({ ...r, run: runOf.get(t) ?? null });
-  const byResultName = (run: string) => (r: TeardownResult) => r.run === run;
-
   const stopped: TeardownResult[] = [];
   const remaining: (Survivor & { run: string | null })[] = [];
-  if (targets.length > 0) {
-    const list = targets.map((x) => x.t);
-    const res = await stopTargets(list, {
-      graceMs: o.graceMs,
-      onProgress: (r) => {
-        const t = list.find((x) => x.name === r.name && x.pid === r.pid);
-        o.onProgress?.({ ...r, run: t ? runOf.get(t) ?? null : null });
-      },
-    });
-    res.stopped.forEach((r, i) => stopped.push(tag(list[i], r)));
-    for (const s of res.remaining) {
-      const t = list.find((x) => x.name === s.name);
-      remaining.push({ ...s, run: t ? runOf.get(t) ?? null : null });
-    }
+  // Every run at once (each run's processes at once too): a slow one never delays the others.
+  const perRun = await Promise.all(live.map(async (v) => {
+    const run = v.record.id;
+    const supAlive = v.pids.includes(v.record.supervisor?.pid ?? -1);
+    const res = await stopTargets(runTargets(v, supAlive), { graceMs: o.graceMs, onProgress: (r) => o.onProgress?.({ ...r, run }) });
     // Re-read: the supervisor may have written exit codes meanwhile; our marks go on top.
-    for (const v of live) {
-      const rec = await readRun(o.stateDir, v.record.id).catch(() => v.record);
-      const mine = stopped.filter(byResultName(v.record.id));
-      const clean = !remaining.some((s) => s.run === v.record.id);
-      await writeRun(o.stateDir, markStopped(rec, mine, clean));
-    }
+    const rec = await readRun(o.stateDir, run).catch(() => v.record);
+    await writeRun(o.stateDir, markStopped(rec, res.stopped, res.remaining.length === 0));
+    return { run, res };
+  }));
+  for (const { run, res } of perRun) {
+    stopped.push(...res.stopped.map((r) => ({ ...r, run })));
+    remaining.push(...res.remaining.map((s) => ({ ...s, run })));
   }
 
   let orphanCount = 0;

@@ -130,6 +130,13 @@ describe('dynamo-dev probe', () => {
     expect(r.stderr).toMatch(/--url: "localhost:8000" must start with http:\/\/ or https:\/\//);
   });
 
+  it('a model the frontend does not serve: every request fails, the reason is shown, exit 1', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2' });
+    const r = await runCli(['probe', '--url', fe.url, '--model', 'no/such-model', '--prefixes', '2', '--repeats', '2', '--prefix-tokens', '32'], fakeEnv(home));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/every request to http:\/\/127\.0\.0\.1:\d+ failed: .*HTTP 404: Model not found: no\/such-model/);
+  });
+
   it('a frontend with no model listed yet says so (exit 1)', async () => {
     fe = await startFakeFrontend(['--router-mode', 'kv'], { DYN_FILE_KV: join(home.dir, 'discovery') });
     const r = await runCli(['probe', '--url', fe.url, ...SMALL], fakeEnv(home));

@@ -41,7 +41,7 @@ describe('--script generator', () => {
     const text = await scriptFor('agg-router');
     const sleeps = [...text.matchAll(/sleep ([\d.]+)/g)].map((m) => Number(m[1]));
     expect(sleeps.every((s) => s <= 0.2)).toBe(true);
-    const waitAgg0 = text.indexOf("wait_log agg-0 'GPU KV cache size: [0-9,]+ tokens'");
+    const waitAgg0 = text.indexOf("wait_log agg-0 'GPU KV cache size: ([0-9,]+) tokens'");
     expect(waitAgg0).toBeGreaterThan(text.indexOf('start agg-0'));
     expect(waitAgg0).toBeLessThan(text.indexOf('start agg-1'));
     expect(text).toContain(`wait_http agg-1 http://127.0.0.1:8082/health '"status": *"ready"'`);
