@@ -132,7 +132,8 @@ async function makeRenderer(ctx: CommandContext, plan: Plan, runId: string): Pro
       async close() {},
     };
   }
-  if (ctx.interactive) {
+  // A terminal that reports no width (some CI pseudo-TTYs) would wrap every character: plain lines.
+  if (ctx.interactive && (ctx.stdout.columns ?? 0) >= 40) {
     const { mountUpView } = await import('../ui/up-view.js');
     return mountUpView(plan, runId, ctx.stdout as NodeJS.WriteStream);
   }

@@ -90,8 +90,8 @@ export function followFile(path: string, onLine: (line: string) => void, opts: F
     setImmediate(drain);
   };
 
+  // Keeps the process alive while following (stop() releases it).
   const timer = setInterval(drain, opts.pollMs ?? 100);
-  timer.unref();
   drain();
 
   return {

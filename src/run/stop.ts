@@ -152,7 +152,11 @@ export async function stopTargets(
 
   const deadline = t0 + Math.max(0, opts.graceMs);
   while (tracked.some((t) => !t.done)) {
-    await delay(pollMs);
+    // Fast while a clean shutdown is likely; then a lighter pace (a /proc scan reads every process),
+    // waking exactly at the deadline so SIGKILL is never late.
+    const now0 = performance.now();
+    const pace = now0 - t0 < 1000 || (now0 >= deadline && now0 - deadline < 500) ? pollMs : Math.max(pollMs, 50);
+    await delay(now0 < deadline ? Math.max(1, Math.min(pace, deadline - now0)) : pace);
     scan = scanProc();
     index = indexScan(scan);
     const now = performance.now();

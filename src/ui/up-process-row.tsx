@@ -27,7 +27,7 @@ export function UpProcessRow({ row, nameWidth, frame, now, lineWidth }: UpProces
       <Text color={COLOR[row.state]}>{mark} </Text>
       <Text bold>{row.name.padEnd(nameWidth)}</Text>
       <Text color={COLOR[row.state]}> {STATE_LABEL[row.state].padEnd(12)}</Text>
-      <Text dimColor> {(row.state === 'waiting' ? '' : formatElapsed(now - row.since)).padStart(6)}</Text>
+      <Text dimColor> {(row.state === 'waiting' ? '' : formatElapsed((row.doneAt ?? now) - row.since)).padStart(6)}</Text>
       <Text> {kv.padEnd(10)} {gpu.padEnd(8)}</Text>
       <Text dimColor> {line}</Text>
     </Box>

@@ -13,6 +13,8 @@ export interface Row {
   pid: number | null;
   /** When the current phase started (ms epoch): spawned, or the wait began. */
   since: number;
+  /** When it became ready or ended: the elapsed time stops there. */
+  doneAt: number | null;
   lastLine: string;
 }
 
@@ -28,7 +30,7 @@ export interface UpViewState {
 export function initialState(plan: Plan, now = Date.now()): UpViewState {
   return {
     rows: plan.processes.map((p) => ({
-      name: p.name, role: p.role, state: 'waiting', kvTokens: null, fraction: p.gpuMemoryUtilization, pid: null, since: now, lastLine: '',
+      name: p.name, role: p.role, state: 'waiting', kvTokens: null, fraction: p.gpuMemoryUtilization, pid: null, since: now, doneAt: null, lastLine: '',
     })),
     ready: null, exited: [], failed: null, stopped: null, preflight: null,
   };
@@ -41,9 +43,12 @@ const patch = (s: UpViewState, name: string, f: (r: Row) => Row): UpViewState =>
 export function reduce(s: UpViewState, e: UpEvent, now = Date.now()): UpViewState {
   switch (e.event) {
     case 'starting':
-      return patch(s, e.process, (r) => ({ ...r, pid: e.pid, since: now }));
+      return patch(s, e.process, (r) => ({ ...r, pid: e.pid, since: now, doneAt: null }));
     case 'state':
-      return patch(s, e.process, (r) => ({ ...r, state: e.state, kvTokens: e.kvTokens ?? r.kvTokens, pid: e.pid ?? r.pid }));
+      return patch(s, e.process, (r) => ({
+        ...r, state: e.state, kvTokens: e.kvTokens ?? r.kvTokens, pid: e.pid ?? r.pid,
+        doneAt: r.doneAt ?? (e.state === 'ready' || e.state === 'failed' || e.state === 'stopped' || e.state === 'exited' ? now : null),
+      }));
     case 'log-ready':
       return patch(s, e.process, (r) => ({ ...r, kvTokens: e.kvTokens }));
     case 'line':

@@ -20,7 +20,7 @@ afterEach(() => killStarted());
 afterAll(() => homes.forEach((h) => h.cleanup()));
 
 interface Doc {
-  stopped: { name: string; pid: number; signal: string | null; ms: number; note?: string }[];
+  stopped: { name: string; pid: number; signal: string | null; ms: number; note?: string; run?: string | null }[];
   remaining: { name: string; pid: number; cmd: string }[];
 }
 const readRecord = (stateDir: string, id: string): RunRecord => JSON.parse(readFileSync(join(stateDir, 'runs', id, 'run.json'), 'utf8'));
@@ -186,6 +186,19 @@ describe('teardown of recorded runs', () => {
     const doc = JSON.parse(r.stdout) as Doc;
     expect(doc.stopped.map((s) => [s.name, s.signal])).toEqual([['supervisor', 'SIGTERM'], ['agg-0', 'SIGTERM']]);
     expect(isAlive(sup.pid)).toBe(false);
+  });
+
+  it('stops every live run at once; same process names in two runs are told apart by run id', async () => {
+    const h = home();
+    const [a, b] = await Promise.all([spawnTree('honour'), spawnTree('honour')]);
+    for (const [id, t] of [['run-a', a], ['run-b', b]] as const) {
+      await writeFakeRun(h.stateDir, { id, supervisor: { pid: deadPid(), startTicks: 1, detached: true }, processes: [{ name: 'agg-0', pid: t.pid, startTicks: t.startTicks }] });
+    }
+    const r = await runCli(['teardown', '--json'], h.env);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as Doc;
+    expect(doc.stopped.map((s) => [s.run, s.name, s.pid, s.signal]).sort()).toEqual([['run-a', 'agg-0', a.pid, 'SIGTERM'], ['run-b', 'agg-0', b.pid, 'SIGTERM']]);
+    expect([readRecord(h.stateDir, 'run-a').state, readRecord(h.stateDir, 'run-b').state]).toEqual(['stopped', 'stopped']);
   });
 
   it('with no live run says so and exits 0', async () => {

@@ -1,0 +1,83 @@
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fakeEnv, runCli, SAMPLES, tempHome } from '../helpers/cli.js';
+
+const LOGS = join(SAMPLES, 'logs');
+const EXPECTED: Record<string, { codes: string[]; exit: number }> = {
+  'frontend-kv-events-disabled.jsonl': { codes: ['dynamo.kv-events-disabled'], exit: 0 },
+  'frontend-kv-events-disabled.log': { codes: ['dynamo.kv-events-disabled'], exit: 0 },
+  'worker-agg-ready.log': { codes: ['vllm.kv-size'], exit: 0 },
+  'worker-combined-kv-line.log': { codes: ['vllm.kv-size'], exit: 0 },
+  'worker-error804.log': { codes: ['cuda.error804'], exit: 1 },
+  'worker-free-memory.log': { codes: ['vllm.free-memory'], exit: 1 },
+  'worker-lock-wait.log': { codes: ['hf.lock-wait'], exit: 0 },
+  'worker-ucx-no-am.log': { codes: ['ucx.no-am-transport'], exit: 1 },
+};
+
+let home: ReturnType<typeof tempHome>;
+let env: Record<string, string | undefined>;
+beforeEach(() => {
+  home = tempHome('dd-e2e-diagnose-');
+  env = fakeEnv(home);
+});
+afterEach(() => home.cleanup());
+
+describe('dynamo-dev diagnose', () => {
+  for (const [name, want] of Object.entries(EXPECTED)) {
+    it(`${name}: ${want.codes.join(', ')} and exit ${want.exit}`, async () => {
+      const r = await runCli(['diagnose', '--json', join(LOGS, name)], env);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(want.exit);
+      const doc = JSON.parse(r.stdout);
+      expect(doc.findings.map((f: { code: string }) => f.code)).toEqual(want.codes);
+    });
+  }
+
+  it('--json is exactly {files, bytes, findings[{code, severity, count, file, line, text, explanation, fix}]}', async () => {
+    const r = await runCli(['diagnose', '--json', join(LOGS, 'worker-free-memory.log'), join(LOGS, 'worker-agg-ready.log')], env);
+    const doc = JSON.parse(r.stdout);
+    expect(Object.keys(doc)).toEqual(['files', 'bytes', 'findings']);
+    expect(doc.files).toBe(2);
+    expect(doc.bytes).toBe(readFileSync(join(LOGS, 'worker-free-memory.log')).length + readFileSync(join(LOGS, 'worker-agg-ready.log')).length);
+    for (const f of doc.findings) expect(Object.keys(f)).toEqual(['code', 'severity', 'count', 'file', 'line', 'text', 'explanation', 'fix']);
+    expect(doc.findings[0]).toMatchObject({ code: 'vllm.free-memory', severity: 'error', count: 1, file: join(LOGS, 'worker-free-memory.log'), line: 1 });
+    expect(doc.findings[1]).toMatchObject({ code: 'vllm.kv-size', severity: 'info', line: 11 });
+  });
+
+  it('a folder: each code once with its total count, errors first, in human text', async () => {
+    const dir = join(home.dir, 'logs');
+    mkdirSync(join(dir, 'old'), { recursive: true });
+    for (const name of Object.keys(EXPECTED)) copyFileSync(join(LOGS, name), join(dir, name));
+    writeFileSync(join(dir, 'old', 'agg-0.log.gz'), gzipSync(readFileSync(join(LOGS, 'worker-lock-wait.log'))));
+    const r = await runCli(['diagnose', dir], env);
+    expect(r.code).toBe(1);
+    const out = r.stdout;
+    expect(out.indexOf('Errors (3)')).toBeLessThan(out.indexOf('Warnings (2)'));
+    expect(out.indexOf('Warnings (2)')).toBeLessThan(out.indexOf('Info (1)'));
+    expect(out.match(/hf\.lock-wait /g)).toHaveLength(1);
+    expect(out).toContain('hf.lock-wait  Waiting for a Hugging Face download lock  (4 times)');
+    expect(out).toContain('vllm.kv-size  KV cache allocated  (2 times)');
+    expect(out).toContain(`first at ${join(dir, 'worker-error804.log')}:2`);
+    expect(out).toContain('fix: ');
+    expect(out).toMatch(/9 files, [\d.]+ KiB scanned in \d+ ms: 3 errors, 2 warnings, 1 info$/);
+    expect(out).not.toMatch(/\x1b\[/);
+  });
+
+  it('a healthy log: says so and exits 0', async () => {
+    const f = join(home.dir, 'ok.log');
+    writeFileSync(f, 'INFO 10-07 05:12:09 [model.py:1510] Using max model len 4096\n');
+    const r = await runCli(['diagnose', f], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('No known failure signature found.');
+  });
+
+  it('a bad path: exit 2 with one line naming it', async () => {
+    const missing = join(home.dir, 'nope.log');
+    const r = await runCli(['diagnose', missing], env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([`dynamo-dev: ${missing}: no such file or folder; pass log files or folders`]);
+  });
+});

@@ -1,0 +1,81 @@
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import check from '../../../src/doctor/checks/kv.allocated.js';
+import { fakeFacts } from '../../helpers/facts.js';
+import { pathLogs, routerPlan, runLogs, runOf, sample } from './helpers.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'dd-kvalloc-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('kv.allocated', () => {
+  it('skips without logs', async () => {
+    expect((await check.run(fakeFacts({ logs: null }))).status).toBe('skip');
+  });
+
+  it('passes when every worker logged a KV size >= max model length; evidence: tokens per worker', async () => {
+    const plan = routerPlan();
+    const run = runOf(plan, { frontend: sample('frontend-kv-events-disabled.log'), 'agg-0': sample('worker-agg-ready.log'), 'agg-1': sample('worker-combined-kv-line.log') });
+    const r = await check.run(fakeFacts({ run, logs: await runLogs(run) }, { plan }));
+    expect(r.status).toBe('pass');
+    expect(r.summary).toContain('agg-0 14,816');
+    expect(r.summary).toContain('agg-1 9,152');
+    expect(r.evidence).toMatchObject({ maxModelLen: 4096, kvTokens: { 'agg-0': 14816, 'agg-1': 9152 } });
+  });
+
+  it('fails naming the worker that never logged its KV size, and why (lock wait)', async () => {
+    const plan = routerPlan();
+    const run = runOf(plan, { 'agg-0': sample('worker-agg-ready.log'), 'agg-1': sample('worker-lock-wait.log') });
+    const r = await check.run(fakeFacts({ run, logs: await runLogs(run) }, { plan }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toContain('agg-1');
+    expect(r.summary).not.toContain('agg-0');
+    expect(r.details[0]).toMatch(/^agg-1 never logged its KV cache size: hf\.lock-wait at agg-1 \(.*worker-lock-wait\.log:2\): .*Still waiting to acquire lock/);
+    expect(r.fix).toContain('hf download');
+  });
+
+  it('explains a missing KV line with Error 804 and with free memory', async () => {
+    const plan = routerPlan();
+    const run = runOf(plan, { 'agg-0': sample('worker-error804.log'), 'agg-1': sample('worker-free-memory.log') });
+    const r = await check.run(fakeFacts({ run, logs: await runLogs(run) }, { plan }));
+    expect(r.status).toBe('fail');
+    expect(r.details[0]).toContain('cuda.error804');
+    expect(r.details[1]).toContain('vllm.free-memory');
+  });
+
+  it('fails when a worker holds fewer tokens than the max model length', async () => {
+    const plan = routerPlan();
+    const small = join(dir, 'agg-1.log');
+    writeFileSync(small, '(EngineCore pid=1) INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 2,048 tokens\n');
+    const run = runOf(plan, { 'agg-0': sample('worker-agg-ready.log'), 'agg-1': small });
+    const r = await check.run(fakeFacts({ run, logs: await runLogs(run) }, { plan }));
+    expect(r.status).toBe('fail');
+    expect(r.details[0]).toBe('agg-1: 2,048 KV tokens < max model length 4,096: one full-length request does not fit');
+    expect(r.fix).toContain('gpuMemoryUtilization');
+  });
+
+  it('warns (not fails) while a live run\'s worker is still starting', async () => {
+    const plan = routerPlan();
+    const starting = join(dir, 'agg-1.log');
+    writeFileSync(starting, 'INFO 10-07 05:12:09 [model.py:547] Resolved architecture: Qwen3ForCausalLM\n');
+    const run = runOf(plan, { 'agg-0': sample('worker-agg-ready.log'), 'agg-1': starting }, { live: true, states: { 'agg-1': 'loading' } });
+    const r = await check.run(fakeFacts({ run, logs: await runLogs(run) }, { plan }));
+    expect(r.status).toBe('warn');
+    expect(r.details[0]).toContain('agg-1: no KV cache size logged yet (state loading)');
+  });
+
+  it('with --logs judges the files that look like worker logs', async () => {
+    copyFileSync(sample('worker-agg-ready.log'), join(dir, 'worker-a.log'));
+    copyFileSync(sample('worker-lock-wait.log'), join(dir, 'worker-b.log'));
+    copyFileSync(sample('frontend-kv-events-disabled.log'), join(dir, 'frontend.log'));
+    const logs = await pathLogs([dir]);
+    const r = await check.run(fakeFacts({ logs }));
+    expect(r.status).toBe('fail');
+    expect(Object.keys(r.evidence.kvTokens as object).sort()).toEqual([join(dir, 'worker-a.log'), join(dir, 'worker-b.log')]);
+    expect(r.details[0]).toContain('worker-b.log never logged its KV cache size: hf.lock-wait');
+  });
+});
