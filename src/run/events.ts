@@ -37,6 +37,8 @@ export type UpEvent =
       process: string;
       code: number | null;
       signal: string | null;
+      /** The process could not be started at all (interpreter not found...). */
+      error: string | null;
       /** Root cause from the signature table, null when nothing known matched. */
       diagnosis: Diagnosis | null;
       afterReady: boolean;

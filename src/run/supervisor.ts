@@ -275,17 +275,22 @@ export class Supervisor extends EventEmitter {
     this.setState(p, 'failed');
     const { top } = await diagnoseLog(p.rec.log);
     if (this.finishing) return;
-    const how = info.error ?? (info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`);
     this.emitEvent({
-      event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, diagnosis: top, afterReady: this.everReady,
+      event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, error: info.error, diagnosis: top, afterReady: this.everReady,
       lastLines: [...p.lines], log: p.rec.log,
     });
-    await this.fail({ reason: `${p.spec.name} ${how} ${this.everReady ? 'after the run was ready' : 'before it was ready'}`, proc: p, diagnosis: top });
+    const reason = info.error
+      ? `${p.spec.name} could not be started: ${info.error}`
+      : `${p.spec.name} ${info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`} ${this.everReady ? 'after the run was ready' : 'before it was ready'}`;
+    const hint = info.error ? `check the interpreter: --python PATH, $DYNAMO_DEV_PYTHON or the recipe's python (now ${p.spec.argv[0]})` : undefined;
+    await this.fail({ reason, proc: p, diagnosis: top, hint });
   }
 
   private async onDeadline(): Promise<void> {
     if (this.finishing || this.everReady) return;
-    const stuck = this.procs.find((p) => p.rec.state !== 'ready') ?? null;
+    // A worker behind is the cause; the frontend waiting for the model is only its symptom.
+    const stuck = this.procs.find((p) => p.spec.role !== 'frontend' && p.rec.state !== 'ready')
+      ?? this.procs.find((p) => p.rec.state !== 'ready') ?? null;
     const what = stuck ? `${stuck.spec.name} is still ${describeWait(stuck)}` : 'not every process is ready';
     await this.fail({ reason: `not ready after ${Math.round(this.o.readyTimeoutMs / 1000)} s: ${what}`, proc: stuck });
   }

@@ -43,10 +43,11 @@ function lastLines(lines: string[], indent = '  ', n = 12): string[] {
 }
 
 export function formatExited(e: Ev<'exited'>): string {
-  const how = e.signal ? `was killed by ${e.signal}` : `exited with code ${e.code}`;
-  const out = [chalk.red.bold(`✗ ${e.process} ${how} ${e.afterReady ? 'after the run was ready' : 'before it was ready'}`)];
+  const how = e.error ? `could not be started: ${e.error}`
+    : `${e.signal ? `was killed by ${e.signal}` : `exited with code ${e.code}`} ${e.afterReady ? 'after the run was ready' : 'before it was ready'}`;
+  const out = [chalk.red.bold(`✗ ${e.process} ${how}`)];
   if (e.diagnosis) out.push(...formatDiagnosis(e.diagnosis));
-  else out.push('  no known failure signature in its log (see the last lines)');
+  else if (!e.error) out.push('  no known failure signature in its log (see the last lines)');
   out.push(...lastLines(e.lastLines));
   out.push(`  log: ${e.log}`);
   return `${out.join('\n')}\n`;

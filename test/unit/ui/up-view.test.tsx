@@ -67,7 +67,7 @@ describe('plain lines (no TTY)', () => {
       .toBe('starting agg-1 (pid 43) after agg-0 logged its KV cache size\n');
     expect(plainText({ event: 'log-ready', process: 'agg-0', kvTokens: 14_816, ms: 812 }, seen).out).toBe('agg-0: KV cache 14,816 tokens (0.8 s)\n');
     const ex = plainText({
-      event: 'exited', process: 'agg-1', code: 1, signal: null, diagnosis, afterReady: false,
+      event: 'exited', process: 'agg-1', code: 1, signal: null, error: null, diagnosis, afterReady: false,
       lastLines: ['RuntimeError: Engine core initialization failed.'], log: '/s/runs/r1/logs/agg-1.log',
     }, seen).err!;
     expect(ex).toContain('✗ agg-1 exited with code 1 before it was ready');

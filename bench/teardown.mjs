@@ -1,0 +1,58 @@
+// teardown of three process trees that honour SIGTERM (leader + VLLM::EngineCore child each,
+// detached like the supervisor spawns them): target under 1 s for the whole CLI call.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BIN, FIXTURES, ROOT, median, report, timeRun } from './lib.mjs';
+
+const { descendants, readStartTicks } = await import(join(ROOT, 'dist', 'run', 'proc.js'));
+const { writeRun } = await import(join(ROOT, 'dist', 'run', 'state.js'));
+
+async function tree() {
+  const child = spawn('bash', [join(FIXTURES, 'proc-trees', 'tree.sh'), 'honour'], { detached: true, stdio: 'ignore' });
+  child.unref();
+  const pid = child.pid;
+  for (let i = 0; i < 500; i++) {
+    const d = descendants(pid);
+    if (d.some((x) => x.cmd.startsWith('VLLM::EngineCore'))) return { pid, startTicks: readStartTicks(pid), descendants: d };
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('tree did not start');
+}
+
+const rounds = 5;
+const ms = [];
+for (let round = 0; round < rounds; round++) {
+  const dir = mkdtempSync(join(tmpdir(), 'dd-bench-td-'));
+  const stateDir = join(dir, 'state');
+  const trees = await Promise.all([tree(), tree(), tree()]);
+  const now = new Date().toISOString();
+  const id = `bench-${round}`;
+  await writeRun(stateDir, {
+    id, recipe: 'agg', model: 'm', createdAt: now, updatedAt: now,
+    supervisor: { pid: 999999, startTicks: null, detached: true }, state: 'ready', frontendUrl: 'http://127.0.0.1:1',
+    plan: { recipe: 'agg', model: 'm', engine: 'vllm', gpu: { index: 0, totalMiB: null }, budget: { fractionSum: 0, limit: 0.9, budgetMiB: null },
+      maxModelLen: 4096, router: { mode: 'round-robin', kvEvents: true }, disaggregated: false, frontendUrl: 'http://127.0.0.1:1', runDir: join(stateDir, 'runs', id), processes: [] },
+    processes: trees.map((t, i) => ({
+      name: `agg-${i}`, role: 'agg', pid: t.pid, pgid: t.pid, startTicks: t.startTicks, startedAt: now, argv: [], env: {}, ports: {},
+      gpuMemoryUtilization: 0.3, state: 'ready', kvTokens: 1, exitCode: null, signal: null, log: join(stateDir, 'runs', id, 'logs', `agg-${i}.log`),
+      descendants: t.descendants,
+    })),
+  });
+  const r = timeRun(process.execPath, [BIN, 'teardown', '--json'], { ...process.env, DYNAMO_DEV_HOME: stateDir });
+  const doc = JSON.parse(r.stdout);
+  if (r.status !== 0 || doc.remaining.length > 0) {
+    console.error('teardown left processes behind', r.stdout, r.stderr);
+    for (const t of trees) try { process.kill(-t.pid, 'SIGKILL'); } catch {}
+    process.exit(1);
+  }
+  ms.push(r.ms);
+  rmSync(dir, { recursive: true, force: true });
+}
+const m = median(ms);
+report([
+  ['teardown of 3 trees, whole CLI call (median)', `${m.toFixed(0)} ms (target < 1000 ms)`],
+  ['slowest of 5', `${Math.max(...ms).toFixed(0)} ms`],
+]);
+process.exit(m < 1000 ? 0 : 1);
