@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Benchmark of `dynamo-dev diagnose` on a generated 1 GiB log against `grep -E -c` with the same
-// patterns (the signatures' prefilter needles). Needs a build (npm run build). Prints a table,
+// patterns: the signatures' needles, the literals diagnose itself searches for before matching a
+// line in full (so both count the same lines). Needs a build (npm run build). Prints a table,
 // deletes the log, and exits 1 when diagnose takes more than 3x grep's time or more than 200 MB
 // of peak RSS. DD_BENCH_MIB=256 makes a smaller log.
 import { spawn } from 'node:child_process';
@@ -16,6 +17,10 @@ const MAX_RATIO = 3;
 const MAX_RSS_MB = 200;
 const SIZE = Number(process.env.DD_BENCH_MIB ?? 1024) * 1024 * 1024;
 
+if (!existsSync(join(ROOT, 'dist', 'diagnose', 'signatures.js'))) {
+  console.error('bench/diagnose.mjs: no build in dist/; run `npm run build` first');
+  process.exit(2);
+}
 const { SIGNATURES } = await import(join(ROOT, 'dist', 'diagnose', 'signatures.js'));
 const needles = [...new Set(SIGNATURES.flatMap((s) => s.needles))];
 const grepPattern = needles.map((n) => n.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&')).join('|');

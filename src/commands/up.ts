@@ -119,6 +119,10 @@ async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python
     event: 'preflight', ok,
     checks: outcomes.map(({ id, title, status, summary, details, fix }) => ({ id, title, status, summary, details, fix })),
   });
+  if (!ok) {
+    const failed = outcomes.filter((o) => o.status === 'fail').map((o) => o.id);
+    emit({ event: 'failed', reason: `preflight: ${failed.join(', ')} failed; nothing was started`, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
+  }
   return ok;
 }
 

@@ -7,11 +7,12 @@ import type { Finding, ScanResult } from '../diagnose/types.js';
 import { UserError } from '../errors.js';
 
 // Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should
-// take a few seconds): whole chunks are searched with the prefilter regexes over a latin1 view
+// take a few seconds): whole chunks are searched with the prefilter regexes over an ascii view
 // (byte offsets = string offsets, and every needle is ASCII), and only the lines they hit are
 // decoded and matched per signature. Newlines are counted with Buffer.indexOf (memchr).
 
-const CHUNK = 2 << 20;
+// 1 MiB: above Node's threshold (~1,007 KiB) for making the ascii view an external string (see block()).
+const CHUNK = 1 << 20;
 /** A "line" longer than this is cut (memory stays bounded on files without newlines). */
 const MAX_LINE = 1 << 20;
 const NL = 10;
@@ -89,11 +90,16 @@ async function scanFile(scanner: Scanner, file: string): Promise<void> {
   scanner.addFile(file);
   const splitter = new LineSplitter(scanner, file);
   if (/\.gz$/i.test(file)) {
-    const stream = createReadStream(file, { highWaterMark: 1 << 20 }).pipe(createGunzip({ chunkSize: 1 << 20 }));
+    const source = createReadStream(file, { highWaterMark: 1 << 20 });
+    const stream = createGunzip({ chunkSize: 1 << 20 });
+    // pipe() does not forward read errors: without this an unreadable file would hang the loop.
+    source.on('error', (err) => stream.destroy(err));
+    source.pipe(stream);
     try {
       for await (const chunk of stream) splitter.push(chunk as Buffer, false);
     } catch (err) {
-      throw new UserError(`${file}: cannot decompress (${(err as Error).message})`);
+      const e = err as NodeJS.ErrnoException;
+      throw new UserError(e.syscall ? `${file}: cannot read (${e.code ?? e.message})` : `${file}: cannot decompress (${e.message})`);
     }
   } else {
     // Plain files: read into one reused buffer (no per-chunk allocation).
@@ -174,12 +180,15 @@ class LineSplitter {
 
   /** buf[start, end) holds complete lines, the last one ending with '\n'. */
   private block(buf: Buffer, start: number, end: number): void {
-    const text = buf.toString('latin1', start, end);
-    const starts = this.pres.length === 1 ? lineStartsHit(this.pres[0], text) : mergeSorted(this.pres.map((re) => lineStartsHit(re, text)));
+    // 'ascii' maps each byte to one char (high bit dropped), so string offsets are byte offsets, and
+    // for chunks >= 1 MiB Node hands V8 an external string: ~4x cheaper than 'latin1' (measured).
+    // Every needle is ASCII, so no hit is lost; a masked UTF-8 byte can only add a candidate,
+    // which the real match on the UTF-8 decoded line rejects. Line bounds come from the Buffer.
+    const text = buf.toString('ascii', start, end);
+    const starts = this.pres.length === 1 ? lineStartsHit(this.pres[0], text, buf, start) : mergeSorted(this.pres.map((re) => lineStartsHit(re, text, buf, start)));
     let counted = start; // newlines before this offset are already in this.lines
-    for (const rel of starts) {
-      const lineStart = start + rel;
-      const lineEnd = start + text.indexOf('\n', rel);
+    for (const lineStart of starts) {
+      const lineEnd = buf.indexOf(NL, lineStart);
       this.lines += countNewlines(buf, counted, lineStart);
       counted = lineStart;
       this.scanner.feed(this.file, this.lines + 1, buf.toString('utf8', lineStart, lineEnd));
@@ -188,15 +197,16 @@ class LineSplitter {
   }
 }
 
-/** Offsets (in text) of the starts of lines the regex hits, ascending, each line once. */
-function lineStartsHit(re: RegExp, text: string): number[] {
+/** Buffer offsets of the starts of lines the regex hits (text = buf from `base`), ascending, each line once. */
+function lineStartsHit(re: RegExp, text: string, buf: Buffer, base: number): number[] {
   const out: number[] = [];
   re.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) !== null) {
-    out.push(text.lastIndexOf('\n', m.index) + 1);
+    const at = base + m.index;
+    out.push(at === 0 ? 0 : buf.lastIndexOf(NL, at - 1) + 1);
     // Continue after this line: one hit per line is enough.
-    re.lastIndex = text.indexOf('\n', m.index) + 1;
+    re.lastIndex = buf.indexOf(NL, at) - base + 1;
   }
   return out;
 }

@@ -43,10 +43,10 @@ export function spawnLogged(argv: string[], env: NodeJS.ProcessEnv, logFile: str
       if (pid === null) {
         try {
           const efd = openSync(logFile, 'a');
-          writeSync(efd, `dynamo-dev: cannot start ${argv[0]}: ${err.code === 'ENOENT' ? 'not found on PATH' : err.message}\n`);
+          writeSync(efd, `dynamo-dev: cannot start ${argv[0]}: ${err.code === 'ENOENT' ? 'no such program (not found on PATH)' : err.message}\n`);
           closeSync(efd);
         } catch { /* the log dir vanished; the event still says why */ }
-        resolve({ code: null, signal: null, error: `cannot start ${argv[0]}: ${err.code === 'ENOENT' ? 'not found on PATH' : err.message}` });
+        resolve({ code: null, signal: null, error: `cannot start ${argv[0]}: ${err.code === 'ENOENT' ? 'no such program (not found on PATH)' : err.message}` });
       }
     });
     child.once('exit', (code, signal) => resolve({ code, signal, error: null }));

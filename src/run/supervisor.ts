@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
 import type { Plan, PlannedProcess } from '../plan/types.js';
 import { logPath } from './paths.js';
 import type { DescendantRecord, ProcessRecord, ProcessState, RunRecord, RunState } from './types.js';
@@ -38,7 +39,7 @@ export interface SupervisorOptions {
 
 export type SupervisorResult =
   | { outcome: 'detached'; code: 0 }
-  | { outcome: 'stopped'; code: 0; signal: string }
+  | { outcome: 'stopped'; code: 0 | 1; signal: string }
   | { outcome: 'failed'; code: 1; reason: string };
 
 const LAST_LINES = 20;
@@ -100,6 +101,9 @@ export class Supervisor extends EventEmitter {
 
   /** Runs until detached-and-ready, a user stop, or a failure. */
   async run(): Promise<SupervisorResult> {
+    // The per-run discovery directory (DYN_FILE_KV) exists before anyone registers in it.
+    const dirs = new Set(this.o.plan.processes.map((p) => p.env.DYN_FILE_KV).filter((d): d is string => Boolean(d)));
+    for (const d of dirs) mkdirSync(d, { recursive: true });
     await writeRun(this.o.stateDir, this.record);
     if (this.o.handleSignals !== false) {
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as NodeJS.Signals[]) {
@@ -126,7 +130,8 @@ export class Supervisor extends EventEmitter {
     this.setRunState('stopped');
     await this.flush();
     this.emitEvent({ event: 'stopped', runId: this.o.runId, reason: 'user', stopped, remaining });
-    this.resolveDone({ outcome: 'stopped', code: 0, signal });
+    // Something that survived SIGKILL is a failed stop, as for teardown.
+    this.resolveDone({ outcome: 'stopped', code: remaining.length > 0 ? 1 : 0, signal });
   }
 
   // ---- starting ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ export function formatReady(e: Ev<'ready'>): string {
   const w = Math.max(...e.workers.map((x) => x.name.length), 8);
   for (const x of e.workers) {
     const f = x.gpuMemoryUtilization !== null ? `gpu ${x.gpuMemoryUtilization}` : 'no gpu';
-    out.push(`  ${x.name.padEnd(w)}  KV ${num(x.kvTokens)} tokens  ${f}`);
+    out.push(`  ${x.name.padEnd(w)}  ${x.kvTokens !== null ? `KV ${num(x.kvTokens)} tokens` : 'no KV line'}  ${f}`);
   }
   out.push('  logs');
   for (const [name, path] of Object.entries(e.logs)) out.push(`    ${name.padEnd(w)}  ${path}`);

@@ -30,7 +30,9 @@ export function UpView({ plan, runId, columns, subscribe }: UpViewProps) {
   const seen = new Set(state.exited.map((e) => e.process));
   return (
     <Box flexDirection="column">
-      {state.preflight && !state.preflight.ok ? <Text>{formatPreflightFailures(state.preflight).trimEnd()}</Text> : null}
+      {state.preflight && state.preflight.checks.some((c) => c.status === 'fail' || c.status === 'warn')
+        ? <Text>{formatPreflightFailures(state.preflight).trimEnd()}</Text>
+        : null}
       <Text bold>
         up {plan.recipe} <Text dimColor>· {plan.model} · run {runId}</Text>
       </Text>

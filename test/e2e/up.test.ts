@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
@@ -24,14 +24,29 @@ interface Started {
 
 const homes: ReturnType<typeof tempHome>[] = [];
 const children: ChildProcess[] = [];
-let portBlock = 0;
 
-/** A fresh state dir + fake env and a block of ports no other test (file) uses. */
-function setup(vars: Record<string, string> = {}) {
+/** True when nothing listens on the port (we can bind it ourselves). */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A fresh state dir + fake env and a block of free ports. Random blocks below the ephemeral range
+ * (32768+), each port checked, so parallel test files (and other engineers' fakes) never collide.
+ */
+async function setup(vars: Record<string, string> = {}) {
   const h = tempHome('dd-up-');
   homes.push(h);
-  // Below the ephemeral range (32768+), so no outgoing connection of another test takes one by chance.
-  const base = 23_000 + (process.pid % 30) * 200 + (portBlock++ % 10) * 20;
+  let base = 0;
+  for (let attempt = 0; attempt < 50 && base === 0; attempt++) {
+    const b = 21_000 + 20 * Math.floor(Math.random() * 500);
+    const wanted = [b, b + 1, b + 2, b + 3, b + 10, b + 11, b + 15, b + 16];
+    if ((await Promise.all(wanted.map(bindable))).every(Boolean)) base = b;
+  }
   const ports = { http: base, system: base + 1, kvEvents: base + 10, nixl: base + 15 };
   const sets = [
     '--set', `frontend.httpPort=${ports.http}`, '--set', `ports.system=${ports.system}`,
@@ -120,7 +135,7 @@ const NO_PREFLIGHT = ['--no-preflight', '--json'];
 
 describe('up: start, readiness, detach', () => {
   it('agg-router --detach: exit 0 once both workers logged their KV size and the model is listed; status shows them; teardown leaves nothing', async () => {
-    const s = setup();
+    const s = await setup();
     const r = await runCli(['up', 'agg-router', '--detach', ...NO_PREFLIGHT, ...s.sets], s.env, { timeoutMs: 25_000 });
     expect(r.code, r.stderr).toBe(0);
     const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Ev);
@@ -131,14 +146,14 @@ describe('up: start, readiness, detach', () => {
     expect(events.filter((e) => e.event === 'log-ready').map((e) => e.process).sort()).toEqual(['agg-0', 'agg-1']);
     const ready = events.at(-1)!;
     expect(ready.url).toBe(`http://127.0.0.1:${s.ports.http}`);
-    expect(ready.workers.map((w: any) => [w.name, w.kvTokens > 4096])).toEqual([['agg-0', true], ['agg-1', true]]);
+    expect(ready.workers.map((w: any) => [w.name, w.kvTokens > 4096]), r.stdout).toEqual([['agg-0', true], ['agg-1', true]]);
     // The frontend really lists the model.
     const models = await (await fetch(`${ready.url}/v1/models`)).json() as { data: { id: string }[] };
     expect(models.data.map((m) => m.id)).toContain('Qwen/Qwen3-0.6B');
 
     const st = await runCli(['status', '--json'], s.env);
     const run = JSON.parse(st.stdout).runs[0];
-    expect(run.state).toBe('ready');
+    expect(run.state, st.stdout).toBe('ready');
     const workers = run.processes.filter((p: any) => p.name.startsWith('agg-'));
     expect(workers.map((p: any) => [p.name, p.ready, p.kvTokens])).toEqual([
       ['agg-0', true, ready.workers[0].kvTokens], ['agg-1', true, ready.workers[1].kvTokens],
@@ -149,11 +164,11 @@ describe('up: start, readiness, detach', () => {
 
     // doctor judges the live run: the frontend is healthy and lists the model.
     const doc = await runCli(['doctor', '--only', 'frontend.models', '--json'], s.env);
-    expect(JSON.parse(doc.stdout).checks[0]).toMatchObject({ id: 'frontend.models', status: 'pass' });
+    expect(JSON.parse(doc.stdout).checks[0], doc.stdout + doc.stderr).toMatchObject({ id: 'frontend.models', status: 'pass' });
 
     // One up per state directory: the live detached run refuses a second up, naming it.
     const second = await runCli(['up', 'agg', ...NO_PREFLIGHT, ...s.sets], s.env);
-    expect(second.code).toBe(2);
+    expect(second.code, second.stderr).toBe(2);
     expect(second.stderr).toContain(rec.id);
 
     const td = await runCli(['teardown'], s.env, { timeoutMs: 20_000 });
@@ -162,7 +177,7 @@ describe('up: start, readiness, detach', () => {
   });
 
   it('disagg-same-gpu: decode starts first, prefill only after decode logged its KV size; each has its own ports', async () => {
-    const s = setup();
+    const s = await setup();
     const up = startUp(['up', 'disagg-same-gpu', ...NO_PREFLIGHT, ...s.sets], s.env);
     await up.waitEvent((e) => e.event === 'ready');
     const order = up.events.filter((e) => e.event === 'starting' || e.event === 'log-ready').map((e) => `${e.event} ${e.process}`);
@@ -183,7 +198,7 @@ describe('up: start, readiness, detach', () => {
 
 describe('up: failures are named, diagnosed, and leave nothing running', () => {
   it('the second worker blocked on the Hugging Face lock: names agg-1, the lock path and the fix (plain output)', async () => {
-    const s = setup();
+    const s = await setup();
     s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'lock-wait';
     const r = await runCli(['up', 'agg-router', '--no-preflight', ...s.sets], s.env, { timeoutMs: 25_000 });
     expect(r.code).toBe(1);
@@ -202,7 +217,7 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
   ];
   for (const [what, scenario, code, recipe] of cases) {
     it(`a worker dying with ${what}: exited event names it with the diagnosis, exit 1, nothing left`, async () => {
-      const s = setup();
+      const s = await setup();
       s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = scenario;
       const r = await runCli(['up', recipe ?? 'agg-router', ...NO_PREFLIGHT, ...s.sets], s.env, { timeoutMs: 25_000 });
       expect(r.code).toBe(1);
@@ -223,7 +238,7 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
   }
 
   it('a worker dying after ready: foreground up reports it with its diagnosis, stops the rest, exit 1', async () => {
-    const s = setup({ FAKE_DIE_AFTER_MS: '1500' });
+    const s = await setup({ FAKE_DIE_AFTER_MS: '1500' });
     s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'die-after-ready';
     const up = startUp(['up', 'agg-router', ...NO_PREFLIGHT, ...s.sets], s.env);
     await up.waitEvent((e) => e.event === 'ready');
@@ -236,7 +251,7 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
   });
 
   it('a taken port: preflight fails naming the port and its holder, nothing starts', async () => {
-    const s = setup();
+    const s = await setup();
     const server: Server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -257,7 +272,7 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
 
 describe('up: signals', () => {
   it('Ctrl-C (SIGINT) in the foreground: every process and engine child gone, exit 0', async () => {
-    const s = setup();
+    const s = await setup();
     const up = startUp(['up', 'agg-router', ...NO_PREFLIGHT, ...s.sets], s.env);
     await up.waitEvent((e) => e.event === 'ready');
     const t0 = Date.now();
@@ -271,7 +286,7 @@ describe('up: signals', () => {
   });
 
   it('SIGTERM with a worker that ignores SIGTERM: it is SIGKILLed at the grace deadline, nothing remains', async () => {
-    const s = setup();
+    const s = await setup();
     s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'ignore-sigterm';
     const up = startUp(['up', 'agg-router', '--grace', '1', ...NO_PREFLIGHT, ...s.sets], s.env);
     await up.waitEvent((e) => e.event === 'ready');
@@ -289,7 +304,7 @@ describe('up: signals', () => {
   });
 
   it('supervisor killed with SIGKILL: status says orphaned, teardown removes everything', async () => {
-    const s = setup();
+    const s = await setup();
     const up = startUp(['up', 'agg-router', ...NO_PREFLIGHT, ...s.sets], s.env);
     await up.waitEvent((e) => e.event === 'ready');
     up.child.kill('SIGKILL');
@@ -303,7 +318,7 @@ describe('up: signals', () => {
   });
 
   it('a second up while one runs in the foreground: refused with the running run\'s id', async () => {
-    const s = setup();
+    const s = await setup();
     const up = startUp(['up', 'agg', ...NO_PREFLIGHT, ...s.sets], s.env);
     const plan = await up.waitEvent((e) => e.event === 'plan');
     const second = await runCli(['up', 'agg', ...NO_PREFLIGHT, ...s.sets], s.env);
@@ -317,7 +332,7 @@ describe('up: signals', () => {
 
 describe('up: plan output', () => {
   it('--dry-run --json prints the plan document and starts nothing; a plan that cannot fit exits 2 with the numbers', async () => {
-    const s = setup();
+    const s = await setup();
     const r = await runCli(['up', 'agg-router', '--dry-run', '--json', ...s.sets], s.env);
     expect(r.code).toBe(0);
     const plan = JSON.parse(r.stdout);
@@ -334,8 +349,31 @@ describe('up: plan output', () => {
     expect(bad.stderr).toContain('unknown recipe "no-such-recipe"');
   });
 
+  it('with the model cached: each worker\'s KV estimate in the plan; a fraction too small for maxModelLen exits 2 with the numbers', async () => {
+    const s = await setup();
+    // Qwen3-0.6B as the HF cache holds it: config.json and 1,200,000,000 bytes of weights (sparse).
+    const snap = join(s.hfCache, 'models--Qwen--Qwen3-0.6B', 'snapshots', 'c1899de');
+    mkdirSync(join(s.hfCache, 'models--Qwen--Qwen3-0.6B', 'refs'), { recursive: true });
+    mkdirSync(snap, { recursive: true });
+    writeFileSync(join(s.hfCache, 'models--Qwen--Qwen3-0.6B', 'refs', 'main'), 'c1899de');
+    writeFileSync(join(snap, 'config.json'), JSON.stringify({
+      architectures: ['Qwen3ForCausalLM'], head_dim: 128, hidden_size: 1024, num_attention_heads: 16, num_hidden_layers: 28,
+      num_key_value_heads: 8, torch_dtype: 'bfloat16', max_position_embeddings: 40960,
+    }));
+    writeFileSync(join(snap, 'model.safetensors'), '');
+    truncateSync(join(snap, 'model.safetensors'), 1_200_000_000);
+    const r = await runCli(['up', 'agg-router', '--dry-run', '--json', ...s.sets], s.env);
+    expect(r.code, r.stderr).toBe(0);
+    // 8188 MiB x 0.38 = 3111.44 - 1144.41 MiB weights - 400 MiB overhead = 1567.03 MiB / 114,688 B per token
+    expect(JSON.parse(r.stdout).processes.map((p: any) => p.kvTokensEstimate)).toEqual([null, 14_327, 14_327]);
+    const small = await runCli(['up', 'agg-router', '--set', 'workers.0.gpuMemoryUtilization=0.2', ...NO_PREFLIGHT, ...s.sets], s.env);
+    expect(small.code).toBe(2);
+    expect(small.stderr).toMatch(/agg-0 at gpuMemoryUtilization 0.2 gets ~1638 MiB of 8188 MiB; .* ~\d+ KV tokens at 114,688 bytes\/token, fewer than maxModelLen 4096/);
+    expect(records(s.stateDir)).toEqual([]);
+  });
+
   it('--dry-run for humans: a table of processes, argv, env, ports and fractions', async () => {
-    const s = setup();
+    const s = await setup();
     const r = await runCli(['up', 'disagg-same-gpu', '--dry-run', ...s.sets], s.env);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/decode-0\s+decode\s+system=\d+ nixlSideChannel=\d+\s+0\.38/);

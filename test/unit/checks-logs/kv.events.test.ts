@@ -66,6 +66,19 @@ describe('kv.events', () => {
     expect(bad.details[0]).toContain('agg-0: --kv-events-config');
   });
 
+  it('disaggregated: only the prefill worker must publish, decode never does', async () => {
+    const { buildPlan } = await import('../../../src/plan/build.js');
+    const recipe = recipeFrom({
+      frontend: { routerMode: 'kv', kvEvents: true } as never,
+      workers: [{ role: 'decode', gpuMemoryUtilization: 0.38 } as never, { role: 'prefill', gpuMemoryUtilization: 0.38 } as never],
+    });
+    const plan = buildPlan({ recipe, runDir: '/tmp/dd-run', gpuTotalMiB: 8188 });
+    const run = runOf(plan, { frontend: sample('worker-agg-ready.log'), 'prefill-0': sample('worker-agg-ready.log'), 'decode-0': sample('worker-agg-ready.log') });
+    const r = await check.run(fakeFacts({ run, logs: await runLogs(run) }, { recipe, plan }));
+    expect(r.status).toBe('pass');
+    expect((r.evidence.publishers as { name: string }[]).map((p) => p.name)).toEqual(['prefill-0']);
+  });
+
   it('warns on kv_event_source_not_observed', async () => {
     const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
     const { join } = await import('node:path');

@@ -111,6 +111,23 @@ describe('scanPaths', () => {
     expect(r.findings[0]).toMatchObject({ code: 'net.port-in-use', line: 2 });
   });
 
+  it('keeps UTF-8 lines whole (a byte like 0x8A inside "Ê" is no newline) and numbers them right', async () => {
+    const text = 'INFO démarrage Ê ok\nERROR Ê modèle: OSError: [Errno 98] Address already in use ✓\n';
+    writeFileSync(join(dir, 'u.log'), text);
+    const r = await scanPaths([join(dir, 'u.log')]);
+    expect(r.findings[0]).toMatchObject({ code: 'net.port-in-use', line: 2, text: 'ERROR Ê modèle: OSError: [Errno 98] Address already in use ✓' });
+  });
+
+  it('numbers lines right across gunzip chunks of a large .gz', async () => {
+    const filler = 'INFO 10-07 05:12:09 [model.py:1510] Using max model len 4096\n';
+    const n = Math.ceil((5 << 20) / filler.length);
+    const body = `${filler.repeat(n)}RuntimeError: Engine core initialization failed. See root cause above.\n`;
+    writeFileSync(join(dir, 'big.log.gz'), gzipSync(body));
+    const r = await scanPaths([join(dir, 'big.log.gz')]);
+    expect(r.findings[0]).toMatchObject({ code: 'vllm.engine-failed', line: n + 1 });
+    expect(r.bytes).toBe(Buffer.byteLength(body));
+  });
+
   it('a missing path is an input error naming it; missingOk skips it', async () => {
     const missing = join(dir, 'nope.log');
     await expect(scanPaths([missing])).rejects.toBeInstanceOf(UserError);
