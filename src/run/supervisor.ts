@@ -297,7 +297,7 @@ export class Supervisor extends EventEmitter {
     const stuck = this.procs.find((p) => p.spec.role !== 'frontend' && p.rec.state !== 'ready')
       ?? this.procs.find((p) => p.rec.state !== 'ready') ?? null;
     const what = stuck ? `${stuck.spec.name} is still ${describeWait(stuck)}` : 'not every process is ready';
-    await this.fail({ reason: `not ready after ${Math.round(this.o.readyTimeoutMs / 1000)} s: ${what}`, proc: stuck });
+    await this.fail({ reason: `not ready after ${Number((this.o.readyTimeoutMs / 1000).toFixed(1))} s: ${what}`, proc: stuck });
   }
 
   private async fail(f: { reason: string; proc: Proc | null; diagnosis?: Diagnosis | null; hint?: string }): Promise<void> {

@@ -250,6 +250,19 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
     expect(survivors(s.stateDir)).toEqual([]);
   });
 
+  it('the readiness deadline: names the worker that is behind and what it waits for, stops everything, exit 1', async () => {
+    const s = await setup({ FAKE_WORKER_SLOW_MS: '20000' });
+    s.env[`FAKE_WORKER_SCENARIO_${s.ports.system}`] = 'slow';
+    const r = await runCli(['up', 'agg', '--ready-timeout', '1.5', ...NO_PREFLIGHT, ...s.sets], s.env, { timeoutMs: 25_000 });
+    expect(r.code).toBe(1);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Ev);
+    const failed = events.find((e) => e.event === 'failed')!;
+    expect(failed.reason).toBe('not ready after 1.5 s: agg-0 is still loading (no KV cache size logged yet)');
+    expect(failed.process).toBe('agg-0');
+    expect(failed.lastLines.at(-1)).toContain('Model loading took');
+    expect(survivors(s.stateDir)).toEqual([]);
+  });
+
   it('a taken port: preflight fails naming the port and its holder, nothing starts', async () => {
     const s = await setup();
     const server: Server = createServer();
