@@ -8,6 +8,7 @@ export interface ProcStat {
   state: string;
   ppid: number;
   pgid: number;
+  session: number;
   /** Field 22: start time in clock ticks since boot. */
   startTicks: number;
 }
@@ -25,11 +26,12 @@ export function parseProcStat(text: string): ProcStat | null {
   // rest[0] is field 3 (state): field N is rest[N - 3].
   const ppid = Number(rest[1]);
   const pgid = Number(rest[2]);
+  const session = Number(rest[3]);
   const startTicks = Number(rest[19]);
-  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgid) || !Number.isFinite(startTicks) || rest.length < 20) {
+  if (!Number.isInteger(pid) || ![ppid, pgid, session].every(Number.isInteger) || !Number.isFinite(startTicks) || rest.length < 20) {
     return null;
   }
-  return { pid, comm: text.slice(open + 1, close), state: rest[0] ?? '', ppid, pgid, startTicks };
+  return { pid, comm: text.slice(open + 1, close), state: rest[0] ?? '', ppid, pgid, session, startTicks };
 }
 
 /** /proc/uptime: "12345.67 54321.00" -> seconds since boot. */

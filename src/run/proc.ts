@@ -1,54 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { parseCmdline, parseProcStat, type ProcStat } from '../host/parse-proc.js';
 import type { DescendantRecord } from './types.js';
+
+export type { ProcStat };
 
 // Process identity from /proc. Synchronous on purpose: teardown polls every ~15 ms and one scan of
 // a few hundred small files takes a few milliseconds; async fan-out would only add overhead.
 
-/** The fields of /proc/PID/stat we use. */
-export interface ProcStat {
-  pid: number;
-  comm: string;
-  /** R, S, D, Z (zombie), T, X, ... */
-  state: string;
-  ppid: number;
-  pgrp: number;
-  session: number;
-  /** Field 22: start time in clock ticks since boot. */
-  startTicks: number;
-}
-
-/**
- * Pure parser of /proc/PID/stat. comm (field 2) may hold spaces and parentheses, so the fields
- * after it are split from the LAST ')' (proc(5)).
- */
-export function parseStat(text: string): ProcStat | null {
-  const open = text.indexOf('(');
-  const close = text.lastIndexOf(')');
-  if (open < 0 || close < open) return null;
-  const pid = Number(text.slice(0, open).trim());
-  const rest = text.slice(close + 1).trim().split(/\s+/);
-  // rest[0] is field 3 (state), so field N is rest[N - 3].
-  if (!Number.isInteger(pid) || rest.length < 20) return null;
-  const num = (field: number) => Number(rest[field - 3]);
-  const s: ProcStat = {
-    pid,
-    comm: text.slice(open + 1, close),
-    state: rest[0],
-    ppid: num(4),
-    pgrp: num(5),
-    session: num(6),
-    startTicks: num(22),
-  };
-  return [s.ppid, s.pgrp, s.session, s.startTicks].every(Number.isFinite) ? s : null;
-}
-
 /** A zombie (Z) or dead (X) entry holds no memory, ports or GPU context: it counts as gone. */
 export const isGoneState = (state: string) => state === 'Z' || state === 'X';
-
-/** Pure: /proc/PID/cmdline (NUL-separated argv) as one line; '' for kernel threads and zombies. */
-export function parseCmdline(raw: string): string {
-  return raw.replace(/\0+$/, '').split('\0').join(' ').trim();
-}
 
 function readText(path: string): string | null {
   try {
@@ -62,7 +22,7 @@ function readText(path: string): string | null {
 export function readStat(pid: number): ProcStat | null {
   if (!Number.isInteger(pid) || pid <= 0) return null;
   const text = readText(`/proc/${pid}/stat`);
-  const s = text === null ? null : parseStat(text);
+  const s = text === null ? null : parseProcStat(text);
   return s && !isGoneState(s.state) ? s : null;
 }
 
@@ -80,7 +40,7 @@ export function isSameProcess(pid: number, startTicks: number | null): boolean {
 /** Full command line of a live process ('' when unreadable). */
 export function readCmdline(pid: number): string {
   const raw = readText(`/proc/${pid}/cmdline`);
-  return raw === null ? '' : parseCmdline(raw);
+  return raw === null ? '' : parseCmdline(raw).trim();
 }
 
 /** Every live (non-zombie) process on the machine, from one pass over /proc. */
@@ -103,7 +63,7 @@ export function scanProc(): ProcStat[] {
 
 /** Pure: pids of a scan whose process group is pgid. */
 export function membersOf(scan: readonly ProcStat[], pgid: number): number[] {
-  return scan.filter((s) => s.pgrp === pgid).map((s) => s.pid);
+  return scan.filter((s) => s.pgid === pgid).map((s) => s.pid);
 }
 
 /** Pure: every descendant of rootPid in a scan (by ppid chain), root excluded. */

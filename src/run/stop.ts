@@ -77,7 +77,7 @@ function signalAll(tr: Tracked, alive: number[], index: ScanIndex, sig: NodeJS.S
     if (e) errors.push(e);
   }
   for (const pid of alive) {
-    if (tr.group !== null && index.get(pid)?.pgrp === tr.group) continue; // reached by the group signal
+    if (tr.group !== null && index.get(pid)?.pgid === tr.group) continue; // reached by the group signal
     const e = send(pid, sig);
     if (e) errors.push(e);
   }
@@ -99,7 +99,7 @@ export async function stopTargets(
   let index = indexScan(scan);
   // Never ourselves or the shell that runs us, whatever a record says.
   const protectedPids = new Set<number>([process.pid, ...ancestorsIn(scan, process.pid)]);
-  const ownGroup = index.get(process.pid)?.pgrp ?? -1;
+  const ownGroup = index.get(process.pid)?.pgid ?? -1;
 
   const tracked: Tracked[] = targets.map((t) => {
     const leader = index.get(t.pid);

@@ -9,7 +9,7 @@ import { SAMPLES } from '../../helpers/cli.js';
 describe('parseProcStat', () => {
   it('reads ppid, pgid and start ticks from a real stat line', () => {
     const line = '9740 (cat) R 9738 9738 2604 0 -1 4194304 102 0 0 0 0 0 0 0 20 0 1 0 54175 3133440 417 18446744073709551615 94336915369984 94336915389865 140727883456560 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n';
-    expect(parseProcStat(line)).toEqual({ pid: 9740, comm: 'cat', state: 'R', ppid: 9738, pgid: 9738, startTicks: 54175 });
+    expect(parseProcStat(line)).toEqual({ pid: 9740, comm: 'cat', state: 'R', ppid: 9738, pgid: 9738, session: 2604, startTicks: 54175 });
   });
 
   it('splits at the LAST parenthesis: the truncated vLLM title and a comm with ") (" in it', () => {

@@ -3,7 +3,7 @@ import { processPids, runLiveness } from '../../../src/run/liveness.js';
 import type { ProcStat } from '../../../src/run/proc.js';
 import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
 
-const st = (pid: number, ppid: number, pgrp: number, startTicks: number): ProcStat => ({ pid, comm: 'x', state: 'S', ppid, pgrp, session: 1, startTicks });
+const st = (pid: number, ppid: number, pgid: number, startTicks: number): ProcStat => ({ pid, comm: 'x', state: 'S', ppid, pgid, session: 1, startTicks });
 const proc = (o: Partial<ProcessRecord>): ProcessRecord => ({
   name: 'agg-0', role: 'agg', pid: 100, pgid: 100, startTicks: 500, startedAt: null, argv: [], env: {}, ports: {},
   gpuMemoryUtilization: 0.38, state: 'ready', kvTokens: null, exitCode: null, signal: null, log: '/x.log', descendants: [], ...o,

@@ -4,45 +4,46 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES } from '../../helpers/cli.js';
 import {
-  ancestorsIn, descendants, descendantsIn, groupMembers, isSameProcess, membersOf, parseCmdline, parseStat,
+  ancestorsIn, descendants, descendantsIn, groupMembers, isSameProcess, membersOf,
   readStartTicks, type ProcStat,
 } from '../../../src/run/proc.js';
 import { killStarted, track, waitUntil } from '../../helpers/proc-trees.js';
+import { parseCmdline, parseProcStat } from '../../../src/host/parse-proc.js';
 
 const sample = (name: string) => readFileSync(join(FIXTURES, 'proc', name), 'utf8');
 afterEach(() => killStarted());
 
-describe('parseStat on real /proc/PID/stat text', () => {
-  it('reads pid, state, ppid, pgrp, session and start ticks (field 22)', () => {
-    expect(parseStat(sample('stat.running.txt'))).toEqual({
-      pid: 6126, comm: 'cat', state: 'R', ppid: 6113, pgrp: 6113, session: 4091, startTicks: 44844,
+describe('parseProcStat on real /proc/PID/stat text', () => {
+  it('reads pid, state, ppid, pgid, session and start ticks (field 22)', () => {
+    expect(parseProcStat(sample('stat.running.txt'))).toEqual({
+      pid: 6126, comm: 'cat', state: 'R', ppid: 6113, pgid: 6113, session: 4091, startTicks: 44844,
     });
   });
 
   it('a comm with spaces and parentheses does not shift the fields', () => {
-    expect(parseStat(sample('stat.comm-with-parens.txt'))).toMatchObject({
-      pid: 6863, comm: 'a) b (c', state: 'S', ppid: 6862, pgrp: 6855, startTicks: 48172,
+    expect(parseProcStat(sample('stat.comm-with-parens.txt'))).toMatchObject({
+      pid: 6863, comm: 'a) b (c', state: 'S', ppid: 6862, pgid: 6855, startTicks: 48172,
     });
   });
 
   it('a zombie parses with state Z (callers treat it as gone)', () => {
-    expect(parseStat(sample('stat.zombie.txt'))).toMatchObject({ pid: 6959, state: 'Z', startTicks: 48355 });
+    expect(parseProcStat(sample('stat.zombie.txt'))).toMatchObject({ pid: 6959, state: 'Z', startTicks: 48355 });
   });
 
   it('garbage -> null', () => {
-    expect(parseStat('')).toBeNull();
-    expect(parseStat('12 (x) S 1 2')).toBeNull();
+    expect(parseProcStat('')).toBeNull();
+    expect(parseProcStat('12 (x) S 1 2')).toBeNull();
   });
 });
 
 describe('parseCmdline', () => {
   it('joins the NUL-separated argv of an exec -a VLLM::EngineCore process', () => {
-    expect(parseCmdline(sample('cmdline.exec-a.bin'))).toBe('VLLM::EngineCore 3000');
+    expect(parseCmdline(sample('cmdline.exec-a.bin')).trim()).toBe('VLLM::EngineCore 3000');
     expect(parseCmdline('')).toBe('');
   });
 });
 
-const st = (pid: number, ppid: number, pgrp: number, startTicks = 100): ProcStat => ({ pid, comm: 'x', state: 'S', ppid, pgrp, session: 1, startTicks });
+const st = (pid: number, ppid: number, pgid: number, startTicks = 100): ProcStat => ({ pid, comm: 'x', state: 'S', ppid, pgid, session: 1, startTicks });
 
 describe('pure scans', () => {
   const scan = [st(1, 0, 1), st(10, 1, 10), st(11, 10, 10), st(12, 11, 12), st(13, 12, 12), st(20, 1, 20), st(21, 20, 10)];

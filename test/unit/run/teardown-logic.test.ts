@@ -60,7 +60,7 @@ describe('stopTargets edge cases', () => {
   });
   it('never signals our own process group, whatever the record says', async () => {
     const own = process.pid;
-    const r = await stopTargets([{ name: 'x', pid: 2 ** 22 + 3, pgid: (await import('../../../src/run/proc.js')).readStat(own)!.pgrp, startTicks: 1 }], { graceMs: 50 });
+    const r = await stopTargets([{ name: 'x', pid: 2 ** 22 + 3, pgid: (await import('../../../src/run/proc.js')).readStat(own)!.pgid, startTicks: 1 }], { graceMs: 50 });
     expect(r.stopped[0].signal).toBeNull();
     expect(isAlive(own)).toBe(true);
   });
