@@ -1,11 +1,11 @@
 import { getJson, modelIdsOf } from '../host/http.js';
 import type { HttpProbe } from '../host/types.js';
+import { stripAnsi } from '../diagnose/line.js';
 
 // What "ready" means, as pure judgements of one log line or one HTTP answer, plus a bounded
 // short-interval poll. The supervisor follows logs and calls these; nothing here sleeps seconds.
 
-const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
-export const stripAnsi = (s: string): string => s.replace(ANSI, '');
+export { stripAnsi };
 
 /** Lines that show the engine is past start-up and loading (the view's "loading" state). */
 const LOADING = /Starting vLLM worker|Starting mocker engine|Resolved architecture|Starting to load model|Loading weights|Model loading took/;
@@ -31,7 +31,7 @@ export function parseTokenCount(text: string): number | null {
 
 /** Classifies one log line (ANSI stripped first: vLLM colours its prefixes unless NO_COLOR). */
 export function classifyLine(raw: string, kvPattern: RegExp | null): LineSignal {
-  const line = raw.includes('\u001b') ? stripAnsi(raw) : raw;
+  const line = stripAnsi(raw);
   if (kvPattern) {
     const m = kvPattern.exec(line);
     if (m) {
