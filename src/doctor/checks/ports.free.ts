@@ -27,7 +27,9 @@ const check: Check = {
     if (blocked.length === 0) {
       const held = ports.filter((p) => !p.free).length;
       return pass(
-        `${ports.length} port${ports.length === 1 ? '' : 's'} free${held ? ` (${held} held by the live run ${run?.record.id})` : ''}: ${ports.map((p) => p.port).join(', ')}`,
+        held
+          ? `${ports.length - held} of ${ports.length} ports free, ${held} held by the live run ${run?.record.id}: ${ports.map((p) => p.port).join(', ')}`
+          : `${ports.length} port${ports.length === 1 ? '' : 's'} free: ${ports.map((p) => p.port).join(', ')}`,
         evidence,
       );
     }
