@@ -42,7 +42,9 @@ function contextFrom(cmd: Command): CommandContext {
     env: process.env,
     stdout: process.stdout,
     stderr: process.stderr,
-    interactive: Boolean(process.stdout.isTTY) && !json && process.env.CI !== 'true' && process.env.TERM !== 'dumb',
+    // A terminal that reports no width (some pseudo-terminals) would make ink wrap every character.
+    interactive: Boolean(process.stdout.isTTY) && (process.stdout.columns ?? 0) > 0 && !json
+      && process.env.CI !== 'true' && process.env.TERM !== 'dumb',
   };
 }
 

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { render } from 'ink-testing-library';
+import { DoctorView } from '../../../src/ui/doctor-view.js';
+import type { CheckOutcome } from '../../../src/doctor/types.js';
+
+const outcome = (o: Partial<CheckOutcome>): CheckOutcome => ({
+  id: 'gpu.driver', title: 'NVIDIA driver and GPU', status: 'pass', summary: 'ok', details: [], fix: null, evidence: {}, durationMs: 1, ...o,
+});
+
+const tick = () => new Promise((r) => setTimeout(r, 20));
+
+describe('DoctorView', () => {
+  it('shows a spinner per running check and replaces each with its result as it settles', async () => {
+    let emit: (o: CheckOutcome, i: number) => void = () => {};
+    const { lastFrame, unmount } = render(
+      <DoctorView titles={['NVIDIA driver and GPU', 'Ports of the plan are free']} subscribe={(on) => { emit = on; return () => {}; }} />,
+    );
+    expect(lastFrame()).toMatch(/NVIDIA driver and GPU\s+checking…/);
+    expect(lastFrame()).toMatch(/Ports of the plan are free\s+checking…/);
+
+    emit(outcome({ id: 'ports.free', title: 'Ports of the plan are free', summary: '2 ports free: 8000, 8081' }), 1);
+    await tick();
+    expect(lastFrame()).toMatch(/✓ Ports of the plan are free\s+2 ports free: 8000, 8081/);
+    expect(lastFrame()).toMatch(/NVIDIA driver and GPU\s+checking…/);
+
+    emit(outcome({ status: 'fail', summary: 'nvidia-smi not found', fix: 'install the NVIDIA driver', details: ['PATH=/usr/bin'] }), 0);
+    await tick();
+    const frame = lastFrame()!;
+    expect(frame).toMatch(/✗ NVIDIA driver and GPU\s+nvidia-smi not found/);
+    expect(frame).toContain('    PATH=/usr/bin');
+    expect(frame).toContain('    fix: install the NVIDIA driver');
+    expect(frame).not.toContain('checking…');
+    unmount();
+  });
+});
