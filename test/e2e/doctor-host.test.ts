@@ -132,6 +132,21 @@ describe('doctor host checks through the built CLI', () => {
     expect(ports.fix).toContain(`--set frontend.httpPort=${heldPort + 1}`);
   });
 
+  it('names the GPU memory a leftover engine holds when nvidia-smi lists it', async () => {
+    const engine = spawn('sleep', ['300'], { argv0: 'VLLM::EngineCore', stdio: 'ignore' });
+    children.push(engine);
+    await once(engine, 'spawn');
+    const apps = join(home.dir, 'compute-apps.csv');
+    writeFileSync(apps, `${engine.pid}, VLLM::EngineCore, 3010\n2165, /usr/bin/kwin_wayland, 25\n`);
+    const env = fakeEnv(home, { gpu: 'laptop-570', vars: { FAKE_NVIDIA_SMI_APPS: apps } });
+    const r = await runCli(['doctor', '--only', 'procs.leftover', '--recipe', recipePath, '--json'], env);
+    const procs = (JSON.parse(r.stdout) as { checks: CheckJson[] }).checks[0];
+    expect(procs.status).toBe('fail');
+    const line = procs.details.find((d) => d.startsWith(`pid ${engine.pid}  `));
+    expect(line).toMatch(/age \d+s/);
+    expect(line).toContain('GPU 3010 MiB');
+  });
+
   it('lets them pass once the engine is gone, the lock released and UCX_TLS sane', async () => {
     cacheModel(); // lock file left behind, nobody holding it
     const { checks } = await doctor({ UCX_TLS: '^cuda_ipc' });
