@@ -34,7 +34,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   const recipe = await loadRecipe(recipeRef ?? 'agg', sets);
   const python = ctx.python ?? recipe.python;
   const runId = newRunId(recipe.name);
-  const plan = await planFor(ctx, recipe, runDir(ctx.stateDir, runId), python);
+  const plan = await planFor(ctx, recipe, runDir(ctx.stateDir, runId), python, recipeRef ?? 'agg');
 
   if (opts.dryRun) {
     if (ctx.json) ctx.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
@@ -87,7 +87,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
 }
 
 /** The plan with what the machine tells: the GPU's total memory, the model's KV shape when cached. */
-async function planFor(ctx: CommandContext, recipe: Recipe, dir: string, python: string): Promise<Plan> {
+async function planFor(ctx: CommandContext, recipe: Recipe, dir: string, python: string, recipeSource: string): Promise<Plan> {
   let gpuTotalMiB: number | null = null;
   let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
   if (recipe.engine !== 'mocker') {
@@ -105,7 +105,7 @@ async function planFor(ctx: CommandContext, recipe: Recipe, dir: string, python:
       }
     }
   }
-  return buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python });
+  return buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python, source: recipeSource });
 }
 
 async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python: string, emit: (e: UpEvent) => void): Promise<boolean> {

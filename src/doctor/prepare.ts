@@ -1,4 +1,3 @@
-import { UserError } from '../errors.js';
 import { join } from 'node:path';
 import { loadRecipe } from '../host/recipes.js';
 import { buildPlan } from '../plan/build.js';
@@ -38,10 +37,5 @@ export async function resolveDoctorTarget(o: {
 
 /** A plan that cannot fit (fractions over the limit) is an input error naming the recipe: exit 2, as for `up`. */
 function planFor(recipe: Recipe, stateDir: string, python: string | undefined, source: string): Plan {
-  try {
-    return buildPlan({ recipe, runDir: join(stateDir, 'runs', '<next>'), python });
-  } catch (err) {
-    if (err instanceof UserError) throw new UserError(`${source}: ${err.message}`, err.fix);
-    throw err;
-  }
+  return buildPlan({ recipe, runDir: join(stateDir, 'runs', '<next>'), python, source });
 }

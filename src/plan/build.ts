@@ -14,6 +14,8 @@ export interface PlanInput {
   model?: { bytesPerToken: number; weightsMiB: number | null } | null;
   /** Interpreter override (--python, $DYNAMO_DEV_PYTHON). */
   python?: string;
+  /** Where the recipe came from (file or built-in name): errors name it, so the user knows which file to edit. */
+  source?: string;
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -55,7 +57,17 @@ export function resolveFractions(recipe: Recipe): Expanded[] {
   return out.map((w) => ({ spec: w.spec, name: w.name, fraction: w.fraction === 'auto' ? each : w.fraction }));
 }
 
+/** Recipe -> plan. A plan that cannot fit is a UserError (exit 2) naming the recipe and the numbers. */
 export function buildPlan(input: PlanInput): Plan {
+  try {
+    return planOf(input);
+  } catch (err) {
+    if (input.source && err instanceof UserError) throw new UserError(`${input.source}: ${err.message}`, err.fix);
+    throw err;
+  }
+}
+
+function planOf(input: PlanInput): Plan {
   const { recipe, runDir } = input;
   const python = input.python ?? recipe.python;
   const workers = resolveFractions(recipe);
