@@ -1,3 +1,4 @@
+import { UserError } from '../errors.js';
 import { renderDiagnosis } from '../ui/diagnose-report.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -5,10 +6,18 @@ import { EXIT } from './context.js';
 // `dynamo-dev diagnose PATH...`: scan logs, print each finding once (errors first), exit 1 on errors.
 
 export default async function diagnose(ctx: CommandContext, paths: string[], _opts: { json?: boolean }): Promise<number> {
-  const { scanPaths } = await import('../host/log-scan.js');
+  const { scanPaths, LOG_NAMES_TEXT } = await import('../host/log-scan.js');
   const t0 = performance.now();
   const result = await scanPaths(paths);
   const ms = Math.round(performance.now() - t0);
+  // Only folders can yield no file (a file named is always scanned): "no failure found" would
+  // then be a false all-clear.
+  if (result.files === 0) {
+    throw new UserError(
+      `${paths.join(', ')}: no log files in ${paths.length === 1 ? 'this folder' : 'these folders'} (looked for ${LOG_NAMES_TEXT})`,
+      'name the log files themselves: dynamo-dev diagnose FOLDER/FILE ...',
+    );
+  }
   if (ctx.json) {
     const doc = {
       files: result.files,

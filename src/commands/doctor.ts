@@ -3,9 +3,9 @@ import { resolveDoctorTarget } from '../doctor/prepare.js';
 import { ALL_CHECKS, selectChecks } from '../doctor/registry.js';
 import { doctorOk, runChecks, tally } from '../doctor/runner.js';
 import type { CheckOutcome } from '../doctor/types.js';
-import { createFacts } from '../host/facts.js';
+import { createFacts, findOwnRunView } from '../host/facts.js';
+import { assertLogPaths } from '../host/log-paths.js';
 import { probeSystem } from '../host/system.js';
-import { findRunView } from '../run/state.js';
 import { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } from '../ui/doctor-report.js';
 import type { CommandContext } from './context.js';
 
@@ -31,8 +31,10 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     return 0;
   }
   const checks = selectChecks({ only: opts.only, skip: opts.skip });
+  // A --logs typo is the user's input error (exit 2, one line), not three crashed log checks.
+  if (opts.logs?.length) await assertLogPaths(opts.logs);
   const system = ctx.json ? null : probeSystem();
-  const runView = await findRunView(ctx.stateDir, opts.run);
+  const runView = await findOwnRunView(ctx.stateDir, opts.run);
   const target = await resolveDoctorTarget({ recipeRef: opts.recipe, run: runView, stateDir: ctx.stateDir, python: ctx.python });
   const facts = createFacts({
     env: ctx.env,
@@ -67,7 +69,10 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   ctx.stdout.write(formatHeader(await system, target.source));
   const width = titleWidth(checks);
   let outcomes: CheckOutcome[];
-  if (ctx.interactive) {
+  let footer = formatFooter;
+  // A terminal that reports no height (a pty opened without a size) would make ink clear the
+  // whole screen on every frame: plain lines there.
+  if (ctx.interactive && ((ctx.stdout as NodeJS.WriteStream).rows ?? 0) > 0) {
     const { mountDoctorView } = await import('../ui/doctor-view.js');
     const view = mountDoctorView({
       titles: checks.map((c) => c.title),
@@ -79,6 +84,8 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     }, ctx.stdout as NodeJS.WriteStream);
     outcomes = await running;
     await view.finish();
+    // ink's last frame (the live part, empty by now) already ends in a blank line.
+    footer = (...a) => formatFooter(...a).replace(/^\n/, '');
   } else {
     // Plain: print in declared order as soon as every earlier check has settled.
     let next = 0;
@@ -91,6 +98,6 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     flush();
   }
   const ok = doctorOk(outcomes, Boolean(opts.strict));
-  ctx.stdout.write(formatFooter(tally(outcomes), performance.now() - t0, Boolean(opts.strict)));
+  ctx.stdout.write(footer(tally(outcomes), performance.now() - t0, Boolean(opts.strict)));
   return ok ? 0 : 1;
 }

@@ -3,6 +3,7 @@ import {
   FrontendHttpError,
   FrontendTimeoutError,
   FrontendUnreachableError,
+  RequestAbortedError,
   listModels,
   normalizeBaseUrl,
   streamChat,
@@ -25,6 +26,8 @@ export interface ProbeOptions {
   prefixTokens: number;
   /** Seconds per request. */
   timeout: number;
+  /** Seed of the prompts and the send order (default: a fresh one per run); --json reports it. */
+  seed?: number;
 }
 
 export const DEFAULT_FRONTEND_URL = 'http://127.0.0.1:8000';
@@ -56,8 +59,27 @@ function runContext(view: RunView | null): VerdictContext & { kvTokensMin: numbe
   };
 }
 
+/** Exit code after Ctrl-C, as a shell reports a process ended by SIGINT. */
+const EXIT_INTERRUPTED = 130;
+
 export default async function probe(ctx: CommandContext, opts: ProbeOptions): Promise<number> {
+  // Ctrl-C aborts the request in flight and ends the probe cleanly (the progress bar cleared, one
+  // line said); a second Ctrl-C finds no handler left and ends the process the default way.
+  const cancel = new AbortController();
+  const onSigint = () => cancel.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    return await probeWith(ctx, opts, cancel.signal);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortSignal): Promise<number> {
   const t0 = performance.now();
+  if (opts.seed !== undefined && !(Number.isInteger(opts.seed) && opts.seed >= 0 && opts.seed <= 0xffffffff)) {
+    throw new UserError(`--seed: ${opts.seed} is not a seed; use a whole number from 0 to 4294967295`);
+  }
   const notes: string[] = [];
   let view: RunView | null = null;
   try {
@@ -88,9 +110,9 @@ export default async function probe(ctx: CommandContext, opts: ProbeOptions): Pr
   let model = opts.model;
   if (!model) {
     try {
-      const models = await listModels(url, Math.min(timeoutMs, 10_000));
+      const models = await listModels(url, Math.min(timeoutMs, 10_000), signal);
       if (models.length === 0) {
-        ctx.stderr.write(`dynamo-dev: the frontend at ${url} lists no model yet: wait until its workers are ready (dynamo-dev status), or pass --model\n`);
+        ctx.stderr.write(`dynamo-dev: the frontend at ${url} lists no model yet: wait until its workers are ready (dynamo-dev status)\n`);
         return 1;
       }
       model = models[0];
@@ -98,8 +120,13 @@ export default async function probe(ctx: CommandContext, opts: ProbeOptions): Pr
     } catch (err) {
       if (err instanceof FrontendUnreachableError) return unreachable(err.reason);
       if (err instanceof FrontendTimeoutError) return unreachable(`no answer to GET /v1/models within ${Math.round(timeoutMs / 1000)} s`);
+      if (err instanceof RequestAbortedError) {
+        ctx.stderr.write('dynamo-dev: probe interrupted before the first request\n');
+        return EXIT_INTERRUPTED;
+      }
       if (err instanceof FrontendHttpError) {
-        ctx.stderr.write(`dynamo-dev: ${err.message}\n`);
+        // Something answers, but not as a Dynamo frontend does (another server on that port, a proxy).
+        ctx.stderr.write(`dynamo-dev: ${err.message}; is ${url} a Dynamo frontend? (dynamo-dev status shows the run's URL)\n`);
         return 1;
       }
       throw err;
@@ -110,7 +137,7 @@ export default async function probe(ctx: CommandContext, opts: ProbeOptions): Pr
     prefixes: opts.prefixes,
     repeats: opts.repeats,
     prefixTokens: opts.prefixTokens,
-    seed: (Date.now() ^ (process.pid << 16)) >>> 0,
+    seed: opts.seed ?? (Date.now() ^ (process.pid << 16)) >>> 0,
   };
   if (rc.kvTokensMin !== null && settings.prefixes * settings.prefixTokens <= rc.kvTokensMin) {
     notes.push(
@@ -123,13 +150,14 @@ export default async function probe(ctx: CommandContext, opts: ProbeOptions): Pr
   const progress = createProgress(ctx.stderr, ctx.json ? 'off' : stderrTty && ctx.env.CI !== 'true' ? 'tty' : 'lines');
   if (!ctx.json) ctx.stdout.write(formatProbeHeader(url, model, settings));
 
-  let sends;
+  let run;
   try {
-    sends = await runProbe({
+    run = await runProbe({
       settings,
-      send: (prompt) => streamChat({ baseUrl: url, model: model as string, prompt, maxTokens: MAX_TOKENS, timeoutMs }),
+      send: (prompt, sig) => streamChat({ baseUrl: url, model: model as string, prompt, maxTokens: MAX_TOKENS, timeoutMs, signal: sig }),
       isFatal: (err) => err instanceof FrontendUnreachableError,
       onProgress: (p) => progress.update(p),
+      signal,
     });
   } catch (err) {
     progress.finish();
@@ -137,6 +165,14 @@ export default async function probe(ctx: CommandContext, opts: ProbeOptions): Pr
     throw err;
   }
   progress.finish();
+  const { sends, stopped } = run;
+  if (stopped?.reason === 'interrupted') {
+    ctx.stderr.write(`dynamo-dev: probe interrupted after ${sends.length} of ${run.planned} requests; nothing judged\n`);
+    return EXIT_INTERRUPTED;
+  }
+  if (stopped?.reason === 'failing') {
+    notes.push(`stopped after ${stopped.failures} failed requests in a row (${sends.length} of ${run.planned} sent)`);
+  }
 
   const stats = summarize(sends);
   const verdict = judge(stats, rc);
@@ -151,6 +187,11 @@ export default async function probe(ctx: CommandContext, opts: ProbeOptions): Pr
     notes,
   });
   ctx.stdout.write(ctx.json ? `${JSON.stringify(doc)}\n` : formatProbeReport(doc));
+  if (stopped?.reason === 'failing') {
+    // The frontend stopped answering: the job failed, whatever the requests before showed.
+    if (!ctx.json) ctx.stderr.write(`dynamo-dev: stopped after ${stopped.failures} failed requests in a row to ${url}: ${stopped.error}\n`);
+    return 1;
+  }
   if (stats.ok === 0) {
     // Nothing was measured: that is a failed job, not an inconclusive measurement.
     if (!ctx.json) ctx.stderr.write(`dynamo-dev: every request to ${url} failed: ${sends[0]?.error ?? 'no answer'}\n`);

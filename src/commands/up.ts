@@ -47,6 +47,17 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
     return EXIT.ok;
   }
 
+  // Closing the terminal (SIGHUP) makes every later write fail with EIO, a closed pipe (`| head`)
+  // with EPIPE. Unhandled, that error would kill us in the middle of stopping: a worker that ignores
+  // SIGTERM would never get its SIGKILL and run.json would never say stopped. Lost output is only
+  // lost output; supervision goes on.
+  let terminalLost = false;
+  const ignoreWriteError = (err: NodeJS.ErrnoException) => {
+    if (err?.code === 'EIO') terminalLost = true;
+  };
+  ctx.stdout.on('error', ignoreWriteError);
+  ctx.stderr.on('error', ignoreWriteError);
+
   const { acquireUpLock, findRunView } = await import('../run/state.js');
   const lock = await acquireUpLock(ctx.stateDir, runId);
   let renderer: UpRenderer | null = null;
@@ -83,6 +94,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   } finally {
     await renderer?.close();
     await lock.release();
+    if (terminalLost) (await import('../run/terminal.js')).releaseLostTerminal();
   }
 }
 

@@ -7,6 +7,13 @@ import type { LogSet, RunView } from './types.js';
 
 export const NO_LOGS = 'no run logs: start one with `dynamo-dev up`, or pass --logs PATH';
 
+/** The skip summary when a log set holds no file to read: "passes" on zero lines would be a guess. */
+export function noLogFiles(logs: LogSet): string {
+  return logs.source === 'run'
+    ? `no log file of ${logs.label} is left to read`
+    : `no log files in ${logs.label} (folders are searched for *.log, *.txt, *.jsonl, *.out, *.err and their .gz)`;
+}
+
 /** "agg-0 (logs/agg-0.log:12)" for run logs; "worker.log:12" for --logs files. */
 export function where(logs: LogSet, file: string, line?: number): string {
   const f = logs.files.find((x) => x.path === file);

@@ -39,3 +39,17 @@ export async function resolveDoctorTarget(o: {
 function planFor(recipe: Recipe, stateDir: string, python: string | undefined, source: string): Plan {
   return buildPlan({ recipe, runDir: join(stateDir, 'runs', '<next>'), python, source });
 }
+
+/**
+ * A live run counts as ours only when its processes run as us. A state directory shared with
+ * another user (DYNAMO_DEV_HOME on a team machine, `sudo -E dynamo-dev up`) can hold their live
+ * run; taking it for ours would pass their engines as "the live run", their ports as "held by the
+ * live run" and their GPU memory as available to us. Such a run is judged as not live: its
+ * processes are then reported like any other user's. Pure.
+ */
+export function ownRunView(view: RunView | null, uids: ReadonlyMap<number, number>, self: number | null): RunView | null {
+  if (!view || !view.live || self === null) return view;
+  const foreign = view.pids.filter((pid) => uids.has(pid) && uids.get(pid) !== self);
+  if (foreign.length === 0) return view;
+  return { ...view, live: false, pids: [] };
+}

@@ -8,11 +8,50 @@ export interface RunOptions {
 
 class CheckTimeout extends Error {}
 
+/** What each fact getter waits on, for a timeout summary a user can act on. */
+const PROBE_NAMES: Record<string, string> = {
+  gpu: 'nvidia-smi',
+  computeApps: 'nvidia-smi --query-compute-apps',
+  processes: 'the process list (ps)',
+  python: 'the Python interpreter',
+  compat: 'ldconfig -p',
+  hfModel: 'the Hugging Face cache',
+  ucx: 'ucx_info',
+  ports: 'the port probe',
+  run: 'the run state',
+  logs: 'reading the logs',
+  frontend: "the frontend's /health and /v1/models",
+};
+
+/**
+ * The facts as one check sees them, remembering which of its probes have not answered yet, so a
+ * timeout can say "waiting for nvidia-smi" rather than leave the user to guess.
+ */
+function tracked(facts: Facts): { facts: Facts; waiting: () => string[] } {
+  const pending = new Set<string>();
+  const proxy = new Proxy(facts, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function' || typeof prop !== 'string') return v;
+      return (...args: unknown[]) => {
+        const out = (v as (...a: unknown[]) => unknown).apply(target, args);
+        if (out instanceof Promise) {
+          pending.add(prop);
+          out.then(() => pending.delete(prop), () => pending.delete(prop));
+        }
+        return out;
+      };
+    },
+  });
+  return { facts: proxy, waiting: () => [...pending].map((k) => PROBE_NAMES[k] ?? k) };
+}
+
 /** Runs one check with a deadline; a throw or a timeout becomes a fail carrying the reason. */
-async function runOne(check: Check, facts: Facts, timeoutMs: number): Promise<CheckOutcome> {
+async function runOne(check: Check, allFacts: Facts, timeoutMs: number): Promise<CheckOutcome> {
   const t0 = performance.now();
   let timer: NodeJS.Timeout | undefined;
   let result: CheckResult;
+  const { facts, waiting } = tracked(allFacts);
   try {
     result = await Promise.race([
       check.run(facts),
@@ -22,14 +61,15 @@ async function runOne(check: Check, facts: Facts, timeoutMs: number): Promise<Ch
     ]);
   } catch (err) {
     const timedOut = err instanceof CheckTimeout;
+    const slow = timedOut ? waiting() : [];
     result = {
       status: 'fail',
       summary: timedOut
-        ? `timed out after ${timeoutMs} ms (a probe did not answer)`
+        ? `timed out after ${timeoutMs} ms ${slow.length > 0 ? `waiting for ${slow.join(', ')}` : '(a probe did not answer)'}`
         : `check crashed: ${err instanceof Error ? err.message : String(err)}`,
       details: [],
       fix: timedOut ? `raise the limit with --timeout ${timeoutMs * 2}, or skip it with --skip ${check.id}` : null,
-      evidence: {},
+      evidence: timedOut ? { timedOut: true, timeoutMs, waitingFor: slow } : {},
     };
   } finally {
     clearTimeout(timer);

@@ -30,12 +30,24 @@ function once<T>(f: () => Promise<T>): () => Promise<T> {
 }
 
 /**
+ * The run doctor judges (--run ID, else the live one, else the latest), counted as live only when
+ * its processes run as us (ownRunView: another user's run in a shared state directory is theirs).
+ */
+export async function findOwnRunView(stateDir: string, runId?: string): Promise<RunView | null> {
+  const [{ findRunView }, { uidsOf }, { ownRunView }] = await Promise.all([
+    import('../run/state.js'), import('./proc-files.js'), import('../doctor/prepare.js'),
+  ]);
+  const view = await findRunView(stateDir, runId);
+  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+  return ownRunView(view, await uidsOf(view?.live ? view.pids : []), uid);
+}
+
+/**
  * The real facts: each getter lazily imports its adapter (so doctor --only gpu.driver never loads
  * the process or HF code) and runs it once per invocation.
  */
 export function createFacts(o: FactsOptions): Facts {
-  const run = once<RunView | null>(async () =>
-    o.runView !== undefined ? o.runView : (await import('../run/state.js')).findRunView(o.stateDir, o.runId));
+  const run = once<RunView | null>(async () => (o.runView !== undefined ? o.runView : findOwnRunView(o.stateDir, o.runId)));
   const facts: Facts = {
     env: o.env,
     recipe: o.recipe,

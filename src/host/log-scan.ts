@@ -19,6 +19,8 @@ const NL = 10;
 
 /** Files taken from folders: logs, rotated logs, and their .gz. Files named directly are always scanned. */
 const LOG_NAME = /\.(?:log|txt|jsonl|out|err)(?:\.\d+)?(?:\.gz)?$/i;
+/** LOG_NAME for people. */
+export const LOG_NAMES_TEXT = '*.log, *.txt, *.jsonl, *.out, *.err, rotated (*.log.1) and gzipped (*.log.gz)';
 
 export interface ScanOptions {
   /** Skip paths that do not exist instead of failing (run logs of processes that never started). */

@@ -10,6 +10,8 @@ export interface ChatStreamRequest {
   prompt: string;
   maxTokens: number;
   timeoutMs: number;
+  /** The caller's cancel (Ctrl-C): aborts the request at once, with RequestAbortedError. */
+  signal?: AbortSignal;
 }
 
 export interface ChatStreamResult {
@@ -39,6 +41,14 @@ export class FrontendHttpError extends Error {
   }
 }
 
+/** The caller aborted the request (its signal fired): not the frontend's fault. */
+export class RequestAbortedError extends Error {
+  constructor(readonly url: string) {
+    super(`${url}: request aborted`);
+    this.name = 'RequestAbortedError';
+  }
+}
+
 /** No complete answer within the timeout. */
 export class FrontendTimeoutError extends Error {
   constructor(readonly url: string, readonly timeoutMs: number) {
@@ -60,12 +70,27 @@ const CAUSES: Record<string, string> = {
 };
 
 /** fetch() hides the socket error in `cause` (and `cause.errors` for dual-stack attempts). */
-export function describeFetchError(err: unknown): string {
+export function describeFetchError(err: unknown, url?: string): string {
   const e = err as { cause?: { code?: string; message?: string; errors?: { code?: string }[] }; message?: string };
   const code = e?.cause?.code ?? e?.cause?.errors?.find((x) => x.code)?.code;
   if (code && CAUSES[code]) return CAUSES[code];
   if (code) return code;
-  return e?.cause?.message ?? e?.message ?? String(err);
+  const msg = e?.cause?.message ?? e?.message ?? String(err);
+  // fetch refuses the WHATWG "bad ports" (1, 22, 25, 6000, ...) before connecting: say which and why.
+  if (msg === 'bad port') {
+    const port = url ? safePort(url) : null;
+    return `fetch refuses to connect to port ${port ?? '?'} (a port browsers and Node block); serve the frontend on another port`;
+  }
+  return msg;
+}
+
+function safePort(url: string): string | null {
+  try {
+    const u = new URL(url);
+    return u.port || (u.protocol === 'https:' ? '443' : '80');
+  } catch {
+    return null;
+  }
 }
 
 function isAbort(err: unknown): boolean {
@@ -78,41 +103,97 @@ export function normalizeBaseUrl(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
-async function request(url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
-  try {
-    return await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-  } catch (err) {
-    if (isAbort(err)) throw new FrontendTimeoutError(url, timeoutMs);
-    throw new FrontendUnreachableError(url, describeFetchError(err));
+/**
+ * One deadline for a whole exchange (headers and body) plus the caller's cancel. Built by hand
+ * rather than with AbortSignal.any, which Node 20.0-20.2 lack.
+ */
+class Deadline {
+  private readonly ctl = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private readonly onCancel = () => this.ctl.abort();
+  readonly signal = this.ctl.signal;
+
+  constructor(
+    private readonly url: string,
+    private readonly timeoutMs: number,
+    private readonly cancel?: AbortSignal,
+  ) {
+    this.timer = setTimeout(() => this.ctl.abort(), timeoutMs);
+    if (cancel?.aborted) this.ctl.abort();
+    else cancel?.addEventListener('abort', this.onCancel, { once: true });
+  }
+
+  /** The typed error for a failure of this exchange, or null when it was not an abort. */
+  abortError(err: unknown): Error | null {
+    if (!isAbort(err) && !this.signal.aborted) return null;
+    return this.cancel?.aborted ? new RequestAbortedError(this.url) : new FrontendTimeoutError(this.url, this.timeoutMs);
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.cancel?.removeEventListener('abort', this.onCancel);
   }
 }
 
-async function errorDetail(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
+async function request(url: string, init: RequestInit, deadline: Deadline): Promise<Response> {
   try {
-    const doc = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
+    return await fetch(url, { ...init, signal: deadline.signal });
+  } catch (err) {
+    throw deadline.abortError(err) ?? new FrontendUnreachableError(url, describeFetchError(err, url));
+  }
+}
+
+/**
+ * The server's error message on ONE line: the OpenAI-style JSON error when there is one; for a
+ * web page (some other server on that port) its <title>, else the status text; other text with
+ * whitespace collapsed, cut to 200 characters.
+ */
+export function errorDetailFrom(text: string, statusText: string): string {
+  try {
+    const doc = JSON.parse(text) as { error?: { message?: string } | string; message?: string; detail?: string };
     const e = doc.error;
-    const msg = typeof e === 'string' ? e : e?.message ?? doc.message;
-    if (msg) return String(msg);
+    const msg = typeof e === 'string' ? e : e?.message ?? doc.message ?? doc.detail;
+    if (msg) return oneLine(String(msg));
   } catch {
     /* not JSON: show the text */
   }
-  return text.trim().slice(0, 200) || res.statusText;
+  const t = text.trim();
+  if (/^<(?:!doctype|html|head|body|\?xml)/i.test(t)) {
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(t)?.[1];
+    return oneLine(title?.trim() || statusText || 'an HTML page');
+  }
+  return oneLine(t) || statusText;
+}
+
+const oneLine = (s: string) => {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > 200 ? `${flat.slice(0, 199)}…` : flat;
+};
+
+async function errorDetail(res: Response): Promise<string> {
+  return errorDetailFrom(await res.text().catch(() => ''), res.statusText);
 }
 
 /** GET /v1/models: the listed model ids, in the frontend's order. */
-export async function listModels(baseUrl: string, timeoutMs: number): Promise<string[]> {
+export async function listModels(baseUrl: string, timeoutMs: number, signal?: AbortSignal): Promise<string[]> {
   const url = `${normalizeBaseUrl(baseUrl)}/v1/models`;
-  const res = await request(url, { method: 'GET' }, timeoutMs);
-  if (!res.ok) throw new FrontendHttpError(url, res.status, await errorDetail(res));
-  let doc: { data?: { id?: unknown }[] };
+  const deadline = new Deadline(url, timeoutMs, signal);
   try {
-    doc = (await res.json()) as typeof doc;
-  } catch (err) {
-    if (isAbort(err)) throw new FrontendTimeoutError(url, timeoutMs);
-    throw new FrontendHttpError(url, res.status, 'the answer is not JSON');
+    const res = await request(url, { method: 'GET' }, deadline);
+    if (!res.ok) throw new FrontendHttpError(url, res.status, await errorDetail(res));
+    let doc: { data?: { id?: unknown }[] };
+    try {
+      doc = (await res.json()) as typeof doc;
+    } catch (err) {
+      throw deadline.abortError(err) ?? new FrontendHttpError(url, res.status, 'the answer is not JSON');
+    }
+    if (!doc || typeof doc !== 'object' || !Array.isArray(doc.data)) {
+      throw new FrontendHttpError(url, res.status, 'the answer is not an OpenAI model list');
+    }
+    return doc.data.map((m) => m?.id).filter((id): id is string => typeof id === 'string');
+  } finally {
+    deadline.dispose();
   }
-  return (doc.data ?? []).map((m) => m?.id).filter((id): id is string => typeof id === 'string');
 }
 
 /** One streaming chat completion, one user message; resolves once the stream ends. */
@@ -128,12 +209,21 @@ export async function streamChat(req: ChatStreamRequest, now: () => number = () 
     stream_options: { include_usage: true },
     nvext: { extra_fields: ['worker_id'] },
   };
+  const deadline = new Deadline(url, req.timeoutMs, req.signal);
+  try {
+    return await exchange(url, body, deadline, now);
+  } finally {
+    deadline.dispose();
+  }
+}
+
+async function exchange(url: string, body: unknown, deadline: Deadline, now: () => number): Promise<ChatStreamResult> {
   const t0 = now();
   const res = await request(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
     body: JSON.stringify(body),
-  }, req.timeoutMs);
+  }, deadline);
   if (!res.ok) throw new FrontendHttpError(url, res.status, await errorDetail(res));
   if (!res.body) throw new FrontendHttpError(url, res.status, 'empty response body');
 
@@ -174,9 +264,8 @@ export async function streamChat(req: ChatStreamRequest, now: () => number = () 
       }
     }
   } catch (err) {
-    if (isAbort(err)) throw new FrontendTimeoutError(url, req.timeoutMs);
     if (err instanceof FrontendHttpError) throw err;
-    throw new FrontendHttpError(url, res.status, `stream broke off: ${describeFetchError(err)}`);
+    throw deadline.abortError(err) ?? new FrontendHttpError(url, res.status, `stream broke off: ${describeFetchError(err, url)}`);
   } finally {
     reader.cancel().catch(() => {});
   }

@@ -31,29 +31,55 @@ export interface ProbeProgress {
 
 export interface RunProbeOptions {
   settings: ProbeSettings;
-  send: (prompt: string) => Promise<SendOutcome>;
+  send: (prompt: string, signal?: AbortSignal) => Promise<SendOutcome>;
   /** A send that throws this kind of error ends the probe (the frontend went away); others are recorded. */
   isFatal?: (err: unknown) => boolean;
   onProgress?: (p: ProbeProgress) => void;
+  /** The user's cancel (Ctrl-C): the probe stops at once; the send it cut short is not recorded. */
+  signal?: AbortSignal;
+  /**
+   * Failed sends in a row after which the probe gives up (default 3): a frontend that answers
+   * nothing, or times out on every request, must not keep the user waiting for the whole
+   * schedule (72 sends x the per-request timeout).
+   */
+  giveUpAfter?: number;
 }
 
-export async function runProbe(o: RunProbeOptions): Promise<ProbeSend[]> {
+export const GIVE_UP_AFTER = 3;
+
+export interface ProbeRun {
+  sends: ProbeSend[];
+  /** Sends the schedule planned. */
+  planned: number;
+  /** Why the probe ended before the schedule did; null when every planned send was made. */
+  stopped: null | { reason: 'interrupted' } | { reason: 'failing'; failures: number; error: string };
+}
+
+export async function runProbe(o: RunProbeOptions): Promise<ProbeRun> {
   const { prefixes, repeats, prefixTokens, seed } = o.settings;
+  const giveUpAfter = o.giveUpAfter ?? GIVE_UP_AFTER;
   const prompts = buildPrompts({ prefixes, prefixTokens, seed });
   const schedule = buildSchedule(prefixes, repeats, seed);
   const sends: ProbeSend[] = [];
+  let failedInARow = 0;
   for (const [i, item] of schedule.entries()) {
+    if (o.signal?.aborted) return { sends, planned: schedule.length, stopped: { reason: 'interrupted' } };
     const base = { prefix: item.prefix, repeat: item.repeat, prefixWords: prompts.prefixWords, tailWords: prompts.tailWords(item.prefix, item.repeat) };
     let s: ProbeSend;
     try {
-      const r = await o.send(prompts.prompt(item.prefix, item.repeat));
+      const r = await o.send(prompts.prompt(item.prefix, item.repeat), o.signal);
       s = { ...base, ok: true, error: null, ...r };
     } catch (err) {
+      if (o.signal?.aborted) return { sends, planned: schedule.length, stopped: { reason: 'interrupted' } };
       if (o.isFatal?.(err)) throw err;
       s = { ...base, ok: false, error: (err as Error)?.message ?? String(err), ttftMs: null, totalMs: null, cachedTokens: null, promptTokens: null, workerId: null };
     }
     sends.push(s);
+    failedInARow = s.ok ? 0 : failedInARow + 1;
     o.onProgress?.({ done: i + 1, total: schedule.length, round: item.repeat + 1, rounds: repeats, last: s });
+    if (failedInARow >= giveUpAfter && i + 1 < schedule.length) {
+      return { sends, planned: schedule.length, stopped: { reason: 'failing', failures: failedInARow, error: s.error ?? 'failed' } };
+    }
   }
-  return sends;
+  return { sends, planned: schedule.length, stopped: null };
 }

@@ -110,6 +110,8 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
       ...(randomLine ? [randomLine] : []),
       'The usual cause: the KV router runs with events on while the workers publish none (frontend log: kv_event_publisher_disabled); its index stays empty and it routes by load only, with no error.',
       'Fix: give each worker --kv-events-config with "enable_kv_cache_events": true, or run the frontend with --no-router-kv-events (approximate routing).',
+      // A bare --url says nothing about the router: a frontend started by hand may not run the KV router at all.
+      ...(ctx.routerMode ? [] : ['If this frontend does not run --router-mode kv (round-robin and random ignore prefixes), that alone explains it.']),
     ],
     next: KV_EVENTS_NEXT,
   };

@@ -106,6 +106,26 @@ export function groupMembers(pgid: number): number[] {
   return membersOf(scanProc(), pgid);
 }
 
+/**
+ * Pure: the recorded descendants after a new scan. A process is the same one when pid and start
+ * ticks match; its command line is taken from the newest scan, because a child caught between
+ * fork and exec still shows its parent's command line (or none), and only after exec reads
+ * `VLLM::EngineCore`. Returns null when nothing changed (no write of run.json needed).
+ */
+export function mergeDescendants(known: readonly DescendantRecord[], found: readonly DescendantRecord[]): DescendantRecord[] | null {
+  const now = new Map(found.map((d) => [`${d.pid}:${d.startTicks}`, d]));
+  let changed = false;
+  const merged = known.map((d) => {
+    const cur = now.get(`${d.pid}:${d.startTicks}`);
+    if (!cur || cur.cmd === '' || cur.cmd === d.cmd) return d;
+    changed = true;
+    return { ...d, cmd: cur.cmd };
+  });
+  const seen = new Set(known.map((d) => `${d.pid}:${d.startTicks}`));
+  const fresh = found.filter((d) => !seen.has(`${d.pid}:${d.startTicks}`));
+  return changed || fresh.length > 0 ? [...merged, ...fresh] : null;
+}
+
 /** Every live descendant of rootPid (by ppid chain) with start ticks and full cmdline. */
 export function descendants(rootPid: number): DescendantRecord[] {
   return descendantsIn(scanProc(), rootPid).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) }));

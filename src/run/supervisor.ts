@@ -10,7 +10,7 @@ import { diagnoseLog, type Diagnosis } from './diagnosis.js';
 import { curlLine, type ReadyWorker, type UpEvent } from './events.js';
 import { writeRun } from './state.js';
 import { stopTargets, type StopResult, type StopTarget, type Survivor } from './stop.js';
-import { descendants, readStartTicks } from './proc.js';
+import { descendants, mergeDescendants, readStartTicks } from './proc.js';
 import type { Recipe } from '../recipe/schema.js';
 
 // The lifecycle of one `up`: start processes in plan order (a worker after its predecessor's KV
@@ -380,10 +380,9 @@ export class Supervisor extends EventEmitter {
     } catch {
       return false;
     }
-    const known = new Set(p.rec.descendants.map((d) => `${d.pid}:${d.startTicks}`));
-    const fresh = found.filter((d) => !known.has(`${d.pid}:${d.startTicks}`));
-    if (fresh.length === 0) return false;
-    p.rec.descendants = [...p.rec.descendants, ...fresh];
+    const merged = mergeDescendants(p.rec.descendants, found);
+    if (merged === null) return false;
+    p.rec.descendants = merged;
     return true;
   }
 

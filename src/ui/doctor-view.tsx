@@ -1,6 +1,8 @@
-import { Box, Text, render } from 'ink';
+import chalk from 'chalk';
+import { Box, Static, Text, render } from 'ink';
 import { useEffect, useState } from 'react';
 import type { CheckOutcome } from '../doctor/types.js';
+import { MARK, paintStatus } from './marks.js';
 import { formatOutcome } from './doctor-report.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -9,10 +11,19 @@ export interface DoctorViewProps {
   titles: string[];
   /** Subscribes to settled checks; returns an unsubscribe. */
   subscribe: (on: (o: CheckOutcome, i: number) => void) => () => void;
+  /** Terminal height; the live part stays below it (undefined: no limit). */
+  rows?: number;
 }
 
-/** Live list: a spinner per running check, each replaced by its result as it settles. */
-export function DoctorView({ titles, subscribe }: DoctorViewProps) {
+/**
+ * Live list in two parts. Results print once, in declared order, as soon as every earlier check
+ * has settled (ink's <Static>: written above the live part and never redrawn, so a long report
+ * scrolls like plain output). Below, one line per check still to print: a spinner, or the mark
+ * and summary of a check that settled early. ink clears the whole terminal, scrollback included,
+ * on every frame once the live part is as tall as the terminal; keeping it to one truncated line
+ * per check, and under `rows`, prevents that.
+ */
+export function DoctorView({ titles, subscribe, rows }: DoctorViewProps) {
   const [done, setDone] = useState<(CheckOutcome | null)[]>(() => titles.map(() => null));
   const [frame, setFrame] = useState(0);
   useEffect(() => subscribe((o, i) => setDone((d) => d.map((x, j) => (j === i ? o : x)))), [subscribe]);
@@ -21,24 +32,35 @@ export function DoctorView({ titles, subscribe }: DoctorViewProps) {
     return () => clearInterval(t);
   }, []);
   const width = Math.max(...titles.map((t) => t.length));
+  const firstPending = done.findIndex((o) => o === null);
+  const printed = (firstPending < 0 ? done : done.slice(0, firstPending)) as CheckOutcome[];
+  const pending = titles.map((title, i) => ({ title, i, o: done[i] })).slice(printed.length);
+  // Room for the live lines: under the terminal's height, with one line for "... more".
+  const room = rows === undefined ? Infinity : Math.max(1, rows - 2);
+  const shown = pending.length > room ? pending.slice(0, Math.max(0, room - 1)) : pending;
+  const hidden = pending.length - shown.length;
   return (
-    <Box flexDirection="column">
-      {titles.map((title, i) => {
-        const o = done[i];
-        if (o) return <Text key={title}>{formatOutcome(o, width).replace(/\n$/, '')}</Text>;
-        return (
-          <Text key={title}>
-            <Text color="cyan">{FRAMES[frame]}</Text> <Text bold>{title.padEnd(width)}</Text>  <Text dimColor>checking…</Text>
+    <>
+      <Static items={printed}>
+        {(o, i) => <Text key={`${i}-${o.id}`}>{formatOutcome(o, width).replace(/\n$/, '')}</Text>}
+      </Static>
+      <Box flexDirection="column">
+        {shown.map(({ title, i, o }) => (
+          <Text key={i} wrap="truncate-end">
+            {o
+              ? `${paintStatus(o.status, MARK[o.status])} ${chalk.bold(title.padEnd(width))}  ${o.summary}`
+              : <><Text color="cyan">{FRAMES[frame]}</Text> <Text bold>{title.padEnd(width)}</Text>  <Text dimColor>checking…</Text></>}
           </Text>
-        );
-      })}
-    </Box>
+        ))}
+        {hidden > 0 ? <Text dimColor>{`… ${hidden} more`}</Text> : null}
+      </Box>
+    </>
   );
 }
 
 /** Mounts the view; resolves to a function that unmounts it once the last result is drawn. */
-export function mountDoctorView(props: DoctorViewProps, stdout: NodeJS.WriteStream): { finish: () => Promise<void> } {
-  const app = render(<DoctorView {...props} />, { stdout, exitOnCtrlC: true, patchConsole: false });
+export function mountDoctorView(props: Omit<DoctorViewProps, 'rows'>, stdout: NodeJS.WriteStream): { finish: () => Promise<void> } {
+  const app = render(<DoctorView {...props} rows={stdout.rows || undefined} />, { stdout, exitOnCtrlC: true, patchConsole: false });
   return {
     finish: async () => {
       // Let the final state paint before unmounting so the last line is not a spinner.

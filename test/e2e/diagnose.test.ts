@@ -73,6 +73,29 @@ describe('dynamo-dev diagnose', () => {
     expect(r.stdout).toContain('No known failure signature found.');
   });
 
+  it('a folder without log files is an input error (exit 2), never a false "no failure found"', async () => {
+    const dir = join(home.dir, 'notes');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'README.md'), 'Error 804\n');
+    writeFileSync(join(dir, 'frontend'), 'Error 804\n'); // a log without a log-like name: scanned only when named
+    const r = await runCli(['diagnose', '--json', dir], env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`dynamo-dev: ${dir}: no log files in this folder (looked for *.log, *.txt, *.jsonl, *.out, *.err`);
+    expect(r.stderr).toContain('fix: name the log files themselves');
+    const named = await runCli(['diagnose', '--json', join(dir, 'frontend')], env);
+    expect(named.code).toBe(1);
+    expect(JSON.parse(named.stdout).findings.map((f: { code: string }) => f.code)).toEqual(['cuda.error804']);
+  });
+
+  it('an empty log file is scanned and clean (exit 0)', async () => {
+    const f = join(home.dir, 'empty.log');
+    writeFileSync(f, '');
+    const r = await runCli(['diagnose', '--json', f], env);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ files: 1, bytes: 0, findings: [] });
+  });
+
   it('a bad path: exit 2 with one line naming it', async () => {
     const missing = join(home.dir, 'nope.log');
     const r = await runCli(['diagnose', missing], env);

@@ -179,4 +179,16 @@ describe('doctor host checks through the built CLI', () => {
       empty.cleanup();
     }
   });
+
+  it('a hung ucx_info does not hang doctor: the check fails at --timeout naming ucx_info, one JSON document', async () => {
+    const env = fakeEnv(home, { ucx: 'hang' });
+    const r = await runCli(['doctor', '--only', 'ucx.transports', '--timeout', '400', '--json'], env);
+    expect(r.code).toBe(1);
+    expect(r.durationMs).toBeLessThan(4000);
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
+    const [ucx] = (JSON.parse(r.stdout) as { checks: CheckJson[] }).checks;
+    expect(ucx.status).toBe('fail');
+    expect(ucx.summary).toBe('timed out after 400 ms waiting for ucx_info');
+    expect(ucx.fix).toBe('raise the limit with --timeout 800, or skip it with --skip ucx.transports');
+  });
 });

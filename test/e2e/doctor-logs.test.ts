@@ -40,6 +40,14 @@ describe('doctor log checks', () => {
     expect(c['logs.errors'].status).toBe('pass');
   });
 
+  it('--logs with only the frontend log and no --recipe: kv.events still fails, so doctor is not "ready"', async () => {
+    const r = await runCli(['doctor', '--only', IDS, '--json', '--logs', join(LOGS, 'frontend-kv-events-disabled.log')], env);
+    expect(r.code).toBe(1);
+    const c = byId(JSON.parse(r.stdout) as Doc);
+    expect(c['kv.events'].status).toBe('fail');
+    expect(c['kv.events'].details[0]).toContain('frontend-kv-events-disabled.log:3');
+  });
+
   it('--logs with a worker stuck on Error 804: kv.allocated and logs.errors fail', async () => {
     const r = await runCli(['doctor', '--only', IDS, '--json', '--logs', join(LOGS, 'worker-error804.log')], env);
     expect(r.code).toBe(1);

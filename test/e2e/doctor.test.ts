@@ -86,6 +86,16 @@ describe('doctor input errors exit 2 with one line and run nothing', () => {
     expect(r.stderr).toMatch(/unknown recipe "agg-routr"; built-in recipes: agg, agg-router, agg-router-approx, disagg-same-gpu, mocker/);
   });
 
+  it.each([[[] as string[]], [['--json']]])('--logs with a path that does not exist: exit 2, one line on stderr, nothing on stdout %j', async (extra) => {
+    const missing = join(home.dir, 'no-such-logs');
+    const r = await runCli(['doctor', ...extra, '--logs', missing], env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toBe(`dynamo-dev: --logs: ${missing}: no such file or folder; pass log files or folders (a run's logs are in runs/<run-id>/logs of the state directory)`);
+  });
+
   it('an unknown check id or flag is an input error', async () => {
     expect((await runCli(['doctor', '--only', 'gpu.drivr'], env)).code).toBe(2);
     expect((await runCli(['doctor', '--frobnicate'], env)).code).toBe(2);

@@ -1,16 +1,26 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readStartTicks } from '../../src/run/proc.js';
 import { writeRun } from '../../src/run/state.js';
 import type { RunRecord } from '../../src/run/types.js';
-import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
-import { freePort, startFakeFrontend, type FakeFrontend } from '../helpers/fake-frontend.js';
+import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { freePort, startFakeFrontend as startFake, type FakeFrontend } from '../helpers/fake-frontend.js';
 
 // probe end to end: the built CLI against the fake frontend, whose routing simulation decides the
 // hit rate (nothing is scripted: KV routing keeps prefixes on their worker, a router whose
 // workers publish no KV events routes by load only).
+//
+// Every outcome here is fixed by construction, never a matter of luck: the probe's prompts and send
+// order come from --seed, the fake's random choices from FAKE_FRONTEND_SEED (and its block hashes
+// from PYTHONHASHSEED), and the fake gives a request's load back before the client sees the end of
+// the answer, so its load-based choices do not depend on thread timing either. The same seeds give
+// the same sends on every run (a test below checks that). What remains timing-based (hits judged by
+// first-token time) has margins of a hundred milliseconds and more.
 
 let home: ReturnType<typeof tempHome>;
 let fe: FakeFrontend | null = null;
@@ -23,13 +33,15 @@ afterEach(async () => {
   home.cleanup();
 });
 
-// 8 prefixes x 4 sends = 24 repeats: a router that ignores prefixes puts >= 80% of repeats back
-// on the prefix's first worker with probability < 0.1% (binomial, p = 1/2).
-const SMALL = ['--prefixes', '8', '--repeats', '4', '--prefix-tokens', '256'];
+const SEED = ['--seed', '1'];
+const SMALL = ['--prefixes', '8', '--repeats', '4', '--prefix-tokens', '256', ...SEED];
+const startFakeFrontend = (args: string[], vars: Record<string, string | undefined> = {}) =>
+  startFake(args, { FAKE_FRONTEND_SEED: '0', PYTHONHASHSEED: '0', ...vars });
 
 describe('dynamo-dev probe', () => {
   it('KV router with events from both workers: high hit rate, one worker per prefix, verdict works, exit 0', async () => {
-    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2' });
+    // first sends ~26 ms longer than repeats, so the median comparison below holds on a loaded machine
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_TTFT_SCALE: '5' });
     const r = await runCli(['probe', '--url', fe.url, ...SMALL, '--json'], fakeEnv(home));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -37,6 +49,7 @@ describe('dynamo-dev probe', () => {
     expect(doc.verdict.code).toBe('works');
     expect(doc.model).toBe('Qwen/Qwen3-0.6B');
     expect(doc.requests).toEqual({ sent: 32, ok: 32, failed: 0 });
+    expect(doc.settings.seed).toBe(1);
     expect(doc.hitRate).toBeGreaterThanOrEqual(0.95);
     expect(doc.method).toBe('cached_tokens');
     expect(doc.workers).toHaveLength(2);
@@ -71,6 +84,31 @@ describe('dynamo-dev probe', () => {
     expect(doc.meanWorkersPerPrefix).toBeGreaterThan(1.5);
   });
 
+  it('the same --seed against the same frontend state gives the very same sends, workers and cache hits', async () => {
+    const once = async () => {
+      const f = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_WORKER_KV_EVENTS: '0' });
+      try {
+        const r = await runCli(['probe', '--url', f.url, ...SMALL, '--json'], fakeEnv(home));
+        const doc = JSON.parse(r.stdout) as { sends: { prefix: number; repeat: number; workerId: string; cachedTokens: number }[]; hits: number };
+        return { hits: doc.hits, sends: doc.sends.map((x) => `${x.prefix}.${x.repeat}@${x.workerId}:${x.cachedTokens}`) };
+      } finally {
+        await f.stop();
+      }
+    };
+    const a = await once();
+    const b = await once();
+    expect(b).toEqual(a);
+    expect(new Set(a.sends.map((x) => x.split('@')[1].split(':')[0])).size).toBe(2);
+  });
+
+  it('round-robin on a bare --url: random level, and the verdict says a router that ignores prefixes explains it', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'round-robin'], { FAKE_FRONTEND_WORKERS: '2' });
+    const r = await runCli(['probe', '--url', fe.url, ...SMALL], fakeEnv(home));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/✗ hit rate at random level/);
+    expect(r.stdout).toMatch(/does not run --router-mode kv \(round-robin and random ignore prefixes\), that alone explains it/);
+  });
+
   it('approximate routing (--no-router-kv-events) works without any worker events', async () => {
     fe = await startFakeFrontend(['--router-mode', 'kv', '--no-router-kv-events'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_WORKER_KV_EVENTS: '0' });
     const r = await runCli(['probe', '--url', fe.url, ...SMALL, '--json'], fakeEnv(home));
@@ -79,8 +117,11 @@ describe('dynamo-dev probe', () => {
   });
 
   it('without cached_tokens in usage, hits are judged by first-token time and the verdict still holds', async () => {
-    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_SCENARIO: 'no-cached-tokens', FAKE_FRONTEND_TTFT_SCALE: '5' });
-    const r = await runCli(['probe', '--url', fe.url, ...SMALL, '--json'], fakeEnv(home));
+    // A first send prefills ~1,040 tokens (~220 ms here), a hit ~30 (~16 ms); a repeat counts as a
+    // miss only above 0.7 x 220 = 154 ms, so a loaded machine would have to stall 5 of 24 repeats
+    // by more than 130 ms each to turn "works" into anything else.
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_SCENARIO: 'no-cached-tokens', FAKE_FRONTEND_TTFT_SCALE: '10' });
+    const r = await runCli(['probe', '--url', fe.url, '--prefixes', '8', '--repeats', '4', '--prefix-tokens', '1024', ...SEED, '--json'], fakeEnv(home));
     const doc = JSON.parse(r.stdout);
     expect(doc.method).toBe('ttft');
     expect(doc.verdict.code).toBe('works');
@@ -124,6 +165,52 @@ describe('dynamo-dev probe', () => {
     expect(r.stderr).toBe(`dynamo-dev: cannot reach the frontend at http://127.0.0.1:${port}: connection refused; start one with dynamo-dev up\n`.trimEnd());
   });
 
+  it('a URL where another web server answers (HTML 404): one line that asks whether it is a Dynamo frontend, exit 1', async () => {
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<!DOCTYPE HTML>\n<html>\n<head><title>Error response</title></head>\n<body>\n<h1>Error response</h1>\n<p>Error code: 404</p>\n</body>\n</html>\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const r = await runCli(['probe', '--url', url, ...SMALL], fakeEnv(home));
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(`dynamo-dev: ${url}/v1/models answered HTTP 404: Error response; is ${url} a Dynamo frontend? (dynamo-dev status shows the run's URL)`);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('a frontend that stops answering: gives up after 3 failed requests in a row instead of waiting out every send', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2' });
+    const r = await runCli(['probe', '--url', fe.url, '--model', 'no/such-model', ...SMALL, '--json'], fakeEnv(home));
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.requests).toEqual({ sent: 3, ok: 0, failed: 3 });
+    expect(doc.notes).toContain('stopped after 3 failed requests in a row (3 of 32 sent)');
+  });
+
+  it('Ctrl-C while requests are in flight: the probe stops at once with one line, exit 130', async () => {
+    // ~0.25 s per request: one send per round, so the first progress line proves it is under way
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_TTFT_SCALE: '20' });
+    const child = execa(process.execPath, [BIN, 'probe', '--url', fe.url, '--prefixes', '1', '--repeats', '40', '--prefix-tokens', '512', ...SEED], {
+      env: fakeEnv(home), extendEnv: false, reject: false, stdin: 'ignore', timeout: 20_000,
+    });
+    let err = '';
+    await new Promise<void>((resolve) => {
+      child.stderr!.on('data', (b: Buffer) => {
+        err += b.toString();
+        if (err.includes('round 1/40')) resolve();
+      });
+    });
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    expect(r.stdout).not.toMatch(/hit rate/);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^dynamo-dev: probe interrupted after \d+ of 40 requests; nothing judged$/);
+  });
+
   it('a URL that is not http(s) is an input error (exit 2)', async () => {
     const r = await runCli(['probe', '--url', 'localhost:8000'], fakeEnv(home));
     expect(r.code).toBe(2);
@@ -132,7 +219,7 @@ describe('dynamo-dev probe', () => {
 
   it('a model the frontend does not serve: every request fails, the reason is shown, exit 1', async () => {
     fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2' });
-    const r = await runCli(['probe', '--url', fe.url, '--model', 'no/such-model', '--prefixes', '2', '--repeats', '2', '--prefix-tokens', '32'], fakeEnv(home));
+    const r = await runCli(['probe', '--url', fe.url, '--model', 'no/such-model', '--prefixes', '1', '--repeats', '2', '--prefix-tokens', '32'], fakeEnv(home));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/every request to http:\/\/127\.0\.0\.1:\d+ failed: .*HTTP 404: Model not found: no\/such-model/);
   });

@@ -54,7 +54,10 @@ const check: Check = {
       }
       return skip('no GPU facts: see gpu.driver', { reason: g.reason });
     }
-    const gpu = g.gpus.find((x) => x.index === facts.plan.gpu.index) ?? g.gpus[0];
+    // Judge the GPU the workers will run on, never a stand-in: another GPU's class (data-center
+    // vs GeForce) would turn the Error 804 verdict around. gpu.driver fails the missing index.
+    const gpu = g.gpus.find((x) => x.index === facts.plan.gpu.index);
+    if (!gpu) return skip(`the recipe's GPU ${facts.plan.gpu.index} is not listed by nvidia-smi: see gpu.driver`, { gpu: facts.plan.gpu.index });
     const cls = gpuClass(gpu.name);
     const [compat, py] = await Promise.all([facts.compat(), facts.python()]);
     const torch = py.ok ? py.modules.torch : undefined;
@@ -151,8 +154,10 @@ const check: Check = {
       return worst.status === 'fail' ? fail(worst.summary, fix, details, evidence) : warn(worst.summary, fix, details, evidence);
     }
     if (buildNote !== null) return skip(`${buildNote}; no forward-compat libraries found`, evidence);
+    // Without ldconfig only LD_LIBRARY_PATH was searched: say so rather than vouch for ld.so.cache.
+    const where = compat.ldconfigError ? `no forward-compat libraries on LD_LIBRARY_PATH (ld.so.cache not read: ${compat.ldconfigError})` : 'no forward-compat libraries on the load path';
     return pass(
-      `torch CUDA ${build} <= driver CUDA ${g.cudaVersion} (driver ${g.driverVersion ?? '?'}); no forward-compat libraries on the load path`,
+      `torch CUDA ${build} <= driver CUDA ${g.cudaVersion} (driver ${g.driverVersion ?? '?'}); ${where}`,
       evidence,
       [`GPU ${gpu.index}: ${gpu.name} (${cls})`, ...(compat.ldconfigError ? [`ldconfig: ${compat.ldconfigError}`] : [])],
     );

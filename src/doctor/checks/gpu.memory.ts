@@ -67,9 +67,9 @@ const check: Check = {
     const fixes: string[] = [];
     if (engines.length > 0) fixes.push('stop leftover engine processes: `dynamo-dev teardown --orphans`');
     else if (others.length > 0) fixes.push(`stop the processes above (pids ${others.map((a) => a.pid).join(', ')})`);
-    fixes.push(fits > 0
-      ? `or lower the workers' gpuMemoryUtilization so they add up to <= ${fits} (e.g. \`--set memory.limit=${fits}\` with "auto" fractions)`
-      : 'the GPU has no free memory left for any worker');
+    // "or" only when it follows a first way out: a fix line must read as a sentence.
+    const lower = `lower the workers' gpuMemoryUtilization so they add up to <= ${fits} (e.g. \`--set memory.limit=${fits}\` with "auto" fractions)`;
+    fixes.push(fits > 0 ? (fixes.length > 0 ? `or ${lower}` : lower) : 'the GPU has no free memory left for any worker: free some first');
     return fail(
       `only ${gpu.memoryFreeMiB} MiB free of ${total} MiB on GPU ${gpu.index}${ourNote}; ${need}`,
       fixes.join('; '),

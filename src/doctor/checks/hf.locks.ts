@@ -31,8 +31,14 @@ const check: Check = {
     const held = hf.locks.filter((l) => l.holders.length > 0);
     if (held.length > 0) {
       const holders = [...new Map(held.flatMap((l) => l.holders).map((h) => [h.pid, h])).values()];
+      // /proc/locks shows 0 for a holder in another PID namespace (a container sharing the cache)
+      // and -1 for an OFD lock: there is no pid to name, and `kill 0` would hit our own shell's group.
+      const visible = holders.filter((h) => h.pid > 0);
+      const who = (h: { pid: number; cmd: string | null }, width = Infinity) => (h.pid > 0
+        ? `pid ${h.pid}${h.cmd ? ` (${truncate(h.cmd, width)})` : width === Infinity ? ' (command unknown)' : ''}`
+        : 'a process not visible here (another container or PID namespace)');
       const details = [
-        ...held.map((l) => `${l.path} held by ${l.holders.map((h) => `pid ${h.pid} (${h.cmd ?? 'command unknown'})`).join(', ')}`),
+        ...held.map((l) => `${l.path} held by ${l.holders.map((h) => who(h)).join(', ')}`),
         ...hf.incompleteBlobs.map((b) => `partial download ${b.path}: ${mib(b.sizeBytes)}, written ${ago(b.mtimeMs, now)}`),
         'a worker started now would wait on this lock ("Still waiting to acquire lock on ...") instead of loading',
       ];
@@ -48,9 +54,12 @@ const check: Check = {
           evidence,
         );
       }
+      const fix = visible.length > 0
+        ? `wait for pid ${visible.map((x) => x.pid).join(', ')} to finish downloading; if it is stuck, stop it (kill ${visible.map((x) => x.pid).join(' ')}) and run \`${download}\`. Never delete a lock file a process holds`
+        : `wait for the download to finish (the holder runs in another container or PID namespace sharing this cache: look there, e.g. \`fuser ${held[0].path}\` on the host); then run \`${download}\`. Never delete a lock file a process holds`;
       return fail(
-        `download lock on ${model} is held by pid ${h.pid}${h.cmd ? ` (${truncate(h.cmd, 60)})` : ''}${holders.length > 1 ? ` and ${holders.length - 1} more` : ''}`,
-        `wait for pid ${holders.map((x) => x.pid).join(', ')} to finish downloading; if it is stuck, stop it (kill ${holders.map((x) => x.pid).join(' ')}) and run \`${download}\`. Never delete a lock file a process holds`,
+        `download lock on ${model} is held by ${who(h, 60)}${holders.length > 1 ? ` and ${holders.length - 1} more` : ''}`,
+        fix,
         details,
         evidence,
       );

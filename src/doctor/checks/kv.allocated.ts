@@ -53,7 +53,8 @@ const check: Check = {
         problems.push({
           status: 'fail',
           line: `${w.name} never logged its KV cache size${because}`,
-          fix: why ? signatureFor(why.code)?.fix ?? `dynamo-dev diagnose ${w.path}` : `read its log: dynamo-dev logs ${w.name}`,
+          // `dynamo-dev logs` takes a process of a run; a --logs file is read as a file.
+          fix: why ? signatureFor(why.code)?.fix ?? `dynamo-dev diagnose ${w.path}` : logs.source === 'run' ? `read its log: dynamo-dev logs ${w.name}` : `read its log: tail -n 50 ${w.path}`,
         });
         continue;
       }

@@ -1,6 +1,6 @@
 import type { Plan } from '../../plan/types.js';
 import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';
-import { NO_LOGS, planFor, where } from '../log-view.js';
+import { NO_LOGS, noLogFiles, planFor, where } from '../log-view.js';
 
 // kv.events: a KV router with events needs every agg/prefill worker to publish KV events
 // (newest dynamo.vllm publishes none without --kv-events-config ... "enable_kv_cache_events":true;
@@ -10,6 +10,9 @@ import { NO_LOGS, planFor, where } from '../log-view.js';
 export const KV_EVENTS_FIX =
   'give each agg/prefill worker --kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\' ' +
   '(a distinct endpoint port per worker), or run the frontend with --no-router-kv-events (approximate mode: `dynamo-dev up agg-router-approx`)';
+
+const SOURCE_FIX =
+  'give each worker its own --kv-events-config endpoint port with "enable_kv_cache_events":true, stop leftovers (`dynamo-dev teardown --orphans`), and use a fresh discovery directory per run';
 
 interface Publisher {
   name: string;
@@ -48,8 +51,26 @@ const check: Check = {
     const procs = logs?.source === 'run' && run ? run.record.processes : plan.processes;
     const frontendArgv = procs.find((p) => p.role === 'frontend')?.argv ?? [];
     const approx = frontendArgv.includes('--no-router-kv-events') || frontendArgv.includes('--no-kv-events');
-    if (plan.router.mode !== 'kv') return skip(`router mode ${plan.router.mode} does not use KV events`, { routerMode: plan.router.mode });
-    if (!plan.router.kvEvents || approx) return skip('the KV router runs in approximate mode (--no-router-kv-events): no KV events needed', { routerMode: 'kv', kvEvents: false });
+    const disabled = logs?.scan.findings.find((f) => f.code === 'dynamo.kv-events-disabled');
+    const missing = logs?.scan.findings.find((f) => f.code === 'dynamo.kv-source-missing');
+    const quote = (f: { count: number; file: string; line: number; text: string }) => `${where(logs!, f.file, f.line)} (x${f.count}): ${f.text}`;
+    const diagnostics = [disabled, missing].filter((f) => f !== undefined).map((f) => ({ code: f!.code, count: f!.count, file: f!.file, line: f!.line, text: f!.text }));
+
+    if (plan.router.mode !== 'kv' || !plan.router.kvEvents || approx) {
+      // Only a KV router that expects events logs these diagnostics: when the logs have one, they
+      // come from such a router whatever the plan says (`--logs frontend.log` judged against the
+      // default agg recipe), and skipping would call a run without cache-aware routing ready.
+      const found = disabled ?? missing;
+      if (found) {
+        const evidence = { routerMode: plan.router.mode, kvEvents: plan.router.kvEvents && !approx, diagnostics };
+        const note = `the logs come from a KV router with events (the plan of ${plan.recipe} does not use one)`;
+        return disabled
+          ? fail(`the router reports kv_event_publisher_disabled: workers publish no KV events, routing ignores the cache (hits at random level)`, KV_EVENTS_FIX, [quote(disabled), note], evidence)
+          : warn('the router sees no (or conflicting) KV-event publishers (kv_event_source_not_observed / kv_event_source_ambiguous)', SOURCE_FIX, [quote(found), note], evidence);
+      }
+      if (plan.router.mode !== 'kv') return skip(`router mode ${plan.router.mode} does not use KV events`, { routerMode: plan.router.mode });
+      return skip('the KV router runs in approximate mode (--no-router-kv-events): no KV events needed', { routerMode: 'kv', kvEvents: false });
+    }
 
     const publishers: Publisher[] = procs
       .filter((p) => p.role === 'agg' || p.role === 'prefill')
@@ -69,17 +90,16 @@ const check: Check = {
         : `${p.name}: --kv-events-config ${p.raw} lacks "enable_kv_cache_events": true`,
     );
 
-    if (!logs) {
+    // No log file at all (a run whose logs are gone, an empty --logs folder) is no evidence either way.
+    if (!logs || logs.scan.files === 0) {
       if (silent.length > 0) {
         return fail(`${silent.map((p) => p.name).join(', ')} would publish no KV events to the KV router`, KV_EVENTS_FIX, argvDetails, evidence);
       }
-      return skip(`${NO_LOGS} (the plan's ${publishers.length} publishing worker${publishers.length === 1 ? '' : 's'} enable KV events)`, evidence);
+      const why = logs ? noLogFiles(logs) : NO_LOGS;
+      return skip(`${why} (the plan's ${publishers.length} publishing worker${publishers.length === 1 ? '' : 's'} enable KV events)`, evidence);
     }
 
-    const disabled = logs.scan.findings.find((f) => f.code === 'dynamo.kv-events-disabled');
-    const missing = logs.scan.findings.find((f) => f.code === 'dynamo.kv-source-missing');
-    evidence.diagnostics = [disabled, missing].filter((f) => f !== undefined).map((f) => ({ code: f!.code, count: f!.count, file: f!.file, line: f!.line, text: f!.text }));
-    const quote = (f: { count: number; file: string; line: number; text: string }) => `${where(logs, f.file, f.line)} (x${f.count}): ${f.text}`;
+    evidence.diagnostics = diagnostics;
 
     if (disabled || silent.length > 0) {
       const details = [...(disabled ? [quote(disabled)] : []), ...argvDetails];
@@ -91,7 +111,7 @@ const check: Check = {
     if (missing) {
       return warn(
         'the router sees no (or conflicting) KV-event publishers (kv_event_source_not_observed / kv_event_source_ambiguous)',
-        'give each worker its own --kv-events-config endpoint port with "enable_kv_cache_events":true, stop leftovers (`dynamo-dev teardown --orphans`), and use a fresh discovery directory per run',
+        SOURCE_FIX,
         [quote(missing)],
         evidence,
       );

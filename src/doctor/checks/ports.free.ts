@@ -19,8 +19,12 @@ const check: Check = {
   async run(facts) {
     const [ports, run] = await Promise.all([facts.ports(), facts.run()]);
     const ours = new Set(run?.live ? run.pids : []);
-    // A live run's own ports: held by one of its pids, or (holder unreadable) recorded in its plan.
-    const runPorts = new Set(run?.live ? run.record.processes.flatMap((p) => Object.values(p.ports)) : []);
+    // A live run's own ports: held by one of its pids, or (holder unreadable) recorded for one of
+    // its processes that is still alive. A port of a process that died is not the run's any more:
+    // whoever holds it now is a stranger (another user's server, whose fds we cannot read).
+    const runPorts = new Set(run?.live
+      ? run.record.processes.filter((p) => p.pid !== null && ours.has(p.pid)).flatMap((p) => Object.values(p.ports))
+      : []);
     const isOurs = (p: PortFact) => (p.holderPid !== null ? ours.has(p.holderPid) : runPorts.has(p.port));
     const blocked = ports.filter((p) => !p.free && !isOurs(p));
     const evidence = { ports, runId: run?.live ? run.record.id : null };

@@ -19,7 +19,12 @@ const check: Check = {
   id: 'procs.leftover',
   title: 'No leftover engine processes',
   async run(facts) {
-    const [procs, apps, run] = await Promise.all([facts.processes(), facts.computeApps(), facts.run()]);
+    const [procs, apps, run, gpu] = await Promise.all([facts.processes(), facts.computeApps(), facts.run(), facts.gpu()]);
+    // A non-engine compute app on another GPU (a colleague's training job on GPU 1) does not touch
+    // the recipe's GPU: flagging it would fail doctor forever on a healthy shared machine. Apps
+    // whose GPU is unknown count, so nothing on the recipe's GPU is missed.
+    const recipeUuid = gpu.ok ? gpu.gpus.find((x) => x.index === facts.plan.gpu.index)?.uuid ?? null : null;
+    const onRecipeGpu = (a: { gpuUuid: string | null }) => recipeUuid === null || a.gpuUuid === null || a.gpuUuid === recipeUuid;
     // A live run's processes, their engine descendants and their groups are ours.
     const ours = new Set(run?.live ? run.pids : []);
     const byPid = new Map(procs.map((p) => [p.pid, p]));
@@ -44,7 +49,7 @@ const check: Check = {
     }
     for (const a of apps.ok ? apps.apps : []) {
       const p = byPid.get(a.pid);
-      if (isOurs(a.pid, p) || leftovers.some((l) => l.pid === a.pid)) continue;
+      if (isOurs(a.pid, p) || leftovers.some((l) => l.pid === a.pid) || !onRecipeGpu(a)) continue;
       leftovers.push({
         pid: a.pid, user: p?.user ?? null, uid: p?.uid ?? null, ageMs: p?.ageMs ?? null,
         cmd: p?.cmd ?? a.processName, kind: 'gpu-app', gpuMiB: a.usedMiB,
@@ -59,7 +64,9 @@ const check: Check = {
     if (leftovers.length === 0) {
       const details = apps.ok ? [] : [`GPU compute apps not checked: ${apps.message}`];
       const note = run?.live ? ` (live run ${run.record.id} owns ${ours.size} process${ours.size === 1 ? '' : 'es'})` : '';
-      return pass(`no engine process or GPU compute app outside a live run${note}`, evidence, details);
+      // Without the compute-app list only half of the check ran: the summary must not claim the GPU is clear.
+      const what = apps.ok ? `no engine process or GPU compute app outside a live run${note}` : `no engine process outside a live run${note}; GPU compute apps not listed (see details)`;
+      return pass(what, evidence, details);
     }
 
     const mine = (l: Leftover) => facts.self.uid === null || l.uid === null || l.uid === facts.self.uid;

@@ -72,6 +72,12 @@ const check: Check = {
       }
     }
 
+    if (tls === null && ucx.transports === null) {
+      // ucx_info is there but failed or hung: "UCX picks from all transports" would be a guess.
+      // An aggregated recipe moves no KV between workers, so there is nothing to warn about either.
+      return skip(`ucx_info failed (${ucx.ucxInfoError ?? 'unknown error'}) and UCX_TLS is unset: UCX not checked; this recipe moves no KV over UCX`, evidence);
+    }
+
     const summary = tls === null
       ? `UCX_TLS unset: UCX picks from ${ev.fromUcxInfo ? `${ev.available.length} transports` : 'all transports'}, active messages via ${ev.peerAmTransports.slice(0, 4).join(', ')}`
       : `UCX_TLS=${tls} keeps active messages via ${ev.peerAmTransports.join(', ')}`;

@@ -78,4 +78,12 @@ describe('kv.allocated', () => {
     expect(Object.keys(r.evidence.kvTokens as object).sort()).toEqual([join(dir, 'worker-a.log'), join(dir, 'worker-b.log')]);
     expect(r.details[0]).toContain('worker-b.log never logged its KV cache size: hf.lock-wait');
   });
+
+  it('with --logs, a worker log without a KV line and no known signature points at the file, not at `dynamo-dev logs`', async () => {
+    writeFileSync(join(dir, 'worker.log'), 'INFO 10-07 05:12:09 [model.py:547] Resolved architecture: Qwen3ForCausalLM\n');
+    const r = await check.run(fakeFacts({ logs: await pathLogs([join(dir, 'worker.log')]) }));
+    expect(r.status).toBe('fail');
+    expect(r.details[0]).toContain('worker.log never logged its KV cache size');
+    expect(r.fix).toBe(`read its log: tail -n 50 ${join(dir, 'worker.log')}`);
+  });
 });

@@ -7,12 +7,22 @@ const FIX_EVENTS = '"enable_kv_cache_events":true';
 
 describe('kv.events', () => {
   it('skips for a router that does not use KV events', async () => {
-    const r = await check.run(fakeFacts({ logs: await pathLogs([sample('frontend-kv-events-disabled.log')]) }, { recipe: recipeFrom() }));
+    const r = await check.run(fakeFacts({ logs: await pathLogs([sample('worker-agg-ready.log')]) }, { recipe: recipeFrom() }));
     expect(r.status).toBe('skip');
     expect(r.summary).toContain('round-robin');
     const approx = await check.run(fakeFacts({}, { recipe: routerRecipe(false), plan: routerPlan(false) }));
     expect(approx.status).toBe('skip');
     expect(approx.summary).toContain('approximate');
+  });
+
+  it('--logs of a KV router with the diagnostic fails even when the plan (default agg) has no KV router', async () => {
+    // `doctor --logs frontend.log` without --recipe: the log itself proves a KV router expected events.
+    const r = await check.run(fakeFacts({ logs: await pathLogs([sample('frontend-kv-events-disabled.log')]) }, { recipe: recipeFrom() }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toContain('kv_event_publisher_disabled');
+    expect(r.details[0]).toContain('frontend-kv-events-disabled.log:3');
+    expect(r.fix).toContain(FIX_EVENTS);
+    expect(r.fix).toContain('--no-router-kv-events');
   });
 
   it('passes when every agg worker publishes and the frontend log has no router diagnostic', async () => {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import check from '../../../src/doctor/checks/logs.errors.js';
 import { fakeFacts } from '../../helpers/facts.js';
@@ -9,6 +12,21 @@ describe('logs.errors', () => {
     expect(r.status).toBe('skip');
     expect(r.summary).toContain('dynamo-dev up');
     expect(r.summary).toContain('--logs');
+  });
+
+  it('skips (never passes) when there is no log file to read: an empty --logs folder, a run whose logs are gone', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'dd-empty-logs-'));
+    try {
+      const r = await check.run(fakeFacts({ logs: await pathLogs([empty]) }));
+      expect(r.status).toBe('skip');
+      expect(r.summary).toContain(`no log files in ${empty}`);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+    const run = runOf(routerPlan(), {});
+    const gone = await check.run(fakeFacts({ run, logs: await runLogs(run) }));
+    expect(gone.status).toBe('skip');
+    expect(gone.summary).toContain('no log file of run');
   });
 
   it('passes on healthy logs and mentions warnings', async () => {

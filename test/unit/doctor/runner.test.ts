@@ -41,6 +41,15 @@ describe('runChecks', () => {
     expect(performance.now() - t0).toBeLessThan(500);
   });
 
+  it('names the probe a timed-out check was waiting for', async () => {
+    const facts = { ...fakeFacts(), ucx: () => new Promise<never>(() => {}) };
+    const waits: Check = { id: 'ucx.transports', title: 'U', run: async (f) => { await f.gpu(); await f.ucx(); return pass('x'); } };
+    const [o] = await runChecks([waits], facts, { timeoutMs: 50 });
+    expect(o.status).toBe('fail');
+    expect(o.summary).toBe('timed out after 50 ms waiting for ucx_info');
+    expect(o.evidence).toEqual({ timedOut: true, timeoutMs: 50, waitingFor: ['ucx_info'] });
+  });
+
   it('judges exit: fail always, warn only with --strict', async () => {
     const out = await runChecks([after(0, { id: 'w', title: 'W', result: warn('meh', null) })], fakeFacts(), { timeoutMs: 100 });
     expect(tally(out)).toEqual({ pass: 0, warn: 1, fail: 0, skip: 0 });

@@ -123,6 +123,23 @@ describe('cuda.compat: driver state', () => {
     expect(r.status).toBe('fail');
     expect(r.fix).toContain('reboot or reload the nvidia kernel module');
   });
+  it("judges the recipe's GPU only: skips when its index is not listed instead of judging GPU 0", async () => {
+    // GPU 0 is a data-center card that accepts compat libs; the recipe asks for GPU 1, which is absent.
+    const recipe = recipeFrom({ gpu: 1 });
+    const r = await check.run(fakeFacts(
+      { gpu: h100on570, python: torchBuild('12.8'), compat: { ...noCompat, ldLibraryPathCompat: ['/usr/local/cuda/compat'] } },
+      { recipe, plan: buildPlan({ recipe, runDir: '/tmp/x', gpuTotalMiB: 8188 }) },
+    ));
+    expect(r.status).toBe('skip');
+    expect(r.summary).toBe("the recipe's GPU 1 is not listed by nvidia-smi: see gpu.driver");
+  });
+
+  it('does not vouch for ld.so.cache when ldconfig could not be read', async () => {
+    const r = await check.run(fakeFacts({ gpu: laptop570, python: torchBuild('12.8'), compat: { ...noCompat, ldconfigLibcuda: [], ldconfigError: 'ldconfig not found on PATH or in /sbin' } }));
+    expect(r.status).toBe('pass');
+    expect(r.summary).toContain('no forward-compat libraries on LD_LIBRARY_PATH (ld.so.cache not read: ldconfig not found on PATH or in /sbin)');
+  });
+
   it('skips without GPU facts, and for the mocker engine', async () => {
     expect((await check.run(fakeFacts({ gpu: { ok: false, reason: 'not-installed', message: 'x' } }))).summary).toBe('no GPU facts: see gpu.driver');
     const recipe = recipeFrom({ engine: 'mocker' });

@@ -54,6 +54,8 @@ describe('gpu.memory', () => {
     const r = await check.run(fakeFacts({ gpu: withFree(6000) }, { recipe, plan: noTotal }));
     expect(r.status).toBe('fail');
     expect(r.summary).toContain('needs 6223 MiB');
+    // Nothing listed to stop: the fix starts with the one way out, not with "or".
+    expect(r.fix).toBe('lower the workers\' gpuMemoryUtilization so they add up to <= 0.73 (e.g. `--set memory.limit=0.73` with "auto" fractions)');
   });
 
   it('warns, never passes, on unified memory where nvidia-smi says [N/A]', async () => {

@@ -44,6 +44,15 @@ describe('hf.locks', () => {
     expect(r.fix).toContain('Never delete a lock file');
   });
 
+  it('a holder in another container (pid 0 in /proc/locks) still fails, and the fix never says `kill 0`', async () => {
+    const hf = { ...cached, locks: [{ path: lockPath, holders: [{ pid: 0, cmd: null }], mtimeMs: Date.now() }] };
+    const r = await check.run(fakeFacts({ hfModel: hf }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toBe('download lock on Qwen/Qwen3-0.6B is held by a process not visible here (another container or PID namespace)');
+    expect(r.fix).not.toMatch(/kill/);
+    expect(r.fix).toContain(`fuser ${lockPath}`);
+  });
+
   it('only warns when the holder is our own live run downloading', async () => {
     const hf = { ...cached, locks: [{ path: lockPath, holders: [{ pid: 6000, cmd: 'python3 -m dynamo.vllm' }], mtimeMs: Date.now() }] };
     const run = { record: { id: 'r1', processes: [] } as unknown as RunRecord, status: 'starting', live: true, pids: [6000], logsDir: '/x' } satisfies RunView;

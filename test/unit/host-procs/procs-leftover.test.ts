@@ -3,7 +3,8 @@ import check, { formatAge } from '../../../src/doctor/checks/procs.leftover.js';
 import type { RunView } from '../../../src/doctor/types.js';
 import type { ProcessInfo } from '../../../src/host/types.js';
 import type { RunRecord } from '../../../src/run/types.js';
-import { fakeFacts } from '../../helpers/facts.js';
+import type { GpuFacts } from '../../../src/host/types.js';
+import { fakeFacts, healthyGpu } from '../../helpers/facts.js';
 
 const proc = (pid: number, cmd: string, o: Partial<ProcessInfo> = {}): ProcessInfo => ({
   pid, ppid: 1, uid: 1000, user: 'alice', cmd, name: cmd.split(' ')[0], startTicks: 1000, ageMs: 7_980_000, pgid: pid, ...o,
@@ -106,6 +107,16 @@ describe('procs.leftover', () => {
     const r = await check.run(fakeFacts({ computeApps: { ok: false, message: 'nvidia-smi not found on PATH' } }));
     expect(r.status).toBe('pass');
     expect(r.details).toEqual(['GPU compute apps not checked: nvidia-smi not found on PATH']);
+    expect(r.summary).toBe('no engine process outside a live run; GPU compute apps not listed (see details)');
+  });
+
+  it("ignores a non-engine compute app on another GPU than the recipe's, but not one on its GPU", async () => {
+    const gpu0 = healthyGpu.ok ? healthyGpu.gpus[0] : (undefined as never);
+    const twoGpus: GpuFacts = { ...healthyGpu, gpus: [gpu0, { ...gpu0, index: 1, uuid: 'GPU-other' }] } as GpuFacts;
+    const apps = (uuid: string) => ({ ok: true as const, apps: [{ pid: 7100, processName: 'python3', usedMiB: 20000, gpuUuid: uuid }] });
+    const procs = [...base, proc(7100, 'python3 train.py', { uid: 1001, user: 'bob' })];
+    expect((await check.run(fakeFacts({ gpu: twoGpus, processes: procs, computeApps: apps('GPU-other') }))).status).toBe('pass');
+    expect((await check.run(fakeFacts({ gpu: twoGpus, processes: procs, computeApps: apps(gpu0.uuid!) }))).status).toBe('fail');
   });
 });
 

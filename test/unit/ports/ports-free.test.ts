@@ -8,7 +8,8 @@ import { fakeFacts } from '../../helpers/facts.js';
 const free = (name: string, port: number): PortFact => ({ name, port, free: true, holderPid: null, holderCmd: null });
 const held = (name: string, port: number, pid: number | null, cmd: string | null = null): PortFact => ({ name, port, free: false, holderPid: pid, holderCmd: cmd });
 const live = (pids: number[], ports: Record<string, number>[] = []): RunView => ({
-  record: { id: '20261130-101500-agg', processes: ports.map((p) => ({ ports: p })) } as unknown as RunRecord,
+  // Process i was started as pids[i] (alive when listed in pids).
+  record: { id: '20261130-101500-agg', processes: ports.map((p, i) => ({ pid: pids[i] ?? 90000 + i, ports: p })) } as unknown as RunRecord,
   status: 'ready', live: true, pids, logsDir: '/x',
 });
 
@@ -39,10 +40,20 @@ describe('ports.free', () => {
   it('passes when the live run itself holds its ports (by pid, or recorded in its plan when the holder is unreadable)', async () => {
     const r = await check.run(fakeFacts({
       ports: [held('frontend.http', 8000, 500, 'python3 -m dynamo.frontend'), held('agg-0.system', 8081, null)],
-      run: live([500], [{ http: 8000 }, { system: 8081 }]),
+      run: live([500, 501], [{ http: 8000 }, { system: 8081 }]),
     }));
     expect(r.status).toBe('pass');
     expect(r.summary).toContain('held by the live run 20261130-101500-agg');
+  });
+
+  it("does not credit the run with an unreadable holder of a port whose process of the run has died", async () => {
+    // The worker (pid 501) is gone; the frontend keeps the run live; 8081 is now held by someone we cannot see.
+    const r = await check.run(fakeFacts({
+      ports: [held('frontend.http', 8000, 500, 'python3 -m dynamo.frontend'), held('agg-0.system', 8081, null)],
+      run: live([500], [{ http: 8000 }, { system: 8081 }]),
+    }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toBe('port 8081 (agg-0.system) is in use by an unknown process (not readable as this user)');
   });
 
   it('fails when a stranger holds a port while our run is live', async () => {

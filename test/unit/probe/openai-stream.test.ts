@@ -5,6 +5,8 @@ import {
   FrontendHttpError,
   FrontendTimeoutError,
   FrontendUnreachableError,
+  RequestAbortedError,
+  errorDetailFrom,
   listModels,
   streamChat,
 } from '../../../src/host/openai-stream.js';
@@ -74,6 +76,32 @@ describe('streamChat', () => {
     server!.closeAllConnections();
   });
 
+  it('the caller\'s cancel (Ctrl-C) aborts a request in flight at once, as RequestAbortedError, not a timeout', async () => {
+    let arrived!: () => void;
+    const inFlight = new Promise<void>((r) => (arrived = r));
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': thinking\n\n');
+      arrived(); // then nothing: only the cancel can end it
+    });
+    const ctl = new AbortController();
+    const pending = streamChat({ baseUrl: url, model: 'm', prompt: 'x', maxTokens: 1, timeoutMs: 60_000, signal: ctl.signal }).catch((e) => e);
+    await inFlight;
+    ctl.abort();
+    expect(await pending).toBeInstanceOf(RequestAbortedError);
+    server!.closeAllConnections();
+  });
+
+  it('another web server\'s HTML error page becomes one line (its title), not the page', async () => {
+    const url = await serve((_req, res) => {
+      res.writeHead(501, { 'content-type': 'text/html' });
+      res.end('<!DOCTYPE HTML>\n<html lang="en">\n  <head>\n    <title>Error response</title>\n  </head>\n  <body><h1>Error response</h1><p>Error code: 501</p></body>\n</html>\n');
+    });
+    const err = await streamChat({ baseUrl: url, model: 'm', prompt: 'x', maxTokens: 1, timeoutMs: 5000 }).catch((e) => e);
+    expect(err).toBeInstanceOf(FrontendHttpError);
+    expect(err.message).toBe(`${url}/v1/chat/completions answered HTTP 501: Error response`);
+  });
+
   it('connection refused is a typed error with a plain reason', async () => {
     const url = await serve(() => {});
     await new Promise((r) => server!.close(r));
@@ -92,5 +120,29 @@ describe('listModels', () => {
       res.end('{"object":"list","data":[{"id":"Qwen/Qwen3-0.6B","object":"object","created":1,"owned_by":"nvidia"}]}');
     });
     expect(await listModels(url, 2000)).toEqual(['Qwen/Qwen3-0.6B']);
+  });
+
+  it('JSON that is not a model list is an error, not "no model listed"', async () => {
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"status":"ok"}');
+    });
+    const err = await listModels(url, 2000).catch((e) => e);
+    expect(err).toBeInstanceOf(FrontendHttpError);
+    expect(err.message).toBe(`${url}/v1/models answered HTTP 200: the answer is not an OpenAI model list`);
+  });
+});
+
+describe('errorDetailFrom', () => {
+  it('takes the OpenAI-style message, a page title, or the text on one line, at most 200 characters', () => {
+    expect(errorDetailFrom('{"error":{"message":"Model not found: m"}}', 'Not Found')).toBe('Model not found: m');
+    expect(errorDetailFrom('{"detail":"Not Found"}', 'Not Found')).toBe('Not Found');
+    expect(errorDetailFrom('<html><body><h1>404</h1></body></html>', 'Not Found')).toBe('Not Found');
+    expect(errorDetailFrom('<!doctype html><title>\n  Welcome to nginx!\n</title>', '')).toBe('Welcome to nginx!');
+    expect(errorDetailFrom('line one\n  line two\r\n', 'Bad Gateway')).toBe('line one line two');
+    expect(errorDetailFrom('', 'Bad Gateway')).toBe('Bad Gateway');
+    const long = errorDetailFrom('x'.repeat(500), '');
+    expect(long).toHaveLength(200);
+    expect(long.endsWith('…')).toBe(true);
   });
 });

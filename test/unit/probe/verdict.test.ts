@@ -87,6 +87,14 @@ describe('judge', () => {
     expect(v.next).toBe('dynamo-dev up agg-router');
   });
 
+  it('with no run to tell the router mode (--url), random level also names a router that ignores prefixes; with the run\'s kv mode it does not', () => {
+    const hint = /does not run --router-mode kv \(round-robin and random ignore prefixes\)/;
+    const bare = judge(summarize(run({ hitsOf60: 40, sticky: false })));
+    expect(bare.summary).toMatch(/kv\.events/);
+    expect(bare.details.join(' ')).toMatch(hint);
+    expect(judge(summarize(run({ hitsOf60: 40, sticky: false })), { routerMode: 'kv' }).details.join(' ')).not.toMatch(hint);
+  });
+
   it('judged by first-token time when cached_tokens is absent', () => {
     const v = judge(summarize(run({ hitsOf60: 58, sticky: true, cached: false })));
     expect(v.code).toBe('works');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { FIXTURES } from '../../helpers/cli.js';
 import {
   ancestorsIn, descendants, descendantsIn, groupMembers, isSameProcess, membersOf,
-  readStartTicks, type ProcStat,
+  mergeDescendants, readStartTicks, type ProcStat,
 } from '../../../src/run/proc.js';
 import { killStarted, track, waitUntil } from '../../helpers/proc-trees.js';
 import { parseCmdline, parseProcStat } from '../../../src/host/parse-proc.js';
@@ -56,6 +56,25 @@ describe('pure scans', () => {
   });
   it('ancestorsIn walks up to init', () => {
     expect(ancestorsIn(scan, 13)).toEqual([12, 11, 10, 1]);
+  });
+});
+
+describe('mergeDescendants (what run.json keeps of the engine children)', () => {
+  const worker = 'python3 -m dynamo.vllm --model Qwen/Qwen3-0.6B';
+  it('an engine first seen between fork and exec gets its VLLM::EngineCore command line once it has exec\'d', () => {
+    // Caught mid-spawn under load: same pid and start ticks, but still the parent's command line.
+    const early = [{ pid: 41, startTicks: 900, cmd: worker }];
+    expect(mergeDescendants(early, [{ pid: 41, startTicks: 900, cmd: 'VLLM::EngineCore' }])).toEqual([{ pid: 41, startTicks: 900, cmd: 'VLLM::EngineCore' }]);
+    expect(mergeDescendants([{ pid: 41, startTicks: 900, cmd: '' }], [{ pid: 41, startTicks: 900, cmd: 'VLLM::EngineCore' }])![0].cmd).toBe('VLLM::EngineCore');
+  });
+
+  it('keeps children that have exited (teardown checks them by start time), adds new ones, and says when nothing changed', () => {
+    const known = [{ pid: 41, startTicks: 900, cmd: 'VLLM::EngineCore' }, { pid: 40, startTicks: 899, cmd: 'bash pyenv-exec' }];
+    expect(mergeDescendants(known, [{ pid: 41, startTicks: 900, cmd: 'VLLM::EngineCore' }])).toBeNull();
+    // A reused pid with another start time is another process: recorded beside the old one.
+    expect(mergeDescendants(known, [{ pid: 40, startTicks: 1500, cmd: 'VLLM::Worker_TP0' }])).toEqual([...known, { pid: 40, startTicks: 1500, cmd: 'VLLM::Worker_TP0' }]);
+    // An unreadable command line (zombie, exiting) never wipes what was recorded.
+    expect(mergeDescendants(known, [{ pid: 41, startTicks: 900, cmd: '' }])).toBeNull();
   });
 });
 

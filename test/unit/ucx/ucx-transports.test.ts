@@ -63,4 +63,11 @@ describe('ucx.transports', () => {
     expect(r.status).toBe('warn');
     expect(r.summary).toContain('libucs.so.0');
   });
+
+  it('does not pass an aggregated recipe when ucx_info failed or hung: it skips saying UCX was not checked', async () => {
+    const r = await check.run(fakeFacts({ ucx: ucx(null, null, 'ucx_info -d timed out after 5000 ms') }));
+    expect(r.status).toBe('skip');
+    expect(r.summary).toContain('ucx_info failed (ucx_info -d timed out after 5000 ms)');
+    expect(r.summary).toContain('UCX not checked');
+  });
 });
