@@ -189,7 +189,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--repeats <n>', 'sends per prefix', intArg('--repeats', 2), 6)
     .option('--prefix-tokens <n>', 'approximate tokens per prefix', intArg('--prefix-tokens', 1), 1500)
     .option('--timeout <seconds>', 'per-request timeout', numArg('--timeout', 1), 60)
-    .option('--seed <n>', 'seed of the prompts and the send order, to repeat a probe exactly (default: a new one each run)', intArg('--seed', 0))
+    .option('--seed <n>', 'seed of the prompts\' words and the send order, to repeat a probe (default: a new one each run)', intArg('--seed', 0))
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/probe.js')));
 

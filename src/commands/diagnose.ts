@@ -18,6 +18,13 @@ export default async function diagnose(ctx: CommandContext, paths: string[], _op
       'name the log files themselves: dynamo-dev diagnose FOLDER/FILE ...',
     );
   }
+  // Nothing could be read at all (every file an unreadable .gz): as false an all-clear as no file.
+  const partial = result.partial ?? [];
+  if (partial.length > 0 && partial.length === result.files && result.bytes === 0) {
+    throw new UserError(partial.map((p) => `${p.file}: ${p.reason}`).join('; '));
+  }
+  // On stderr in both modes: the --json document keeps its contract shape.
+  for (const p of partial) ctx.stderr.write(`dynamo-dev: warning: ${p.file}: ${p.reason}\n`);
   if (ctx.json) {
     const doc = {
       files: result.files,

@@ -133,11 +133,14 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
     }
   }
 
+  // Fresh for every run, also under --seed: it opens each prefix, so no run can hit an earlier one's cache.
+  const nonce = (Date.now() ^ (process.pid << 16)) >>> 0;
   const settings: ProbeSettings = {
     prefixes: opts.prefixes,
     repeats: opts.repeats,
     prefixTokens: opts.prefixTokens,
-    seed: opts.seed ?? (Date.now() ^ (process.pid << 16)) >>> 0,
+    seed: opts.seed ?? nonce,
+    tag: nonce.toString(36),
   };
   if (rc.kvTokensMin !== null && settings.prefixes * settings.prefixTokens <= rc.kvTokensMin) {
     notes.push(

@@ -36,6 +36,11 @@ export interface ScanResult {
    * check can say why one worker never logged its KV size. Every scanned file has an entry.
    */
   byFile?: Record<string, FileFinding[]>;
+  /**
+   * Files only partly read: a truncated or corrupt .gz (rotation still compressing, a copy cut
+   * short). The lines before the damage are scanned; one bad archive never hides the others.
+   */
+  partial?: { file: string; reason: string }[];
 }
 
 /** A finding within one file. */

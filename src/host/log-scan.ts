@@ -33,12 +33,15 @@ export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promis
   const files: string[] = [];
   for (const p of paths) files.push(...(await expand(p, opts)));
   const seen = new Set<string>();
+  const partial: { file: string; reason: string }[] = [];
   for (const f of files) {
     if (seen.has(f)) continue;
     seen.add(f);
-    await scanFile(scanner, f);
+    const damage = await scanFile(scanner, f);
+    if (damage) partial.push({ file: f, reason: damage });
   }
-  return scanner.result();
+  const result = scanner.result();
+  return partial.length ? { ...result, partial } : result;
 }
 
 /** The findings of one log (the supervisor explains a crashed process with it). */
@@ -88,9 +91,11 @@ async function walk(dir: string, out: string[], visited: Set<string>): Promise<v
   }
 }
 
-async function scanFile(scanner: Scanner, file: string): Promise<void> {
+/** Scans one file; returns why it was read only in part (a damaged .gz), else null. */
+async function scanFile(scanner: Scanner, file: string): Promise<string | null> {
   scanner.addFile(file);
   const splitter = new LineSplitter(scanner, file);
+  let damage: string | null = null;
   if (/\.gz$/i.test(file)) {
     const source = createReadStream(file, { highWaterMark: 1 << 20 });
     const stream = createGunzip({ chunkSize: 1 << 20 });
@@ -101,7 +106,12 @@ async function scanFile(scanner: Scanner, file: string): Promise<void> {
       for await (const chunk of stream) splitter.push(chunk as Buffer, false);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      throw new UserError(e.syscall ? `${file}: cannot read (${e.code ?? e.message})` : `${file}: cannot decompress (${e.message})`);
+      if (e.syscall) throw new UserError(`${file}: cannot read (${e.code ?? e.message})`);
+      // A zlib error: what was decompressed before it has been scanned already; keep it.
+      const lines = splitter.lineCount();
+      damage = lines === 0 && splitter.bytesSeen() === 0
+        ? `not a readable gzip file (${e.message})`
+        : `damaged gzip after ${lines.toLocaleString('en-US')} line${lines === 1 ? '' : 's'} (${e.message}); the lines before were scanned`;
     }
   } else {
     // Plain files: read into one reused buffer (no per-chunk allocation).
@@ -120,6 +130,7 @@ async function scanFile(scanner: Scanner, file: string): Promise<void> {
     }
   }
   splitter.end();
+  return damage;
 }
 
 /** Cuts chunks into lines and feeds the scanner the lines the prefilter hits. */
@@ -129,6 +140,8 @@ class LineSplitter {
   /** Bytes of an unfinished line carried over from the previous chunk. */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** Every byte pushed (tells an unreadable .gz from a damaged one). */
+  private seenBytes = 0;
   private readonly pres = prefilterRegExps();
 
   constructor(
@@ -139,6 +152,7 @@ class LineSplitter {
   /** `reused`: the caller overwrites chunk afterwards, so whatever is kept must be copied. */
   push(chunk: Buffer, reused: boolean): void {
     this.scanner.addBytes(chunk.length);
+    this.seenBytes += chunk.length;
     let start = 0;
     if (this.pendingBytes > 0) {
       const nl = chunk.indexOf(NL);
@@ -157,6 +171,16 @@ class LineSplitter {
     if (last >= start) this.block(chunk, start, last + 1);
     const tail = last >= start ? last + 1 : start;
     if (tail < chunk.length) this.keep(chunk.subarray(tail), reused);
+  }
+
+  /** Complete lines seen so far. */
+  lineCount(): number {
+    return this.lines;
+  }
+
+  /** Bytes pushed so far. */
+  bytesSeen(): number {
+    return this.seenBytes;
   }
 
   end(): void {

@@ -43,8 +43,13 @@ function words(count: number, rng: () => number): string[] {
   return out;
 }
 
-export function buildPrompts(o: { prefixes: number; prefixTokens: number; seed: number }): ProbePrompts {
-  const tag = (o.seed >>> 0).toString(36);
+/**
+ * `tag` (default: the seed in base 36) opens every prefix. The command gives each run a fresh one
+ * even when --seed repeats the words and the order: a rerun against the same frontend must start
+ * cold, not hit the blocks the previous run left in the workers' caches.
+ */
+export function buildPrompts(o: { prefixes: number; prefixTokens: number; seed: number; tag?: string }): ProbePrompts {
+  const tag = o.tag ?? (o.seed >>> 0).toString(36);
   const prefixes: string[] = [];
   for (let p = 0; p < o.prefixes; p++) {
     // The header makes prefixes differ from their first token, so no two share a KV block.

@@ -10,7 +10,10 @@ export interface ProbeSettings {
   prefixes: number;
   repeats: number;
   prefixTokens: number;
+  /** Words of the prompts and the send order. */
   seed: number;
+  /** Opens every prefix; fresh per run (see buildPrompts). Default: from the seed. */
+  tag?: string;
 }
 
 export interface SendOutcome {
@@ -56,9 +59,9 @@ export interface ProbeRun {
 }
 
 export async function runProbe(o: RunProbeOptions): Promise<ProbeRun> {
-  const { prefixes, repeats, prefixTokens, seed } = o.settings;
+  const { prefixes, repeats, prefixTokens, seed, tag } = o.settings;
   const giveUpAfter = o.giveUpAfter ?? GIVE_UP_AFTER;
-  const prompts = buildPrompts({ prefixes, prefixTokens, seed });
+  const prompts = buildPrompts({ prefixes, prefixTokens, seed, tag });
   const schedule = buildSchedule(prefixes, repeats, seed);
   const sends: ProbeSend[] = [];
   let failedInARow = 0;

@@ -22,8 +22,9 @@ export function formatProbeReport(d: ProbeDocument): string {
   const label = (t: string) => chalk.bold(t.padEnd(20));
   // Short names for long worker ids (u64), with a legend.
   const short = new Map(d.workers.map((w, i) => [w, `w${i + 1}`]));
-  const by = d.method === 'ttft' ? 'by first-token time' : d.method === 'mixed' ? 'by cached_tokens and first-token time' : 'by cached_tokens';
-  out.push(`${label('hit rate of repeats')}${d.hits}/${d.repeatsJudged} (${pct(d.hitRate)}) ${chalk.dim(by)}` +
+  // No method when nothing was judged (every request failed): then no "by ..." either.
+  const by = d.method === null ? '' : d.method === 'ttft' ? 'by first-token time' : d.method === 'mixed' ? 'by cached_tokens and first-token time' : 'by cached_tokens';
+  out.push(`${label('hit rate of repeats')}${d.hits}/${d.repeatsJudged} (${pct(d.hitRate)})${by ? ` ${chalk.dim(by)}` : ''}` +
     (d.randomHitRate !== null && d.workers.length > 1 ? chalk.dim(`; random routing over ${d.workers.length} workers: <= ${pct(d.randomHitRate)}`) : ''));
   out.push(`${label('first repeat')}${pct(d.firstRepeatHitRate)} hit`);
   if (d.workers.length > 0) {

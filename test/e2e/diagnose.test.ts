@@ -88,6 +88,24 @@ describe('dynamo-dev diagnose', () => {
     expect(JSON.parse(named.stdout).findings.map((f: { code: string }) => f.code)).toEqual(['cuda.error804']);
   });
 
+  it('a damaged .gz in a folder: a warning on stderr, the other logs still judged; a named unreadable .gz alone: exit 2', async () => {
+    const dir = join(home.dir, 'rotated');
+    mkdirSync(dir);
+    const gz = gzipSync(readFileSync(join(LOGS, 'worker-lock-wait.log')));
+    writeFileSync(join(dir, 'agg-0.log.1.gz'), gz.subarray(0, gz.length - 10));
+    copyFileSync(join(LOGS, 'worker-ucx-no-am.log'), join(dir, 'decode-0.log'));
+    const r = await runCli(['diagnose', '--json', dir], env);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).findings.map((f: { code: string }) => f.code)).toContain('ucx.no-am-transport');
+    expect(r.stderr).toMatch(new RegExp(`^dynamo-dev: warning: ${join(dir, 'agg-0.log.1.gz').replace(/[.]/g, '\\.')}: damaged gzip after \\d+ lines? \\(unexpected end of file\\); the lines before were scanned$`));
+
+    writeFileSync(join(dir, 'plain.log.gz'), 'not gzip\n');
+    const bad = await runCli(['diagnose', join(dir, 'plain.log.gz')], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr.trim()).toBe(`dynamo-dev: ${join(dir, 'plain.log.gz')}: not a readable gzip file (incorrect header check)`);
+  });
+
   it('an empty log file is scanned and clean (exit 0)', async () => {
     const f = join(home.dir, 'empty.log');
     writeFileSync(f, '');

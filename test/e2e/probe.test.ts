@@ -101,6 +101,16 @@ describe('dynamo-dev probe', () => {
     expect(new Set(a.sends.map((x) => x.split('@')[1].split(':')[0])).size).toBe(2);
   });
 
+  it('a rerun with the same --seed against the same frontend starts cold: no first send hits the earlier run\'s cache', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2' });
+    const probe = async () => JSON.parse((await runCli(['probe', '--url', fe!.url, ...SMALL, '--json'], fakeEnv(home))).stdout) as { sends: { repeat: number; cachedTokens: number }[] };
+    await probe();
+    const again = await probe();
+    const firsts = again.sends.filter((x) => x.repeat === 0);
+    expect(firsts).toHaveLength(8);
+    expect(firsts.map((x) => x.cachedTokens)).toEqual(Array(8).fill(0));
+  });
+
   it('round-robin on a bare --url: random level, and the verdict says a router that ignores prefixes explains it', async () => {
     fe = await startFakeFrontend(['--router-mode', 'round-robin'], { FAKE_FRONTEND_WORKERS: '2' });
     const r = await runCli(['probe', '--url', fe.url, ...SMALL], fakeEnv(home));
@@ -222,6 +232,7 @@ describe('dynamo-dev probe', () => {
     const r = await runCli(['probe', '--url', fe.url, '--model', 'no/such-model', '--prefixes', '1', '--repeats', '2', '--prefix-tokens', '32'], fakeEnv(home));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/every request to http:\/\/127\.0\.0\.1:\d+ failed: .*HTTP 404: Model not found: no\/such-model/);
+    expect(r.stdout).toMatch(/^hit rate of repeats\s+0\/0 \(n\/a\)$/m); // nothing judged: no "by cached_tokens" either
   });
 
   it('a frontend with no model listed yet says so (exit 1)', async () => {

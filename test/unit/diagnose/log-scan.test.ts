@@ -67,9 +67,25 @@ describe('scanPaths', () => {
     expect(r.bytes).toBe(readFileSync(join(LOGS, 'worker-error804.log')).length);
   });
 
-  it('a .gz that is not gzip is an input error naming the file', async () => {
+  it('a .gz that is not gzip is reported as unreadable, not thrown (the command decides)', async () => {
     writeFileSync(join(dir, 'bad.log.gz'), 'plain text');
-    await expect(scanPaths([join(dir, 'bad.log.gz')])).rejects.toThrow(/bad\.log\.gz: cannot decompress/);
+    const r = await scanPaths([join(dir, 'bad.log.gz')]);
+    expect(r.partial).toEqual([{ file: join(dir, 'bad.log.gz'), reason: 'not a readable gzip file (incorrect header check)' }]);
+    expect(r.bytes).toBe(0);
+  });
+
+  it('a truncated .gz (rotation cut short): the lines before the damage are scanned and the other files still count', async () => {
+    // an error on line 1, then enough incompressible text that the cut falls well after it
+    const text = `RuntimeError: Engine core initialization failed\n${Array.from({ length: 2000 }, (_, i) => `INFO ${i} ${Math.random().toString(36)}`).join('\n')}\n`;
+    const gz = gzipSync(text);
+    mkdirSync(join(dir, 'logs'));
+    writeFileSync(join(dir, 'logs', 'agg-0.log.gz'), gz.subarray(0, gz.length - 2000));
+    copyFileSync(join(LOGS, 'worker-ucx-no-am.log'), join(dir, 'logs', 'decode-0.log'));
+    const r = await scanPaths([join(dir, 'logs')]);
+    expect(r.findings.map((f) => f.code)).toEqual(['ucx.no-am-transport', 'vllm.engine-failed']);
+    expect(r.partial).toHaveLength(1);
+    expect(r.partial![0].file).toBe(join(dir, 'logs', 'agg-0.log.gz'));
+    expect(r.partial![0].reason).toMatch(/^damaged gzip after [\d,]+ lines \(unexpected end of file\); the lines before were scanned$/);
   });
 
   it('handles CRLF, colour codes, compose prefixes and a missing final newline', async () => {

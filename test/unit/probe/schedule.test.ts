@@ -54,4 +54,12 @@ describe('buildPrompts', () => {
     expect(a.prefixes[0]).not.toBe(b.prefixes[0]);
     expect(buildPrompts({ prefixes: 1, prefixTokens: 32, seed: 1 }).prefixes[0]).toBe(a.prefixes[0]);
   });
+
+  it('the same seed with another run tag: the same words after a different opening', () => {
+    const a = buildPrompts({ prefixes: 2, prefixTokens: 32, seed: 1, tag: 'run1' });
+    const b = buildPrompts({ prefixes: 2, prefixTokens: 32, seed: 1, tag: 'run2' });
+    expect(a.prefixes[0].startsWith('Document 1 of probe run1: ')).toBe(true);
+    expect(b.prefixes[0]).toBe(a.prefixes[0].replace('run1', 'run2'));
+    expect(b.prompt(1, 3)).toBe(a.prompt(1, 3).replace('run1', 'run2'));
+  });
 });
