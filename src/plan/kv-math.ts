@@ -14,6 +14,8 @@ export interface KvModelShape {
   dtype: string;
   /** The config names no dtype: bfloat16 was assumed. */
   dtypeAssumed?: boolean;
+  /** Why the KV dtype differs from the config's (float32 checkpoints run in 16-bit). */
+  dtypeNote?: string;
   /** MLA only: the latent's parts (headDim = kvLoraRank + qkRopeHeadDim). */
   kvLoraRank?: number;
   qkRopeHeadDim?: number;
@@ -73,11 +75,16 @@ export function kvShapeFromConfig(config: Record<string, unknown>, source: strin
   }
   const configDtype = c.torch_dtype ?? c.dtype ?? config.torch_dtype ?? config.dtype;
   const useKv = opts.kvDtype !== undefined && opts.kvDtype !== 'auto';
-  const dtype = useKv ? opts.kvDtype! : String(configDtype ?? 'bfloat16');
+  // vLLM's --dtype auto runs float32 checkpoints in 16-bit ("Following the common practice, we use
+  // float16 for float32 models"; bfloat16 since 0.10.1: vllm config _get_and_verify_dtype), so their
+  // KV cache holds 2-byte values, not 4.
+  const float32 = !useKv && typeof configDtype === 'string' && ['float32', 'float', 'fp32'].includes(configDtype.toLowerCase());
+  const dtype = useKv ? opts.kvDtype! : float32 ? 'bfloat16' : String(configDtype ?? 'bfloat16');
   return {
     layers, kvHeads, headDim, mla, dtype,
     dtypeBytes: dtypeBytes(dtype, useKv ? '--kv-dtype' : `${source}: torch_dtype`),
     dtypeAssumed: !useKv && (configDtype === undefined || configDtype === null),
+    ...(float32 ? { dtypeNote: `config says ${String(configDtype)}; vLLM runs float32 models in 16-bit (--dtype auto)` } : {}),
     ...(latent ?? {}),
   };
 }

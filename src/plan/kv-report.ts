@@ -29,6 +29,8 @@ export interface KvReport {
     dtype: string;
     dtypeBytes: number;
     dtypeAssumed: boolean;
+    /** Why the KV dtype is not the config's (float32 checkpoints run in 16-bit). */
+    dtypeNote?: string;
     mla: boolean;
     /** MLA only. */
     kvLoraRank?: number;
@@ -77,6 +79,7 @@ export function buildKvReport(input: {
     shape: {
       layers: shape.layers, kvHeads: shape.kvHeads, kvHeadsPerGpu: kvHeadsPerGpu(shape, tp), headDim: shape.headDim,
       dtype: shape.dtype, dtypeBytes: shape.dtypeBytes, dtypeAssumed: shape.dtypeAssumed ?? false, mla: shape.mla,
+      ...(shape.dtypeNote ? { dtypeNote: shape.dtypeNote } : {}),
       ...(shape.mla ? { kvLoraRank: shape.kvLoraRank, qkRopeHeadDim: shape.qkRopeHeadDim } : {}),
     },
     tp,

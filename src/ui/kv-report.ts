@@ -12,7 +12,7 @@ export function renderKvReport(r: KvReport): string {
     : `KV heads ${s.kvHeads}${r.tp > 1 ? ` (${s.kvHeadsPerGpu} per GPU at tp ${r.tp})` : ''}, head_dim ${s.headDim}`;
   const lines = [
     r.model === r.configPath ? chalk.bold(r.model) : `${chalk.bold(r.model)}  ${chalk.dim(r.configPath)}`,
-    `  shape            layers ${s.layers}, ${heads}, ${s.dtype} (${s.dtypeBytes} byte${s.dtypeBytes === 1 ? '' : 's'}${s.dtypeAssumed ? ', assumed: no torch_dtype in config' : ''})${s.mla ? '' : ', MLA no'}`,
+    `  shape            layers ${s.layers}, ${heads}, ${s.dtype} (${s.dtypeBytes} byte${s.dtypeBytes === 1 ? '' : 's'}${s.dtypeAssumed ? ', assumed: no torch_dtype in config' : ''}${s.dtypeNote ? `; ${s.dtypeNote}` : ''})${s.mla ? '' : ', MLA no'}`,
     `  bytes per token  ${chalk.bold(n(r.bytesPerToken))}  = ${s.layers} x ${s.kvHeadsPerGpu} x ${s.headDim} x ${s.mla ? 1 : 2} x ${s.dtypeBytes}${r.tp > 1 ? ` per GPU (tp ${r.tp})` : ''}`,
     `  tokens per GiB   ${n(r.tokensPerGiB)}`,
   ];

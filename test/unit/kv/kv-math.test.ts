@@ -80,3 +80,14 @@ describe('KV arithmetic', () => {
     expect(kvTokensFor({ gpuTotalMiB: 8188, fraction: 0.1, weightsMiB: 1136, overheadMiB: 400, bytesPerToken: 114_688 })).toBe(0);
   });
 });
+
+describe('float32 checkpoints', () => {
+  it('count 2 bytes per value: vLLM runs them in 16-bit unless --kv-dtype says otherwise', () => {
+    const cfg = JSON.parse(readFileSync(join(FIXTURES, 'configs', 'Qwen3-0.6B.config.json'), 'utf8'));
+    const shape = kvShapeFromConfig({ ...cfg, torch_dtype: 'float32' }, 'config.json');
+    expect(shape.dtypeBytes).toBe(2);
+    expect(kvBytesPerToken(shape)).toBe(114_688);
+    expect(shape.dtypeNote).toMatch(/config says float32; vLLM runs float32 models in 16-bit/);
+    expect(kvShapeFromConfig({ ...cfg, torch_dtype: 'float32' }, 'config.json', { kvDtype: 'float32' }).dtypeBytes).toBe(4);
+  });
+});
