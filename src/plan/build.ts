@@ -125,6 +125,9 @@ function planOf(input: PlanInput): Plan {
     const mocker = recipe.engine === 'mocker';
     const ports: Record<string, number> = { system: systemPort };
     const env: Record<string, string> = {
+      // Deterministic hashes for KV event block ids (FACTS §4), also when a recipe's own `env:`
+      // replaces the default one; the recipe can still set it explicitly.
+      PYTHONHASHSEED: '0',
       ...common,
       CUDA_VISIBLE_DEVICES: String(recipe.gpu),
       DYN_SYSTEM_PORT: String(systemPort),

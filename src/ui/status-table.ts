@@ -41,6 +41,14 @@ function table(rows: string[][]): string[] {
   return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : pad(cell, widths[c]))).join('  ').trimEnd());
 }
 
+/** The STATE cell: how a failed process ended says where to look (exit 1: its log; SIGKILL: OOM or us). */
+function stateCell(p: RunStatusDoc['processes'][number]): string {
+  if (p.state === 'failed' && (p.exitCode !== null || p.signal !== null)) {
+    return chalk.red(`failed (${p.signal ?? `exit ${p.exitCode}`})`);
+  }
+  return p.alive || ['exited', 'failed', 'stopped'].includes(p.state) ? p.state : chalk.dim(`${p.state} (gone)`);
+}
+
 export function formatRunTable(d: RunStatusDoc): string {
   const head = [
     chalk.bold(`run ${d.id}`),
@@ -56,7 +64,7 @@ export function formatRunTable(d: RunStatusDoc): string {
       p.pid === null ? '-' : String(p.pid),
       yesNo(p.alive),
       yesNo(p.ready),
-      p.alive || ['exited', 'failed', 'stopped'].includes(p.state) ? p.state : chalk.dim(`${p.state} (gone)`),
+      stateCell(p),
       p.kvTokens === null ? '-' : p.kvTokens.toLocaleString('en-US'),
       fmtPorts(p.ports),
       formatDuration(p.uptimeMs),

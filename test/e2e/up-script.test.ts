@@ -32,7 +32,8 @@ describe('up --script', () => {
     homes.push(h);
     let base = 0;
     for (let i = 0; i < 50 && base === 0; i++) {
-      const b = 21_000 + 20 * Math.floor(Math.random() * 500);
+      // 11,000-20,999: apart from up.test.ts (21,000-30,999) and below the ephemeral range (32768+).
+      const b = 11_000 + 20 * Math.floor(Math.random() * 500);
       if ((await Promise.all([b, b + 1, b + 2, b + 5, b + 6].map(bindable))).every(Boolean)) base = b;
     }
     const env = fakeEnv(h, { gpu: 'laptop-570', python: true, vars: { FAKE_ENGINE_MAX_S: '120' } });

@@ -5,6 +5,7 @@ import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } fro
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { waitUntil } from '../helpers/proc-trees.js';
 import { groupMembers, isSameProcess } from '../../src/run/proc.js';
 import type { RunRecord } from '../../src/run/types.js';
 
@@ -35,8 +36,9 @@ function bindable(port: number): Promise<boolean> {
 }
 
 /**
- * A fresh state dir + fake env and a block of free ports. Random blocks below the ephemeral range
- * (32768+), each port checked, so parallel test files (and other engineers' fakes) never collide.
+ * A fresh state dir + fake env and a block of free ports. Random blocks in 21,000-30,999 (below the
+ * ephemeral range, 32768+, where other test files' port-0 servers land; up-script.test.ts draws
+ * from 11,000-20,999), each port checked, so parallel test files never collide.
  */
 async function setup(vars: Record<string, string> = {}) {
   const h = tempHome('dd-up-');
@@ -238,7 +240,8 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
   }
 
   it('a worker dying after ready: foreground up reports it with its diagnosis, stops the rest, exit 1', async () => {
-    const s = await setup({ FAKE_DIE_AFTER_MS: '1500' });
+    // agg-1 dies 3 s after its own ready: time enough for the whole run to be ready first, even loaded.
+    const s = await setup({ FAKE_DIE_AFTER_MS: '3000' });
     s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'die-after-ready';
     const up = startUp(['up', 'agg-router', ...NO_PREFLIGHT, ...s.sets], s.env);
     await up.waitEvent((e) => e.event === 'ready');
@@ -251,13 +254,15 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
   });
 
   it('the readiness deadline: names the worker that is behind and what it waits for, stops everything, exit 1', async () => {
-    const s = await setup({ FAKE_WORKER_SLOW_MS: '20000' });
+    // The deadline leaves a loaded 2-core CI machine seconds to start Python and reach the slow
+    // phase (with 1.5 s the worker was sometimes still "starting" when it passed).
+    const s = await setup({ FAKE_WORKER_SLOW_MS: '60000' });
     s.env[`FAKE_WORKER_SCENARIO_${s.ports.system}`] = 'slow';
-    const r = await runCli(['up', 'agg', '--ready-timeout', '1.5', ...NO_PREFLIGHT, ...s.sets], s.env, { timeoutMs: 25_000 });
-    expect(r.code).toBe(1);
+    const r = await runCli(['up', 'agg', '--ready-timeout', '4', ...NO_PREFLIGHT, ...s.sets], s.env, { timeoutMs: 25_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
     const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Ev);
     const failed = events.find((e) => e.event === 'failed')!;
-    expect(failed.reason).toBe('not ready after 1.5 s: agg-0 is still loading (no KV cache size logged yet)');
+    expect(failed.reason).toBe('not ready after 4 s: agg-0 is still loading (no KV cache size logged yet)');
     expect(failed.process).toBe('agg-0');
     expect(failed.lastLines.at(-1)).toContain('Model loading took');
     expect(survivors(s.stateDir)).toEqual([]);
@@ -314,6 +319,39 @@ describe('up: signals', () => {
     expect(took).toBeGreaterThanOrEqual(900);
     expect(took).toBeLessThan(6000);
     expect(survivors(s.stateDir)).toEqual([]);
+  });
+
+  it('the terminal closes under the live view (SIGHUP, then every write fails with EIO): the stop still finishes, SIGKILL included', async () => {
+    const s = await setup();
+    s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'ignore-sigterm';
+    // `script` gives up a pseudo-terminal (so the ink view renders); killing script closes it. The
+    // terminal reports a width but no height (as script's own does), so ink redraws in full and
+    // writes while the processes stop.
+    const cmd = `stty cols 100 rows 0; exec ${process.execPath} ${BIN} up agg-router --no-preflight --grace 1 ${s.sets.join(' ')}`;
+    const term = spawn('script', ['-qfec', cmd, '/dev/null'], { env: s.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(term);
+    let screen = '';
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`not ready on the terminal within 20 s:\n${screen}`)), 20_000);
+      term.stdout!.on('data', (d) => {
+        screen += d;
+        if (screen.includes('ready in')) {
+          clearTimeout(t);
+          resolve();
+        }
+      });
+    });
+    // Hang up once the view has drawn the summary and redrawn after it (its clock ticks).
+    await new Promise((r) => term.stdout!.once('data', r));
+    const sup = records(s.stateDir)[0].supervisor;
+    term.kill('SIGKILL');
+    await waitUntil(() => !isSameProcess(sup.pid, sup.startTicks), 'the supervisor to finish stopping', 15_000);
+    expect(survivors(s.stateDir)).toEqual([]);
+    const rec = records(s.stateDir)[0];
+    expect(rec.state).toBe('stopped');
+    expect(rec.processes.map((p) => [p.name, p.state])).toEqual([['frontend', 'stopped'], ['agg-0', 'stopped'], ['agg-1', 'stopped']]);
+    // The worker that ignored SIGTERM was killed at the grace deadline, after the terminal was gone.
+    expect(rec.processes[2].signal).toBe('SIGKILL');
   });
 
   it('supervisor killed with SIGKILL: status says orphaned, teardown removes everything', async () => {

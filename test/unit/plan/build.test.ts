@@ -155,4 +155,11 @@ describe('fractions and memory fitting', () => {
     expect(p.processes[0].env.DYN_DISCOVERY_BACKEND).toBe('etcd');
     expect(p.processes[0].argv).not.toContain('--discovery-backend');
   });
+
+  it('a recipe with its own env: still PYTHONHASHSEED=0 on every worker (KV event ids), unless it sets another', () => {
+    const own = buildPlan({ recipe: recipe([{ role: 'agg', replicas: 2, gpuMemoryUtilization: 0.3 }], { env: { HF_HUB_OFFLINE: '1' } }), runDir: RUN });
+    for (const w of own.processes.slice(1)) expect(w.env).toMatchObject({ PYTHONHASHSEED: '0', HF_HUB_OFFLINE: '1' });
+    const seeded = buildPlan({ recipe: recipe([{ role: 'agg', gpuMemoryUtilization: 0.3 }], { env: { PYTHONHASHSEED: '7' } }), runDir: RUN });
+    expect(seeded.processes[1].env.PYTHONHASHSEED).toBe('7');
+  });
 });
