@@ -89,8 +89,17 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
     });
     sup.on('event', emit);
     sup.on('warning', (w: string) => ctx.stderr.write(`dynamo-dev: ${w}\n`));
-    const result = await sup.run();
-    return result.code;
+    // Dying of a bug would leave every worker running and holding the GPU: stop them first.
+    const lastResort = (err: unknown) => void sup.crash(err);
+    process.on('uncaughtException', lastResort);
+    process.on('unhandledRejection', lastResort);
+    try {
+      const result = await sup.run();
+      return result.code;
+    } finally {
+      process.off('uncaughtException', lastResort);
+      process.off('unhandledRejection', lastResort);
+    }
   } finally {
     await renderer?.close();
     await lock.release();

@@ -95,8 +95,25 @@ export class Supervisor extends EventEmitter {
     };
   }
 
+  /** A listener that throws (a renderer on a dead terminal) must never stop supervision. */
   private emitEvent(e: UpEvent): void {
-    this.emit('event', e);
+    try {
+      this.emit('event', e);
+    } catch (err) {
+      try {
+        this.emit('warning', `cannot show the ${e.event} event: ${(err as Error)?.message ?? String(err)}`);
+      } catch {
+        // nowhere left to say it
+      }
+    }
+  }
+
+  /**
+   * Last resort for an error nothing else caught (up installs it for uncaught exceptions and
+   * rejections): stop every process we started rather than die and leave them running.
+   */
+  async crash(err: unknown): Promise<void> {
+    await this.fail({ reason: `unexpected error: ${(err as Error)?.message ?? String(err)}`, proc: null, diagnosis: null });
   }
 
   /** Runs until detached-and-ready, a user stop, or a failure. */
