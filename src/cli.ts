@@ -42,8 +42,9 @@ function contextFrom(cmd: Command): CommandContext {
     env: process.env,
     stdout: process.stdout,
     stderr: process.stderr,
-    // A terminal that reports no width (some pseudo-terminals) would make ink wrap every character.
-    interactive: Boolean(process.stdout.isTTY) && (process.stdout.columns ?? 0) > 0 && !json
+    // A terminal that reports no size (some pseudo-terminals) would make ink wrap every character
+    // (no width) or clear the screen on every frame (no height): plain lines there.
+    interactive: Boolean(process.stdout.isTTY) && (process.stdout.columns ?? 0) > 0 && (process.stdout.rows ?? 0) > 0 && !json
       && process.env.CI !== 'true' && process.env.TERM !== 'dumb',
   };
 }

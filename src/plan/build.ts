@@ -129,6 +129,9 @@ function planOf(input: PlanInput): Plan {
       // replaces the default one; the recipe can still set it explicitly.
       PYTHONHASHSEED: '0',
       ...common,
+      // CUDA numbers GPUs fastest-first unless told otherwise; nvidia-smi (and so doctor) numbers
+      // them by PCI bus. Without this, `gpu: 1` on a two-GPU machine may run on the GPU doctor did not check.
+      CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
       CUDA_VISIBLE_DEVICES: String(recipe.gpu),
       DYN_SYSTEM_PORT: String(systemPort),
       DYN_SYSTEM_ENABLED: 'true',

@@ -29,7 +29,7 @@ describe('buildPlan: built-in recipes', () => {
     expect(proc(p, 'agg-0').argv).toEqual([
       'python3', '-m', 'dynamo.vllm', '--model', 'Qwen/Qwen3-0.6B', '--gpu-memory-utilization', '0.38', '--max-model-len', '4096', '--enforce-eager',
     ]);
-    expect(proc(p, 'agg-0').env).toEqual({ ...FILE_ENV, CUDA_VISIBLE_DEVICES: '0', DYN_SYSTEM_PORT: '8081', DYN_SYSTEM_ENABLED: 'true' });
+    expect(proc(p, 'agg-0').env).toEqual({ ...FILE_ENV, CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: '0', DYN_SYSTEM_PORT: '8081', DYN_SYSTEM_ENABLED: 'true' });
     expect(proc(p, 'agg-0').ready).toEqual({ logPattern: KV_LINE_PATTERN, http: 'http://127.0.0.1:8081/health' });
     expect(p.budget).toEqual({ fractionSum: 0.38, limit: 0.9, budgetMiB: 3112 });
   });
@@ -72,7 +72,7 @@ describe('buildPlan: built-in recipes', () => {
       '--disaggregation-mode', 'prefill', '--kv-transfer-config', nixl,
       '--kv-events-config', '{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}',
     ]);
-    expect(d.env).toMatchObject({ DYN_SYSTEM_PORT: '8081', VLLM_NIXL_SIDE_CHANNEL_PORT: '20097', CUDA_VISIBLE_DEVICES: '0', PYTHONHASHSEED: '0' });
+    expect(d.env).toMatchObject({ DYN_SYSTEM_PORT: '8081', VLLM_NIXL_SIDE_CHANNEL_PORT: '20097', CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: '0', PYTHONHASHSEED: '0' });
     expect(pf.env).toMatchObject({ DYN_SYSTEM_PORT: '8082', VLLM_NIXL_SIDE_CHANNEL_PORT: '20098' });
     expect(d.ports).toEqual({ system: 8081, nixlSideChannel: 20097 });
     expect(pf.ports).toEqual({ system: 8082, nixlSideChannel: 20098, kvEvents: 20080 });
