@@ -324,10 +324,9 @@ describe('up: signals', () => {
   it('the terminal closes under the live view (SIGHUP, then every write fails with EIO): the stop still finishes, SIGKILL included', async () => {
     const s = await setup();
     s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'ignore-sigterm';
-    // `script` gives up a pseudo-terminal (so the ink view renders); killing script closes it. The
-    // terminal reports a width but no height (as script's own does), so ink redraws in full and
-    // writes while the processes stop.
-    const cmd = `stty cols 100 rows 0; exec ${process.execPath} ${BIN} up agg-router --no-preflight --grace 1 ${s.sets.join(' ')}`;
+    // `script` gives up a pseudo-terminal (so the ink view renders: it needs a width and a height);
+    // killing script closes it.
+    const cmd = `stty cols 100 rows 40; exec ${process.execPath} ${BIN} up agg-router --no-preflight --grace 1 ${s.sets.join(' ')}`;
     const term = spawn('script', ['-qfec', cmd, '/dev/null'], { env: s.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(term);
     let screen = '';
@@ -335,14 +334,14 @@ describe('up: signals', () => {
       const t = setTimeout(() => reject(new Error(`not ready on the terminal within 20 s:\n${screen}`)), 20_000);
       term.stdout!.on('data', (d) => {
         screen += d;
-        if (screen.includes('ready in')) {
+        if (screen.includes('supervising: Ctrl-C stops every process')) {
           clearTimeout(t);
           resolve();
         }
       });
     });
-    // Hang up once the view has drawn the summary and redrawn after it (its clock ticks).
-    await new Promise((r) => term.stdout!.once('data', r));
+    // Hang up once the view has drawn the summary: the stop that follows redraws the rows (stopping,
+    // stopped), and every one of those writes fails with EIO.
     const sup = records(s.stateDir)[0].supervisor;
     term.kill('SIGKILL');
     await waitUntil(() => !isSameProcess(sup.pid, sup.startTicks), 'the supervisor to finish stopping', 15_000);
