@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
 
 // doctor's host checks end to end through the built binary, against REAL conditions made by the
 // test: a process titled VLLM::EngineCore, a flock held on the model's lock file, a listening
@@ -29,13 +30,6 @@ async function listen(port = 0): Promise<number> {
   return (s.address() as { port: number }).port;
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen({ port: 0, host: '127.0.0.1' }, () => r()));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 async function kill(c: ChildProcess): Promise<void> {
   if (c.exitCode !== null || c.signalCode !== null) return;

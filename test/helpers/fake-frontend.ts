@@ -1,5 +1,5 @@
+import { freePort } from './ports.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { FIXTURES } from './cli.js';
 
@@ -18,16 +18,7 @@ export interface FakeFrontend {
   stop(): Promise<number | null>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export async function startFakeFrontend(args: string[], vars: Record<string, string | undefined> = {}, timeoutMs = 10_000): Promise<FakeFrontend> {
   const port = await freePort();

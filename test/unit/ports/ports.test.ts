@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probePorts } from '../../../src/host/ports.js';
+import { freePort } from '../../helpers/ports.js';
 
 const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
 const servers: Server[] = [];
@@ -30,14 +31,6 @@ async function listen(host: string, port = 0): Promise<number> {
   return (s.address() as { port: number }).port;
 }
 
-/** A port nobody uses right now: bound and released. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen({ port: 0, host: '127.0.0.1' }, () => r()));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 describe('probePorts on real sockets', () => {
   it('says a free port is free', async () => {
