@@ -1,10 +1,19 @@
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 
 // Reading run logs for `logs`: the last N lines from the END of the file (a multi-GB log is never
 // loaded whole), or the whole file streamed in chunks. Following is src/run/follow.ts.
 
 const CHUNK = 64 * 1024;
+
+/** The open file, or null when there is none (a process that never logged). */
+async function openOrNull(path: string): Promise<FileHandle | null> {
+  try {
+    return await open(path, 'r');
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Pure: the last n lines of `text`, the tail of a file. `fromStart` says the text begins at byte 0
@@ -23,12 +32,8 @@ export function lastLines(text: string, n: number, fromStart: boolean, includePa
 
 /** Last n lines of a file and the byte offset where following should continue. null: no such file. */
 export async function tailFile(path: string, n: number, includePartial: boolean): Promise<{ lines: string[]; end: number } | null> {
-  let fh;
-  try {
-    fh = await open(path, 'r');
-  } catch {
-    return null;
-  }
+  const fh = await openOrNull(path);
+  if (!fh) return null;
   try {
     const size = (await fh.stat()).size;
     let pos = size;
@@ -57,12 +62,8 @@ export async function tailFile(path: string, n: number, includePartial: boolean)
  * line (the partial last line is emitted only with includePartial), or null when there is no file.
  */
 export async function readAllLines(path: string, onLines: (lines: string[]) => void | Promise<void>, includePartial: boolean): Promise<number | null> {
-  let fh;
-  try {
-    fh = await open(path, 'r');
-  } catch {
-    return null;
-  }
+  const fh = await openOrNull(path);
+  if (!fh) return null;
   try {
     const decoder = new StringDecoder('utf8');
     const buf = Buffer.allocUnsafe(CHUNK);
