@@ -90,6 +90,10 @@ export function buildKvReport(input: {
     transfer: null,
   };
 
+  if (opts.weightsMib !== undefined && opts.gpuMib === undefined && opts.fraction === undefined) {
+    // Said and silently ignored would read as "accounted for".
+    throw new UserError('--weights-mib: only used with --gpu-mib and --fraction (the worker estimate); add them, e.g. --gpu-mib 8188 --fraction 0.38');
+  }
   if (opts.gpuMib !== undefined || opts.fraction !== undefined) {
     if (opts.gpuMib === undefined) throw new UserError('--gpu-mib: needed with --fraction (the GPU\'s total memory in MiB, e.g. 8188)');
     if (opts.fraction === undefined) throw new UserError('--fraction: needed with --gpu-mib (the worker\'s --gpu-memory-utilization, e.g. 0.38)');

@@ -34,6 +34,7 @@ describe('kv report', () => {
   it('rejects incomplete or impossible worker options with the flag named', () => {
     expect(() => report({ gpuMib: 8188 })).toThrow(/^--fraction: needed with --gpu-mib/);
     expect(() => report({ fraction: 0.4 })).toThrow(/^--gpu-mib: needed with --fraction/);
+    expect(() => report({ weightsMib: 1145 })).toThrow(/^--weights-mib: only used with --gpu-mib and --fraction/);
     expect(() => report({ gpuMib: 8188, fraction: 1.5 })).toThrow(/^--fraction: 1.5 is not a fraction/);
     expect(() => report({ gpuMib: 8188, fraction: 0.4 }, null)).toThrow(/^--weights-mib: no weight files/);
     expect(() => report({ bandwidth: 0 })).toThrow(/^--bandwidth/);
