@@ -1,4 +1,5 @@
 import { SseDecoder, interpretChunk } from './parse-sse.js';
+import { modelIdsOf } from './http.js';
 
 // The HTTP side of `probe`: one streaming chat completion against a Dynamo frontend, timed as a
 // user measures it (Node 20 fetch; the SSE parsing is pure, in parse-sse.ts).
@@ -190,7 +191,7 @@ export async function listModels(baseUrl: string, timeoutMs: number, signal?: Ab
     if (!doc || typeof doc !== 'object' || !Array.isArray(doc.data)) {
       throw new FrontendHttpError(url, res.status, 'the answer is not an OpenAI model list');
     }
-    return doc.data.map((m) => m?.id).filter((id): id is string => typeof id === 'string');
+    return modelIdsOf(doc);
   } finally {
     deadline.dispose();
   }

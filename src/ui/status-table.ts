@@ -1,6 +1,7 @@
 import chalk from 'chalk';
 import type { RunStatusDoc } from '../run/status-doc.js';
 import type { RunStatus } from '../run/types.js';
+import { formatDuration as compactDuration } from '../format-duration.js';
 
 // Plain-text `status`: a table per live run (or the one asked for), one line per other recent run.
 
@@ -14,16 +15,9 @@ export function paintRunState(s: RunStatus, text: string = s): string {
   }
 }
 
-/** 3 s, 5m02s, 2h05m, 3d04h. */
+/** 3s, 5m02s, 2h05m, 3d04h: padded so the uptime column lines up. */
 export function formatDuration(ms: number | null): string {
-  if (ms === null) return '-';
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h${String(m % 60).padStart(2, '0')}m`;
-  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, '0')}h`;
+  return ms === null ? '-' : compactDuration(ms, true);
 }
 
 const yesNo = (b: boolean) => (b ? chalk.green('yes') : chalk.dim('no'));

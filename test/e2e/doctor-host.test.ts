@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
+import { killChildren } from '../helpers/children.js';
 
 // doctor's host checks end to end through the built binary, against REAL conditions made by the
 // test: a process titled VLLM::EngineCore, a flock held on the model's lock file, a listening
@@ -31,12 +32,6 @@ async function listen(port = 0): Promise<number> {
 }
 
 
-async function kill(c: ChildProcess): Promise<void> {
-  if (c.exitCode !== null || c.signalCode !== null) return;
-  const gone = once(c, 'exit');
-  c.kill('SIGKILL');
-  await gone;
-}
 
 async function doctor(vars: Record<string, string | undefined> = {}): Promise<{ code: number; checks: Record<string, CheckJson> }> {
   const env = fakeEnv(home, { ucx: 'single-host', vars });
@@ -82,7 +77,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  for (const c of children.splice(0)) await kill(c);
+  await killChildren(children);
 });
 
 afterAll(async () => {

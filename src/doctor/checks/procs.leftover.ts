@@ -1,6 +1,7 @@
 import { classifyEngineCmd } from '../../host/engine-procs.js';
 import type { EngineKind, ProcessInfo } from '../../host/types.js';
 import { fail, pass, type Check } from '../types.js';
+import { formatDuration } from '../../format-duration.js';
 
 // An OOM kill or a SIGKILLed launcher leaves VLLM::EngineCore children holding GPU memory
 // (FACTS §3); the next run then starts on top of them and dies with "Free memory on device ...".
@@ -103,14 +104,6 @@ function truncate(s: string, n: number): string {
 }
 
 /** 95000 -> "1m35s", 7_980_000 -> "2h13m", 2 days -> "2d3h". */
-export function formatAge(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${s % 60}s`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h${m % 60}m`;
-  return `${Math.floor(h / 24)}d${h % 24}h`;
-}
+export const formatAge = (ms: number): string => formatDuration(ms);
 
 export default check;

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { holdersOf, probeHfModel } from '../../../src/host/hf-cache.js';
 import { parseProcLocks } from '../../../src/host/parse-proc.js';
+import { killChildren } from '../../helpers/children.js';
 
 const MODEL = 'Qwen/Qwen3-0.6B';
 const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
@@ -22,13 +23,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null) {
-      const gone = once(c, 'exit');
-      c.kill('SIGKILL');
-      await gone;
-    }
-  }
+  await killChildren(children);
   rmSync(root, { recursive: true, force: true });
 });
 

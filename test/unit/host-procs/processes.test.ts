@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineProcesses } from '../../../src/host/engine-procs.js';
 import { listProcesses } from '../../../src/host/processes.js';
+import { killChildren } from '../../helpers/children.js';
 
 // The real interpreter, not a pyenv/asdf shim that would exec it later (the command line would change under us).
 const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
@@ -23,13 +24,7 @@ async function start(cmd: string, args: string[], opts: { argv0?: string; env?: 
 }
 
 afterEach(async () => {
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null) {
-      const gone = once(c, 'exit');
-      c.kill('SIGKILL');
-      await gone;
-    }
-  }
+  await killChildren(children);
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probePorts } from '../../../src/host/ports.js';
 import { freePort } from '../../helpers/ports.js';
+import { killChildren } from '../../helpers/children.js';
 
 const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
 const servers: Server[] = [];
@@ -12,13 +13,7 @@ const children: ChildProcess[] = [];
 
 afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null) {
-      const gone = once(c, 'exit');
-      c.kill('SIGKILL');
-      await gone;
-    }
-  }
+  await killChildren(children);
 });
 
 async function listen(host: string, port = 0): Promise<number> {
