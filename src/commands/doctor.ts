@@ -4,7 +4,6 @@ import { ALL_CHECKS, selectChecks } from '../doctor/registry.js';
 import { doctorOk, runChecks, tally } from '../doctor/runner.js';
 import type { CheckOutcome } from '../doctor/types.js';
 import { createFacts, findOwnRunView } from '../host/facts.js';
-import { assertLogPaths } from '../host/log-paths.js';
 import { probeSystem } from '../host/system.js';
 import { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } from '../ui/doctor-report.js';
 import type { CommandContext } from './context.js';
@@ -32,7 +31,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   }
   const checks = selectChecks({ only: opts.only, skip: opts.skip });
   // A --logs typo is the user's input error (exit 2, one line), not three crashed log checks.
-  if (opts.logs?.length) await assertLogPaths(opts.logs);
+  if (opts.logs?.length) await (await import('../host/log-paths.js')).assertLogPaths(opts.logs);
   const system = ctx.json ? null : probeSystem();
   const runView = await findOwnRunView(ctx.stateDir, opts.run);
   const target = await resolveDoctorTarget({ recipeRef: opts.recipe, run: runView, stateDir: ctx.stateDir, python: ctx.python });

@@ -1,5 +1,4 @@
-import { stat } from 'node:fs/promises';
-import { UserError } from '../errors.js';
+import { statLogPath } from './log-scan.js';
 
 /**
  * `doctor --logs PATH...`: a path that does not exist is the user's typo, not a failed check.
@@ -8,13 +7,6 @@ import { UserError } from '../errors.js';
  */
 export async function assertLogPaths(paths: string[]): Promise<void> {
   for (const p of paths) {
-    try {
-      await stat(p);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new UserError(code === 'ENOENT' || code === 'ENOTDIR'
-        ? `--logs: ${p}: no such file or folder; pass log files or folders (a run's logs are in runs/<run-id>/logs of the state directory)`
-        : `--logs: ${p}: cannot read (${code ?? (err as Error).message})`);
-    }
+    await statLogPath(p, { label: '--logs: ', hint: " (a run's logs are in runs/<run-id>/logs of the state directory)" });
   }
 }

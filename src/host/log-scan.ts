@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, type Stats } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
@@ -49,16 +49,26 @@ export async function diagnoseFile(path: string): Promise<Finding[]> {
   return (await scanPaths([path], { missingOk: true })).findings;
 }
 
-async function expand(path: string, opts: ScanOptions): Promise<string[]> {
-  let st;
+/**
+ * stat of a log path the user named; a missing or unreadable one is a UserError naming it (null
+ * with missingOk for a missing one). `hint` is added to the "no such" message.
+ */
+export async function statLogPath(path: string, o: { missingOk?: boolean; label?: string; hint?: string } = {}): Promise<Stats | null> {
   try {
-    st = await stat(path);
+    return await stat(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (opts.missingOk && (code === 'ENOENT' || code === 'ENOTDIR')) return [];
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new UserError(`${path}: no such file or folder; pass log files or folders`);
-    throw new UserError(`${path}: cannot read (${code ?? (err as Error).message})`);
+    const missing = code === 'ENOENT' || code === 'ENOTDIR';
+    if (o.missingOk && missing) return null;
+    const at = `${o.label ?? ''}${path}`;
+    if (missing) throw new UserError(`${at}: no such file or folder; pass log files or folders${o.hint ?? ''}`);
+    throw new UserError(`${at}: cannot read (${code ?? (err as Error).message})`);
   }
+}
+
+async function expand(path: string, opts: ScanOptions): Promise<string[]> {
+  const st = await statLogPath(path, { missingOk: opts.missingOk });
+  if (!st) return [];
   if (st.isDirectory()) {
     const out: string[] = [];
     await walk(path, out, new Set([await realpath(path)]));
