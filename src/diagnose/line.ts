@@ -1,3 +1,4 @@
+import { KV_LINE_PATTERN } from '../plan/types.js';
 // Line normalisation for log scanning (pure). Real logs carry colour codes, CRLF, process prefixes
 // added by vLLM's multiprocessing and docker compose, and JSON lines from Dynamo's Rust tracing
 // (DYN_LOGGING_JSONL=1). Patterns are matched against the text this module returns.
@@ -76,12 +77,16 @@ export function normalizeLine(raw: string): string {
   return json ?? s;
 }
 
-const KV_SIZE = /GPU KV cache size: ([\d,]+) tokens/;
+const KV_SIZE = new RegExp(KV_LINE_PATTERN);
+
+/** "14,816" -> 14816 (vLLM prints thousands separators). */
+export function parseTokenCount(text: string): number | null {
+  const n = Number(text.replace(/[,_\s]/g, ''));
+  return text !== '' && Number.isFinite(n) && n >= 0 ? n : null;
+}
 
 /** `GPU KV cache size: 14,816 tokens` (also the combined line with "Maximum concurrency") -> 14816. */
 export function parseKvTokens(text: string): number | null {
   const m = KV_SIZE.exec(text);
-  if (!m) return null;
-  const n = Number(m[1].replace(/,/g, ''));
-  return Number.isFinite(n) ? n : null;
+  return m ? parseTokenCount(m[1]) : null;
 }

@@ -1,11 +1,11 @@
 import { getJson, modelIdsOf } from '../host/http.js';
 import type { HttpProbe } from '../host/types.js';
-import { stripAnsi } from '../diagnose/line.js';
+import { parseTokenCount, stripAnsi } from '../diagnose/line.js';
 
 // What "ready" means, as pure judgements of one log line or one HTTP answer, plus a bounded
 // short-interval poll. The supervisor follows logs and calls these; nothing here sleeps seconds.
 
-export { stripAnsi };
+export { parseTokenCount, stripAnsi };
 
 /** Lines that show the engine is past start-up and loading (the view's "loading" state). */
 const LOADING = /Starting vLLM worker|Starting mocker engine|Resolved architecture|Starting to load model|Loading weights|Model loading took/;
@@ -24,10 +24,6 @@ export function compileLogPattern(source: string): RegExp {
   return new RegExp(source);
 }
 
-export function parseTokenCount(text: string): number | null {
-  const n = Number(text.replace(/[,_\s]/g, ''));
-  return Number.isFinite(n) && n >= 0 ? n : null;
-}
 
 /** Classifies one log line (ANSI stripped first: vLLM colours its prefixes unless NO_COLOR). */
 export function classifyLine(raw: string, kvPattern: RegExp | null): LineSignal {
