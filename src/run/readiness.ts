@@ -1,6 +1,7 @@
 import { getJson, modelIdsOf } from '../host/http.js';
 import type { HttpProbe } from '../host/types.js';
 import { parseTokenCount, stripAnsi } from '../diagnose/line.js';
+import { realClock, type Clock } from './clock.js';
 
 // What "ready" means, as pure judgements of one log line or one HTTP answer, plus a bounded
 // short-interval poll. The supervisor follows logs and calls these; nothing here sleeps seconds.
@@ -65,26 +66,39 @@ export interface PollOptions {
   signal: AbortSignal;
 }
 
+/** One GET with a JSON answer; never throws (host/http.ts getJson is the real one). */
+export type HttpGetter = (url: string, timeoutMs: number) => Promise<HttpProbe>;
+
+/** What a poll touches, injectable so readiness runs in tests without a server or real waits. */
+export interface PollDeps {
+  get: HttpGetter;
+  clock: Pick<Clock, 'now' | 'setTimeout' | 'clear'>;
+}
+
+const realPollDeps: PollDeps = { get: getJson, clock: realClock };
+
 /**
  * GETs url every intervalMs until judge(answer) holds; resolves with that answer. Rejects with the
  * signal's reason when aborted (the supervisor aborts on stop, failure and deadline).
  */
-export async function pollHttp(url: string, judge: (p: HttpProbe) => boolean, o: PollOptions): Promise<HttpProbe> {
+export async function pollHttp(url: string, judge: (p: HttpProbe) => boolean, o: PollOptions, deps: PollDeps = realPollDeps): Promise<HttpProbe> {
+  const { clock } = deps;
   for (;;) {
     if (o.signal.aborted) throw o.signal.reason ?? new Error('aborted');
-    const t0 = Date.now();
-    const probe = await getJson(url, o.requestTimeoutMs);
+    const t0 = clock.now();
+    const probe = await deps.get(url, o.requestTimeoutMs);
     if (judge(probe)) return probe;
-    const wait = Math.max(0, o.intervalMs - (Date.now() - t0));
+    const wait = Math.max(0, o.intervalMs - (clock.now() - t0));
     await new Promise<void>((resolve, reject) => {
       const onAbort = () => {
-        clearTimeout(t);
+        clock.clear(t);
         reject(o.signal.reason ?? new Error('aborted'));
       };
-      const t = setTimeout(() => {
+      // Kept alive: a poll in progress is work the supervisor waits for.
+      const t = clock.setTimeout(() => {
         o.signal.removeEventListener('abort', onAbort);
         resolve();
-      }, wait);
+      }, wait, true);
       o.signal.addEventListener('abort', onAbort, { once: true });
     });
   }

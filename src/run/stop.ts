@@ -1,11 +1,14 @@
 import { ancestorsIn, descendantsIn, membersOf, readCmdline, scanProc, type ProcStat } from './proc.js';
 import { indexScan, sameIn, type ScanIndex } from './liveness.js';
+import { realClock, type Clock } from './clock.js';
+import { escalationStep, nextScanInMs } from './policy/escalation.js';
 import type { DescendantRecord } from './types.js';
 
 // Stopping a run the way vLLM needs it (FACTS §3): SIGTERM to the whole process group so the
 // EngineCore children shut down cleanly and free GPU memory, wait until the GROUP is empty (not
 // just the leader), SIGKILL the group at the grace deadline, and keep signalling while anything
 // of it remains, also after the leader is gone (process-compose #520 lost the escalation there).
+// The machine (scan, kill, clock) comes in as StopDeps so the rare paths run in unit tests.
 
 export interface StopTarget {
   name: string; pid: number; pgid: number; startTicks: number | null;
@@ -18,13 +21,62 @@ export interface StopTarget {
 export interface StopResult { name: string; pid: number; signal: 'SIGTERM' | 'SIGKILL' | null; ms: number; note?: string }
 export interface Survivor { name: string; pid: number; cmd: string }
 
+/** One target during a stop, for a live view (issue 9: who holds up the shutdown). */
+export interface StopTargetState {
+  name: string;
+  pid: number;
+  /** terminating: SIGTERM sent, within the grace; killing: SIGKILL sent; done: nothing left (or given up). */
+  phase: 'terminating' | 'killing' | 'done';
+  signal: StopResult['signal'];
+  /** Live pids of the target at the last scan. */
+  alive: number[];
+  note?: string;
+}
+
+export interface StopSnapshot {
+  /** When SIGKILL is (or was) due, on the stop clock's scale. */
+  killAt: number;
+  /** Milliseconds until SIGKILL at the time of the snapshot; 0 once due. */
+  killInMs: number;
+  targets: StopTargetState[];
+}
+
 export interface StopOptions {
   graceMs: number;
+  /** Each target as it is done. */
   onProgress?: (r: StopResult) => void;
+  /** The whole stop after the first SIGTERMs, after any target changes phase, and on escalate(). */
+  onState?: (s: StopSnapshot) => void;
   /** /proc poll interval (default 15 ms: teardown of healthy trees must take well under a second). */
   pollMs?: number;
   /** How long SIGKILLed processes get to vanish before they count as remaining (D state, zombies of slow reapers). */
   killWaitMs?: number;
+}
+
+/** The machine as the stop loop sees it; defaults are the real ones. */
+export interface StopDeps {
+  /** Every live (non-zombie) process. */
+  scan(): ProcStat[];
+  /** Like process.kill: throws an errno error (ESRCH when gone). */
+  kill(pid: number, sig: NodeJS.Signals): void;
+  cmdline(pid: number): string;
+  clock: Pick<Clock, 'now' | 'sleep'>;
+  /** Never signalled, nor its ancestors, whatever a record says. */
+  selfPid: number;
+}
+
+export const realStopDeps: StopDeps = {
+  scan: scanProc,
+  kill: (pid, sig) => void process.kill(pid, sig),
+  cmdline: readCmdline,
+  clock: realClock,
+  selfPid: process.pid,
+};
+
+export interface StopHandle {
+  readonly done: Promise<{ stopped: StopResult[]; remaining: Survivor[] }>;
+  /** SIGKILL now instead of at the grace deadline (a second Ctrl-C). Idempotent. */
+  escalate(): void;
 }
 
 interface Tracked {
@@ -38,14 +90,13 @@ interface Tracked {
   watch: Map<number, number | null>;
   killed: boolean;
   done: boolean;
+  alive: number[];
   survivors: Survivor[];
 }
 
-const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function send(pid: number, sig: NodeJS.Signals): string | null {
+function send(deps: StopDeps, pid: number, sig: NodeJS.Signals): string | null {
   try {
-    process.kill(pid, sig);
+    deps.kill(pid, sig);
     return null;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -70,116 +121,162 @@ function aliveOf(tr: Tracked, scan: readonly ProcStat[], index: ScanIndex, prote
   return [...out].sort((a, b) => a - b);
 }
 
-function signalAll(tr: Tracked, alive: number[], index: ScanIndex, sig: NodeJS.Signals): void {
+function signalAll(deps: StopDeps, tr: Tracked, alive: number[], index: ScanIndex, sig: NodeJS.Signals): void {
   const errors: string[] = [];
   if (tr.group !== null) {
-    const e = send(-tr.group, sig);
+    const e = send(deps, -tr.group, sig);
     if (e) errors.push(e);
   }
   for (const pid of alive) {
     if (tr.group !== null && index.get(pid)?.pgid === tr.group) continue; // reached by the group signal
-    const e = send(pid, sig);
+    const e = send(deps, pid, sig);
     if (e) errors.push(e);
   }
   if (errors.length > 0 && !tr.result.note) tr.result.note = errors[0];
+}
+
+/** What of a target we may signal, decided once before any signal (the pid-reuse guard). */
+function track(t: StopTarget, scan: readonly ProcStat[], index: ScanIndex, ownGroup: number): Tracked {
+  const leader = index.get(t.pid);
+  const same = sameIn(index, t.pid, t.startTicks);
+  const tr: Tracked = {
+    target: t,
+    result: { name: t.name, pid: t.pid, signal: null, ms: 0 },
+    group: null,
+    minTicks: t.startTicks ?? Number.POSITIVE_INFINITY,
+    watch: new Map(),
+    killed: false,
+    done: false,
+    alive: [],
+    survivors: [],
+  };
+  const groupOk = !t.single && t.pgid > 1 && t.pgid !== ownGroup;
+  if (same) {
+    tr.watch.set(t.pid, t.startTicks);
+    if (groupOk) tr.group = t.pgid;
+  } else if (leader) {
+    tr.result.note = t.startTicks === null
+      ? `pid ${t.pid} is alive but its start time was never recorded; not signalled`
+      : `pid ${t.pid} now belongs to another process (start time differs): recycled, not signalled`;
+  } else if (groupOk && t.startTicks !== null) {
+    // Leader gone: its group lives on while any member does (the pgid cannot be reused meanwhile).
+    if (membersOf(scan, t.pgid).some((m) => (index.get(m)?.startTicks ?? -1) >= t.startTicks!)) {
+      tr.group = t.pgid;
+      tr.result.note = 'leader had already exited; its group had not';
+    }
+  }
+  for (const d of t.descendants ?? []) if (sameIn(index, d.pid, d.startTicks)) tr.watch.set(d.pid, d.startTicks);
+  return tr;
 }
 
 /** All targets concurrently: pid-reuse guard (isSameProcess; a recycled pid is never signalled, note says so),
  *  SIGTERM to the group, wait until the GROUP is empty (not just the leader; poll /proc every ~20 ms), SIGKILL the
  *  group at the grace deadline, then verify: group members and recorded descendants that are still the same
  *  processes -> SIGKILL them and report them in `remaining` if they still survive. */
-export async function stopTargets(
-  targets: StopTarget[],
-  opts: { graceMs: number; onProgress?: (r: StopResult) => void } & StopOptions,
-): Promise<{ stopped: StopResult[]; remaining: Survivor[] }> {
+export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDeps = realStopDeps): StopHandle {
   const pollMs = opts.pollMs ?? 15;
   const killWaitMs = opts.killWaitMs ?? 2000;
-  const t0 = performance.now();
-  let scan = scanProc();
+  const { clock } = deps;
+  const t0 = clock.now();
+  let killAt = t0 + Math.max(0, opts.graceMs);
+  let wake: () => void = () => {};
+
+  let scan = deps.scan();
   let index = indexScan(scan);
   // Never ourselves or the shell that runs us, whatever a record says.
-  const protectedPids = new Set<number>([process.pid, ...ancestorsIn(scan, process.pid)]);
-  const ownGroup = index.get(process.pid)?.pgid ?? -1;
+  const protectedPids = new Set<number>([deps.selfPid, ...ancestorsIn(scan, deps.selfPid)]);
+  const ownGroup = index.get(deps.selfPid)?.pgid ?? -1;
+  const tracked = targets.map((t) => track(t, scan, index, ownGroup));
 
-  const tracked: Tracked[] = targets.map((t) => {
-    const leader = index.get(t.pid);
-    const same = sameIn(index, t.pid, t.startTicks);
-    const tr: Tracked = {
-      target: t,
-      result: { name: t.name, pid: t.pid, signal: null, ms: 0 },
-      group: null,
-      minTicks: t.startTicks ?? Number.POSITIVE_INFINITY,
-      watch: new Map(),
-      killed: false,
-      done: false,
-      survivors: [],
-    };
-    const groupOk = !t.single && t.pgid > 1 && t.pgid !== ownGroup;
-    if (same) {
-      tr.watch.set(t.pid, t.startTicks);
-      if (groupOk) tr.group = t.pgid;
-    } else if (leader) {
-      tr.result.note = t.startTicks === null
-        ? `pid ${t.pid} is alive but its start time was never recorded; not signalled`
-        : `pid ${t.pid} now belongs to another process (start time differs): recycled, not signalled`;
-    } else if (groupOk && t.startTicks !== null) {
-      // Leader gone: its group lives on while any member does (the pgid cannot be reused meanwhile).
-      if (membersOf(scan, t.pgid).some((m) => (index.get(m)?.startTicks ?? -1) >= t.startTicks!)) {
-        tr.group = t.pgid;
-        tr.result.note = 'leader had already exited; its group had not';
-      }
-    }
-    for (const d of t.descendants ?? []) if (sameIn(index, d.pid, d.startTicks)) tr.watch.set(d.pid, d.startTicks);
-    return tr;
-  });
-
+  const snapshot = () => {
+    if (!opts.onState) return;
+    const now = clock.now();
+    opts.onState({
+      killAt,
+      killInMs: Math.max(0, killAt - now),
+      targets: tracked.map((tr) => ({
+        name: tr.target.name, pid: tr.target.pid, phase: tr.done ? 'done' : tr.killed ? 'killing' : 'terminating',
+        signal: tr.result.signal, alive: tr.alive, ...(tr.result.note ? { note: tr.result.note } : {}),
+      })),
+    });
+  };
   const finish = (tr: Tracked, now: number) => {
     tr.done = true;
+    tr.alive = [];
     tr.result.ms = Math.round(now - t0);
     opts.onProgress?.(tr.result);
   };
 
   for (const tr of tracked) {
-    const alive = aliveOf(tr, scan, index, protectedPids);
-    if (alive.length === 0) {
+    tr.alive = aliveOf(tr, scan, index, protectedPids);
+    if (tr.alive.length === 0) {
       if (!tr.result.note) tr.result.note = 'already gone';
       finish(tr, t0);
       continue;
     }
     tr.result.signal = 'SIGTERM';
-    signalAll(tr, alive, index, 'SIGTERM');
+    signalAll(deps, tr, tr.alive, index, 'SIGTERM');
   }
+  snapshot();
 
-  const deadline = t0 + Math.max(0, opts.graceMs);
-  while (tracked.some((t) => !t.done)) {
-    // Fast while a clean shutdown is likely; then a lighter pace (a /proc scan reads every process),
-    // waking exactly at the deadline so SIGKILL is never late.
-    const now0 = performance.now();
-    const pace = now0 - t0 < 1000 || (now0 >= deadline && now0 - deadline < 500) ? pollMs : Math.max(pollMs, 50);
-    await delay(now0 < deadline ? Math.max(1, Math.min(pace, deadline - now0)) : pace);
-    scan = scanProc();
-    index = indexScan(scan);
-    const now = performance.now();
-    for (const tr of tracked) {
-      if (tr.done) continue;
-      const alive = aliveOf(tr, scan, index, protectedPids);
-      if (alive.length === 0) {
-        finish(tr, now);
-      } else if (!tr.killed && now >= deadline) {
-        tr.killed = true;
-        tr.result.signal = 'SIGKILL';
-        signalAll(tr, alive, index, 'SIGKILL');
-      } else if (tr.killed) {
-        if (now >= deadline + killWaitMs) {
-          tr.survivors = alive.map((pid) => ({ name: tr.target.name, pid, cmd: readCmdline(pid) }));
-          tr.result.note = `${alive.length} process(es) survived SIGKILL: ${alive.join(', ')}`;
-          finish(tr, now);
-        } else {
-          // Keep signalling while members remain: the leader may be gone, new members may appear.
-          signalAll(tr, alive, index, 'SIGKILL');
+  const loop = async () => {
+    while (tracked.some((t) => !t.done)) {
+      const woken = new Promise<void>((r) => (wake = r));
+      await Promise.race([clock.sleep(nextScanInMs({ now: clock.now(), t0, killAt, pollMs })), woken]);
+      scan = deps.scan();
+      index = indexScan(scan);
+      const now = clock.now();
+      let changed = false;
+      for (const tr of tracked) {
+        if (tr.done) continue;
+        tr.alive = aliveOf(tr, scan, index, protectedPids);
+        switch (escalationStep({ killed: tr.killed, aliveCount: tr.alive.length, now, killAt, killWaitMs })) {
+          case 'finish':
+            finish(tr, now);
+            changed = true;
+            break;
+          case 'kill':
+            tr.killed = true;
+            tr.result.signal = 'SIGKILL';
+            signalAll(deps, tr, tr.alive, index, 'SIGKILL');
+            changed = true;
+            break;
+          case 'kill-again':
+            signalAll(deps, tr, tr.alive, index, 'SIGKILL');
+            break;
+          case 'give-up':
+            tr.survivors = tr.alive.map((pid) => ({ name: tr.target.name, pid, cmd: deps.cmdline(pid) }));
+            tr.result.note = `${tr.alive.length} process(es) survived SIGKILL: ${tr.alive.join(', ')}`;
+            finish(tr, now);
+            changed = true;
+            break;
+          case 'wait':
+            break;
         }
       }
+      if (changed) snapshot();
     }
-  }
-  return { stopped: tracked.map((t) => t.result), remaining: tracked.flatMap((t) => t.survivors) };
+    return { stopped: tracked.map((t) => t.result), remaining: tracked.flatMap((t) => t.survivors) };
+  };
+  const done = loop();
+
+  return {
+    done,
+    escalate() {
+      const now = clock.now();
+      if (killAt <= now) return;
+      killAt = now;
+      snapshot();
+      wake(); // the loop scans at once and sends SIGKILL on that fresh scan
+    },
+  };
+}
+
+/** startStop, awaited (teardown and callers that need no escalation). */
+export function stopTargets(
+  targets: StopTarget[],
+  opts: StopOptions,
+  deps: StopDeps = realStopDeps,
+): Promise<{ stopped: StopResult[]; remaining: Survivor[] }> {
+  return startStop(targets, opts, deps).done;
 }

@@ -1,22 +1,30 @@
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
 import type { Plan, PlannedProcess } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
 import { logPath } from './paths.js';
 import type { DescendantRecord, ProcessRecord, ProcessState, RunRecord, RunState } from './types.js';
-import { followFile, type Follower } from './follow.js';
-import { classifyLine, compileLogPattern, frontendLive, modelListed, pollHttp, workerHealthy, stripAnsi } from './readiness.js';
-import { spawnLogged, type ExitInfo, type Spawned } from './spawn.js';
-import { diagnoseLog, type Diagnosis } from './diagnosis.js';
+import type { Follower } from './follow.js';
+import { stripAnsi } from './readiness.js';
+import type { ExitInfo, Spawned } from './spawn.js';
+import type { Diagnosis } from './diagnosis.js';
 import { curlLine, type ReadyWorker, type UpEvent } from './events.js';
-import { writeRun } from './state.js';
-import { stopTargets, type StopResult, type StopTarget, type Survivor } from './stop.js';
-import { descendants, mergeDescendants, readStartTicks } from './proc.js';
-import type { Recipe } from '../recipe/schema.js';
+import type { StopHandle, StopResult, StopSnapshot, StopTarget, Survivor } from './stop.js';
+import { mergeDescendants } from './proc.js';
+import type { TimerHandle } from './clock.js';
+import { RunWriter } from './run-writer.js';
+import { realSupervisorDeps, type SupervisorDeps } from './supervisor-deps.js';
+import { startable } from './policy/start-order.js';
+import { ProcessReadiness, readinessPlan, type LockWait } from './policy/readiness.js';
+import { deadlineFailure, exitFailure, lockWaitFailure, type FailureReport, type FailureView } from './policy/failure.js';
 
-// The lifecycle of one `up`: start processes in plan order (a worker after its predecessor's KV
-// line), follow their logs, judge readiness, then supervise until a signal or a death; on any
-// failure name the process, diagnose its log, stop everything. run.json is rewritten after every
-// state change so status/teardown find everything even if we are killed with SIGKILL.
+// The lifecycle of one `up`, as a coordinator of small policies (policy/): start processes in plan
+// order (start-order), follow their logs and judge readiness (readiness), on a death or the
+// deadline name the process and stop everything (failure), stop with SIGTERM -> grace -> SIGKILL
+// (stop.ts with policy/escalation). run.json is rewritten after every state change so status and
+// teardown find everything even if we are killed with SIGKILL. The machine comes in as
+// SupervisorDeps (supervisor-deps.ts).
+//
+// Emits 'event' (UpEvent), 'warning' (string) and 'stop-progress' (StopSnapshot, while stopping).
 
 export interface SupervisorOptions {
   plan: Plan;
@@ -47,52 +55,63 @@ const LAST_LINES = 20;
 interface Proc {
   spec: PlannedProcess;
   rec: ProcessRecord;
+  readiness: ProcessReadiness;
   spawned: Spawned | null;
   follower: Follower | null;
   lines: string[];
-  kvPattern: RegExp | null;
-  kvSeen: boolean;
-  healthy: boolean;
-  live: boolean;
   exit: ExitInfo | null;
   startedMs: number;
-  lockWait: { lockPath: string; elapsedS: number | null } | null;
+}
+
+interface Failure extends FailureReport {
+  /** undefined: diagnose the blamed process's log; null: nothing to diagnose. */
+  diagnosis?: Diagnosis | null;
 }
 
 export class Supervisor extends EventEmitter {
   readonly record: RunRecord;
+  private readonly d: SupervisorDeps;
   private readonly procs: Proc[];
   private readonly abort = new AbortController();
-  private timers: NodeJS.Timeout[] = [];
+  private deadline: TimerHandle | null = null;
+  private refresh: TimerHandle | null = null;
   private finishing = false;
   private everReady = false;
-  private readonly t0 = Date.now();
+  private readonly t0: number;
   private resolveDone!: (r: SupervisorResult) => void;
   private readonly done = new Promise<SupervisorResult>((r) => (this.resolveDone = r));
-  private writing: Promise<void> = Promise.resolve();
-  private writeQueued = false;
+  private readonly writer: RunWriter;
+  private stopHandle: StopHandle | null = null;
+  private escalated = false;
   private readonly signalHandlers: [NodeJS.Signals, () => void][] = [];
 
-  constructor(private readonly o: SupervisorOptions) {
+  constructor(private readonly o: SupervisorOptions, deps: Partial<SupervisorDeps> = {}) {
     super();
+    this.d = { ...realSupervisorDeps(), ...deps };
+    this.t0 = this.d.clock.now();
     const now = new Date().toISOString();
-    this.procs = o.plan.processes.map((spec) => ({
-      spec,
-      rec: {
-        name: spec.name, role: spec.role, pid: null, pgid: null, startTicks: null, startedAt: null,
-        argv: spec.argv, env: spec.env, ports: spec.ports, gpuMemoryUtilization: spec.gpuMemoryUtilization,
-        state: 'waiting', kvTokens: null, exitCode: null, signal: null,
-        log: logPath(o.stateDir, o.runId, spec.name), descendants: [],
-      },
-      spawned: null, follower: null, lines: [], kvPattern: spec.ready.logPattern ? compileLogPattern(spec.ready.logPattern) : null,
-      kvSeen: false, healthy: false, live: false, exit: null, startedMs: 0, lockWait: null,
-    }));
+    const pollMs = o.pollMs ?? 50;
+    this.procs = o.plan.processes.map((spec) => {
+      const p = {
+        spec,
+        rec: {
+          name: spec.name, role: spec.role, pid: null, pgid: null, startTicks: null, startedAt: null,
+          argv: spec.argv, env: spec.env, ports: spec.ports, gpuMemoryUtilization: spec.gpuMemoryUtilization,
+          state: 'waiting', kvTokens: null, exitCode: null, signal: null,
+          log: logPath(o.stateDir, o.runId, spec.name), descendants: [],
+        },
+        spawned: null, follower: null, lines: [], exit: null, startedMs: 0,
+      } as Omit<Proc, 'readiness'> as Proc;
+      p.readiness = new ProcessReadiness(readinessPlan(spec, o.plan, pollMs), this.readinessHost(p), { get: this.d.get, clock: this.d.clock }, this.abort.signal);
+      return p;
+    });
     this.record = {
       id: o.runId, recipe: o.plan.recipe, model: o.plan.model, createdAt: now, updatedAt: now,
-      supervisor: { pid: process.pid, startTicks: readStartTicks(process.pid), detached: o.detach },
+      supervisor: { pid: this.d.self.pid, startTicks: this.d.self.startTicks, detached: o.detach },
       state: 'starting', frontendUrl: o.plan.frontendUrl, plan: o.plan, processes: this.procs.map((p) => p.rec),
       ...(o.recipe ? { recipeSpec: o.recipe } : {}),
     };
+    this.writer = new RunWriter(this.record, (rec) => this.d.writeRun(o.stateDir, rec), (w) => this.emit('warning', w));
   }
 
   /** A listener that throws (a renderer on a dead terminal) must never stop supervision. */
@@ -113,15 +132,15 @@ export class Supervisor extends EventEmitter {
    * rejections): stop every process we started rather than die and leave them running.
    */
   async crash(err: unknown): Promise<void> {
-    await this.fail({ reason: `unexpected error: ${(err as Error)?.message ?? String(err)}`, proc: null, diagnosis: null });
+    await this.fail({ reason: `unexpected error: ${(err as Error)?.message ?? String(err)}`, process: null, diagnosis: null });
   }
 
   /** Runs until detached-and-ready, a user stop, or a failure. */
   async run(): Promise<SupervisorResult> {
     // The per-run discovery directory (DYN_FILE_KV) exists before anyone registers in it.
     const dirs = new Set(this.o.plan.processes.map((p) => p.env.DYN_FILE_KV).filter((d): d is string => Boolean(d)));
-    for (const d of dirs) mkdirSync(d, { recursive: true });
-    await writeRun(this.o.stateDir, this.record);
+    for (const d of dirs) this.d.mkdirs(d);
+    await this.d.writeRun(this.o.stateDir, this.record);
     if (this.o.handleSignals !== false) {
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as NodeJS.Signals[]) {
         const h = () => void this.stop(sig);
@@ -129,10 +148,9 @@ export class Supervisor extends EventEmitter {
         this.signalHandlers.push([sig, h]);
       }
     }
-    this.timers.push(setTimeout(() => void this.onDeadline(), this.o.readyTimeoutMs));
-    const refresh = setInterval(() => this.refreshDescendants(true), this.o.descendantsMs ?? 2000);
-    refresh.unref();
-    this.timers.push(refresh);
+    // Kept alive: nothing else may be pending while every process waits (e.g. all `waiting`).
+    this.deadline = this.d.clock.setTimeout(() => void this.onDeadline(), this.o.readyTimeoutMs, true);
+    this.refresh = this.d.clock.setInterval(() => this.refreshDescendants(true), this.o.descendantsMs ?? 2000);
     this.startEligible();
     const result = await this.done;
     for (const [sig, h] of this.signalHandlers) process.off(sig, h);
@@ -145,39 +163,46 @@ export class Supervisor extends EventEmitter {
     this.finishing = true;
     const { stopped, remaining } = await this.stopAll();
     this.setRunState('stopped');
-    await this.flush();
+    await this.writer.flush();
     this.emitEvent({ event: 'stopped', runId: this.o.runId, reason: 'user', stopped, remaining });
     // Something that survived SIGKILL is a failed stop, as for teardown.
     this.resolveDone({ outcome: 'stopped', code: remaining.length > 0 ? 1 : 0, signal });
+  }
+
+  /**
+   * SIGKILL now rather than at the grace deadline (a second Ctrl-C). Before the stop has begun
+   * (a failure still reading its log), the stop starts with SIGKILL due at once.
+   */
+  escalate(): void {
+    this.escalated = true;
+    this.stopHandle?.escalate();
   }
 
   // ---- starting ---------------------------------------------------------------------------
 
   private startEligible(): void {
     if (this.finishing) return;
-    for (const p of this.procs) {
-      if (p.rec.state !== 'waiting') continue;
-      const ok = p.spec.waitFor.every((name) => {
-        const dep = this.procs.find((q) => q.spec.name === name);
-        // The predecessor's KV line (its memory is taken); a process without one: its readiness.
-        return !dep || (dep.kvPattern ? dep.kvSeen : dep.healthy);
-      });
-      if (ok) this.start(p);
+    const ready = startable(this.procs.map((p) => ({
+      name: p.spec.name, state: p.rec.state, waitFor: p.spec.waitFor, gateOpen: p.readiness.gateOpen,
+    })));
+    for (const name of ready) {
+      const p = this.procs.find((q) => q.spec.name === name)!;
+      // A start may deliver log lines at once and start others meanwhile.
+      if (p.rec.state === 'waiting' && !this.finishing) this.start(p);
     }
   }
 
   private start(p: Proc): void {
     const env = { ...this.o.env, ...p.spec.env };
-    const s = spawnLogged(p.spec.argv, env, p.rec.log);
+    const s = this.d.spawn(p.spec.argv, env, p.rec.log);
     p.spawned = s;
-    p.startedMs = Date.now();
+    p.startedMs = this.d.clock.now();
     Object.assign(p.rec, { pid: s.pid, pgid: s.pgid, startTicks: s.startTicks, startedAt: s.startedAt });
     this.emitEvent({ event: 'starting', process: p.spec.name, pid: s.pid, log: p.rec.log, waitedFor: p.spec.waitFor });
     this.setState(p, 'starting');
-    p.follower = followFile(p.rec.log, (line) => this.onLine(p, line), { pollMs: 100 });
+    p.follower = this.d.follow(p.rec.log, (line) => this.onLine(p, line), { pollMs: 100 });
     s.exited.then((info) => void this.onExit(p, info));
-    if (p.spec.role === 'frontend') void this.watchFrontend(p);
-    else if (!p.kvPattern) void this.watchHealth(p);
+    p.readiness.started();
   }
 
   // ---- following ----------------------------------------------------------------------------
@@ -187,76 +212,36 @@ export class Supervisor extends EventEmitter {
     p.lines.push(line);
     if (p.lines.length > LAST_LINES) p.lines.shift();
     this.emitEvent({ event: 'line', process: p.spec.name, text: line });
-    if (this.finishing) return;
-    const sig = classifyLine(line, p.kvSeen ? null : p.kvPattern);
-    if (!sig) return;
-    if (sig.kind === 'kv') {
-      p.kvSeen = true;
-      p.rec.kvTokens = sig.tokens;
-      this.emitEvent({ event: 'log-ready', process: p.spec.name, kvTokens: sig.tokens, ms: Date.now() - p.startedMs });
-      if (!p.healthy) this.setState(p, 'kv-allocated');
-      else this.persist();
-      this.startEligible();
-      if (!p.healthy) void this.watchHealth(p);
-    } else if (sig.kind === 'loading') {
-      if (p.rec.state === 'starting') this.setState(p, 'loading');
-    } else if (sig.kind === 'lock-wait') {
-      p.lockWait = { lockPath: sig.lockPath, elapsedS: sig.elapsedS };
-      if (p.rec.state === 'starting') this.setState(p, 'loading');
-      // Once another worker of this model has loaded it, the download is done: nothing legitimate
-      // still holds the lock, so this worker would wait forever (FACTS §6, the "second worker
-      // never started" case).
-      const loaded = this.procs.find((q) => q !== p && q.spec.role !== 'frontend' && (q.kvSeen || q.healthy));
-      if (loaded) {
-        void this.fail({
-          reason: `${p.spec.name} is blocked on the Hugging Face download lock ${sig.lockPath}`,
-          proc: p,
-          hint: `${loaded.spec.name} already loaded ${this.o.plan.model}, so the download is finished and the lock is held by another process or stale; ` +
-            `see who holds it with \`dynamo-dev doctor --only hf.locks\` (or \`fuser ${sig.lockPath}\`), stop that process, ` +
-            `or delete the lock file if no process holds it; then run up again`,
-        });
-      }
-    }
+    p.readiness.onLine(line);
   }
 
-  // ---- HTTP readiness -----------------------------------------------------------------------
-
-  private async watchHealth(p: Proc): Promise<void> {
-    const url = p.spec.ready.http;
-    try {
-      if (url) await pollHttp(url, workerHealthy, { intervalMs: this.o.pollMs ?? 50, requestTimeoutMs: 1000, signal: this.abort.signal });
-    } catch {
-      return; // aborted
-    }
-    if (this.finishing || p.exit) return;
-    p.healthy = true;
-    this.setState(p, 'ready');
-    this.startEligible();
-    this.checkAllReady();
-  }
-
-  private async watchFrontend(p: Proc): Promise<void> {
-    const base = this.o.plan.frontendUrl;
-    const o = { intervalMs: this.o.pollMs ?? 50, requestTimeoutMs: 1000, signal: this.abort.signal };
-    try {
-      await pollHttp(`${base}/live`, frontendLive, o);
-      if (this.finishing || p.exit) return;
-      p.live = true;
-      this.setState(p, 'loading');
-      await pollHttp(p.spec.ready.http ?? `${base}/v1/models`, (r) => modelListed(r, this.o.plan.model), { ...o, intervalMs: Math.max(o.intervalMs, 100) });
-    } catch {
-      return;
-    }
-    if (this.finishing || p.exit) return;
-    p.healthy = true;
-    this.setState(p, 'ready');
-    this.checkAllReady();
+  private readinessHost(p: Proc) {
+    return {
+      state: () => p.rec.state,
+      setState: (s: ProcessState) => this.setState(p, s),
+      kvLine: (tokens: number) => {
+        p.rec.kvTokens = tokens;
+        this.emitEvent({ event: 'log-ready', process: p.spec.name, kvTokens: tokens, ms: this.d.clock.now() - p.startedMs });
+      },
+      changed: () => this.writer.persist(),
+      gateOpened: () => this.startEligible(),
+      lockWait: (w: LockWait) => {
+        const f = lockWaitFailure(this.failureView(p), w.lockPath, this.procs.map((q) => this.failureView(q)), this.o.plan.model);
+        if (f) void this.fail(f);
+      },
+      ready: () => {
+        this.startEligible();
+        this.checkAllReady();
+      },
+      running: () => !this.finishing,
+      exited: () => p.exit !== null,
+    };
   }
 
   private checkAllReady(): void {
     if (this.finishing || this.everReady || !this.procs.every((p) => p.rec.state === 'ready')) return;
     this.everReady = true;
-    clearTimeout(this.timers[0]);
+    if (this.deadline) this.d.clock.clear(this.deadline);
     this.refreshDescendants(false);
     this.setRunState('ready');
     const workers: ReadyWorker[] = this.procs.filter((p) => p.spec.role !== 'frontend').map((p) => ({
@@ -266,7 +251,7 @@ export class Supervisor extends EventEmitter {
     this.emitEvent({
       event: 'ready', runId: this.o.runId, url: this.o.plan.frontendUrl, model: this.o.plan.model,
       curl: curlLine(this.o.plan.frontendUrl, this.o.plan.model), workers,
-      logs: Object.fromEntries(this.procs.map((p) => [p.spec.name, p.rec.log])), ms: Date.now() - this.t0, detached: this.o.detach,
+      logs: Object.fromEntries(this.procs.map((p) => [p.spec.name, p.rec.log])), ms: this.d.clock.now() - this.t0, detached: this.o.detach,
     });
     if (this.o.detach) void this.detach();
   }
@@ -274,16 +259,23 @@ export class Supervisor extends EventEmitter {
   private async detach(): Promise<void> {
     this.finishing = true;
     this.abort.abort(new Error('detached'));
-    for (const t of this.timers) clearTimeout(t);
+    this.clearTimers();
     for (const p of this.procs) {
       p.follower?.stop();
       p.spawned?.unref();
     }
-    await this.flush();
+    await this.writer.flush();
     this.resolveDone({ outcome: 'detached', code: 0 });
   }
 
   // ---- failures -----------------------------------------------------------------------------
+
+  private failureView(p: Proc): FailureView {
+    return {
+      name: p.spec.name, role: p.spec.role, state: p.rec.state, waitFor: p.spec.waitFor, readyHttp: p.spec.ready.http,
+      lockWait: p.readiness.lockWait, loaded: p.readiness.kvSeen || p.readiness.healthy,
+    };
+  }
 
   private async onExit(p: Proc, info: ExitInfo): Promise<void> {
     p.exit = info;
@@ -295,36 +287,28 @@ export class Supervisor extends EventEmitter {
     }
     p.follower?.drain();
     this.setState(p, 'failed');
-    const { top } = await diagnoseLog(p.rec.log);
+    const { top } = await this.d.diagnose(p.rec.log);
     if (this.finishing) return;
     this.emitEvent({
       event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, error: info.error, diagnosis: top, afterReady: this.everReady,
       lastLines: [...p.lines], log: p.rec.log,
     });
-    const reason = info.error
-      ? `${p.spec.name} could not be started: ${info.error}`
-      : `${p.spec.name} ${info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`} ${this.everReady ? 'after the run was ready' : 'before it was ready'}`;
-    const hint = info.error ? `check the interpreter: --python PATH, $DYNAMO_DEV_PYTHON or the recipe's python (now ${p.spec.argv[0]})` : undefined;
-    await this.fail({ reason, proc: p, diagnosis: top, hint });
+    await this.fail({ ...exitFailure({ name: p.spec.name, argv0: p.spec.argv[0] }, info, this.everReady), diagnosis: top });
   }
 
   private async onDeadline(): Promise<void> {
     if (this.finishing || this.everReady) return;
-    // A worker behind is the cause; the frontend waiting for the model is only its symptom.
-    const stuck = this.procs.find((p) => p.spec.role !== 'frontend' && p.rec.state !== 'ready')
-      ?? this.procs.find((p) => p.rec.state !== 'ready') ?? null;
-    const what = stuck ? `${stuck.spec.name} is still ${describeWait(stuck)}` : 'not every process is ready';
-    await this.fail({ reason: `not ready after ${Number((this.o.readyTimeoutMs / 1000).toFixed(1))} s: ${what}`, proc: stuck });
+    await this.fail(deadlineFailure(this.procs.map((p) => this.failureView(p)), this.o.readyTimeoutMs));
   }
 
-  private async fail(f: { reason: string; proc: Proc | null; diagnosis?: Diagnosis | null; hint?: string }): Promise<void> {
+  private async fail(f: Failure): Promise<void> {
     if (this.finishing) return;
     this.finishing = true;
-    const p = f.proc;
+    const p = f.process === null ? null : this.procs.find((q) => q.spec.name === f.process) ?? null;
     let diagnosis = f.diagnosis ?? null;
     if (p && f.diagnosis === undefined) {
       p.follower?.drain();
-      diagnosis = (await diagnoseLog(p.rec.log)).top;
+      diagnosis = (await this.d.diagnose(p.rec.log)).top;
     }
     if (p && p.rec.state !== 'failed') this.setState(p, 'failed');
     this.emitEvent({
@@ -333,7 +317,7 @@ export class Supervisor extends EventEmitter {
     });
     const { stopped, remaining } = await this.stopAll();
     this.setRunState('failed');
-    await this.flush();
+    await this.writer.flush();
     this.emitEvent({ event: 'stopped', runId: this.o.runId, reason: 'failure', stopped, remaining });
     this.resolveDone({ outcome: 'failed', code: 1, reason: f.reason });
   }
@@ -342,7 +326,7 @@ export class Supervisor extends EventEmitter {
 
   private async stopAll(): Promise<{ stopped: StopResult[]; remaining: Survivor[] }> {
     this.abort.abort(new Error('stopping'));
-    for (const t of this.timers) clearTimeout(t);
+    this.clearTimers();
     this.refreshDescendants(false);
     this.setRunState('stopping');
     const targets: StopTarget[] = [];
@@ -352,20 +336,35 @@ export class Supervisor extends EventEmitter {
         continue;
       }
       // A leader that already exited may leave its group behind (an engine child outliving a
-      // crashed worker): stopTargets follows the group while any member lives.
+      // crashed worker): the stop follows the group while any member lives.
       targets.push({ name: p.spec.name, pid: p.rec.pid, pgid: p.rec.pgid, startTicks: p.rec.startTicks, descendants: p.rec.descendants });
     }
-    const res = targets.length > 0 ? await stopTargets(targets, { graceMs: this.o.graceMs }) : { stopped: [], remaining: [] };
+    let res: { stopped: StopResult[]; remaining: Survivor[] } = { stopped: [], remaining: [] };
+    if (targets.length > 0) {
+      this.stopHandle = this.d.stop(targets, {
+        graceMs: this.o.graceMs,
+        onState: (s: StopSnapshot) => this.emit('stop-progress', s),
+      });
+      if (this.escalated) this.stopHandle.escalate();
+      res = await this.stopHandle.done;
+    }
     // Collect exit codes of the children we signalled (they are gone: the group is empty).
+    let grace: TimerHandle | null = null;
     await Promise.race([
       Promise.all(this.procs.map((p) => p.spawned?.exited ?? Promise.resolve(null))),
-      new Promise((r) => setTimeout(r, 300).unref()),
+      new Promise((r) => (grace = this.d.clock.setTimeout(() => r(null), 300))),
     ]);
+    if (grace) this.d.clock.clear(grace);
     for (const p of this.procs) {
       p.follower?.stop();
       if (p.rec.state !== 'failed' && p.rec.state !== 'stopped') this.setState(p, 'stopped');
     }
     return res;
+  }
+
+  private clearTimers(): void {
+    if (this.deadline) this.d.clock.clear(this.deadline);
+    if (this.refresh) this.d.clock.clear(this.refresh);
   }
 
   // ---- record keeping -------------------------------------------------------------------------
@@ -374,26 +373,26 @@ export class Supervisor extends EventEmitter {
     p.rec.state = state;
     this.emitEvent({ event: 'state', process: p.spec.name, state, kvTokens: p.rec.kvTokens, pid: p.rec.pid });
     if (state !== 'stopped' && state !== 'failed') this.refreshOne(p);
-    this.persist();
+    this.writer.persist();
   }
 
   private setRunState(state: RunState): void {
     this.record.state = state;
-    this.persist();
+    this.writer.persist();
   }
 
   /** Engine processes (VLLM::*) under each running child, kept so teardown can verify them. */
   private refreshDescendants(persist: boolean): void {
     let changed = false;
     for (const p of this.procs) changed = this.refreshOne(p) || changed;
-    if (changed && persist) this.persist();
+    if (changed && persist) this.writer.persist();
   }
 
   private refreshOne(p: Proc): boolean {
     if (p.rec.pid === null || p.exit) return false;
     let found: DescendantRecord[];
     try {
-      found = descendants(p.rec.pid);
+      found = this.d.descendants(p.rec.pid);
     } catch {
       return false;
     }
@@ -401,41 +400,5 @@ export class Supervisor extends EventEmitter {
     if (merged === null) return false;
     p.rec.descendants = merged;
     return true;
-  }
-
-  /** Coalesced, ordered writes of run.json (atomic in writeRun); events never wait on the disk. */
-  private persist(): void {
-    if (this.writeQueued) return;
-    this.writeQueued = true;
-    this.writing = this.writing.then(async () => {
-      this.writeQueued = false;
-      this.record.updatedAt = new Date().toISOString();
-      try {
-        await writeRun(this.o.stateDir, this.record);
-      } catch (err) {
-        this.emit('warning', `cannot write run.json: ${(err as Error).message}`);
-      }
-    });
-  }
-
-  private async flush(): Promise<void> {
-    this.persist();
-    await this.writing;
-  }
-}
-
-function describeWait(p: Proc): string {
-  switch (p.rec.state) {
-    case 'waiting':
-      return `waiting for ${p.spec.waitFor.join(', ')}`;
-    case 'starting':
-      return 'starting (nothing useful logged yet)';
-    case 'loading':
-      if (p.lockWait) return `waiting for the Hugging Face lock ${p.lockWait.lockPath}`;
-      return p.spec.role === 'frontend' ? 'waiting for the model in /v1/models' : 'loading (no KV cache size logged yet)';
-    case 'kv-allocated':
-      return `not answering ready on ${p.spec.ready.http}`;
-    default:
-      return p.rec.state;
   }
 }
