@@ -1,0 +1,92 @@
+import type { ProcStat } from '../../src/run/proc.js';
+import type { StopDeps } from '../../src/run/stop.js';
+
+// A process table and a clock in memory, for the stop loop (src/run/stop.ts StopDeps): time only
+// moves when the code under test sleeps, so deadlines are exact and nothing really waits.
+
+export interface FakeProc {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  startTicks: number;
+  cmd: string;
+  /** SIGTERM -> gone this many ms later; null: ignores SIGTERM. Default 0 (at the next look). */
+  termExitMs?: number | null;
+  /** Survives SIGKILL (D state). */
+  unkillable?: boolean;
+  /** Gone on its own at this time (ms). */
+  exitAt?: number;
+}
+
+export interface SignalSent { t: number; pid: number; sig: NodeJS.Signals }
+
+export class FakeMachine {
+  t = 0;
+  readonly signals: SignalSent[] = [];
+  /** Called at every look at the table (after time moved), e.g. to act at a given time. */
+  onScan: ((m: FakeMachine) => void) | null = null;
+  private readonly procs = new Map<number, FakeProc & { termAt?: number }>();
+
+  constructor(procs: FakeProc[] = []) {
+    // The test runner's own process and its parent: never to be signalled.
+    this.add({ pid: 1, ppid: 0, pgid: 1, startTicks: 1, cmd: 'init' });
+    this.add({ pid: 10, ppid: 1, pgid: 10, startTicks: 5, cmd: 'bash' });
+    this.add({ pid: 11, ppid: 10, pgid: 11, startTicks: 6, cmd: 'node dynamo-dev' });
+    for (const p of procs) this.add(p);
+  }
+
+  add(p: FakeProc): void {
+    this.procs.set(p.pid, { ...p });
+  }
+
+  remove(pid: number): void {
+    this.procs.delete(pid);
+  }
+
+  alive(pid: number): boolean {
+    this.settle();
+    return this.procs.has(pid);
+  }
+
+  signalsTo(pid: number): SignalSent[] {
+    return this.signals.filter((s) => s.pid === pid);
+  }
+
+  private settle(): void {
+    for (const p of [...this.procs.values()]) {
+      const termGone = p.termAt !== undefined && p.termExitMs !== null && this.t >= p.termAt + (p.termExitMs ?? 0);
+      if (termGone || (p.exitAt !== undefined && this.t >= p.exitAt)) this.procs.delete(p.pid);
+    }
+  }
+
+  deps(): StopDeps {
+    return {
+      scan: () => {
+        this.settle();
+        this.onScan?.(this);
+        this.settle();
+        return [...this.procs.values()].map((p): ProcStat => ({
+          pid: p.pid, comm: p.cmd.slice(0, 15), state: 'S', ppid: p.ppid, pgid: p.pgid, session: 1, startTicks: p.startTicks,
+        }));
+      },
+      kill: (pid, sig) => {
+        this.settle();
+        const hit = pid < 0 ? [...this.procs.values()].filter((p) => p.pgid === -pid) : [this.procs.get(pid)].filter((p) => p !== undefined);
+        this.signals.push({ t: this.t, pid, sig });
+        if (hit.length === 0) throw Object.assign(new Error('kill ESRCH'), { code: 'ESRCH' });
+        for (const p of hit) {
+          if (sig === 'SIGKILL' && !p.unkillable) this.procs.delete(p.pid);
+          else if (sig === 'SIGTERM' && p.termAt === undefined) p.termAt = this.t;
+        }
+      },
+      cmdline: (pid) => this.procs.get(pid)?.cmd ?? '',
+      clock: {
+        now: () => this.t,
+        sleep: async (ms) => {
+          this.t += ms;
+        },
+      },
+      selfPid: 11,
+    };
+  }
+}

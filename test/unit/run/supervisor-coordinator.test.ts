@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { Supervisor, type SupervisorResult } from '../../../src/run/supervisor.js';
+import type { SupervisorDeps } from '../../../src/run/supervisor-deps.js';
+import type { UpEvent } from '../../../src/run/events.js';
+import type { Plan, PlannedProcess } from '../../../src/plan/types.js';
+import type { ExitInfo } from '../../../src/run/spawn.js';
+import type { RunRecord } from '../../../src/run/types.js';
+import type { HttpProbe } from '../../../src/host/types.js';
+import { startStop, type StopSnapshot } from '../../../src/run/stop.js';
+import { KV_LINE_PATTERN } from '../../../src/plan/types.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
+import { FakeMachine } from '../../helpers/fake-machine.js';
+
+// The coordinator with every dependency faked (SupervisorDeps): processes live in a FakeMachine,
+// logs are pushed line by line, HTTP answers come from a table, time moves only when told.
+
+const KV_LINE = 'INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens';
+
+function worker(name: string, port: number, waitFor: string[]): PlannedProcess {
+  return {
+    name, role: 'agg', argv: ['python3', '-m', 'dynamo.vllm'], env: {}, ports: { system: port }, gpuMemoryUtilization: 0.4, waitFor,
+    ready: { logPattern: KV_LINE_PATTERN, http: `http://w/${port}/health` }, publishesKvEvents: false, kvTokensEstimate: null,
+  };
+}
+
+const plan: Plan = {
+  recipe: 'agg-router', model: 'm', engine: 'vllm', gpu: { index: 0, totalMiB: null }, budget: { fractionSum: 0.8, limit: 0.9, budgetMiB: null },
+  maxModelLen: 4096, router: { mode: 'kv', kvEvents: true }, disaggregated: false, frontendUrl: 'http://f', runDir: '/state/runs/r1',
+  processes: [
+    { ...worker('frontend', 0, []), role: 'frontend', gpuMemoryUtilization: null, ready: { http: 'http://f/v1/models' } },
+    worker('agg-0', 8081, []),
+    worker('agg-1', 8082, ['agg-0']),
+  ],
+};
+
+function harness(opts: { readyTimeoutMs?: number; graceMs?: number } = {}) {
+  const clock = new FakeClock();
+  const machine = new FakeMachine();
+  const lines = new Map<string, (line: string) => void>();
+  const exits = new Map<string, (e: ExitInfo) => void>();
+  const healthy = new Set<string>();
+  const writes: RunRecord['state'][] = [];
+  let nextPid = 100;
+  const deps: Partial<SupervisorDeps> = {
+    clock,
+    spawn(argv, _env, log) {
+      const pid = nextPid++;
+      machine.add({ pid, ppid: 11, pgid: pid, startTicks: 1000 + pid, cmd: argv.join(' ') });
+      const name = log.replace(/^.*\//, '').replace(/\.log$/, '');
+      const exited = new Promise<ExitInfo>((r) => exits.set(name, r));
+      return { pid, pgid: pid, startTicks: 1000 + pid, startedAt: '2026-01-01T00:00:00Z', exited, unref() {} };
+    },
+    follow(path, onLine) {
+      lines.set(path.replace(/^.*\//, '').replace(/\.log$/, ''), onLine);
+      return { drain() {}, stop() {}, offset: 0 };
+    },
+    async get(url): Promise<HttpProbe> {
+      const ok = healthy.has(url);
+      if (url === 'http://f/live') return { url, ok: true, status: 200, body: { status: 'live' }, error: null };
+      if (url === 'http://f/v1/models') return { url, ok: true, status: 200, body: { data: ok ? [{ id: 'm' }] : [] }, error: null };
+      return { url, ok, status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'notready' }, error: null };
+    },
+    diagnose: async () => ({ top: null }),
+    descendants: () => [],
+    // The real stop loop against the fake machine on the supervisor's clock; a killed fake process
+    // "exits" for the supervisor.
+    stop: (targets, o) => {
+      const d = machine.deps();
+      const sync = () => void (machine.t = clock.now());
+      return startStop(targets, o, {
+        ...d,
+        clock,
+        scan: () => (sync(), d.scan()),
+        kill(pid, sig) {
+          sync();
+          d.kill(pid, sig);
+          for (const t of targets) if ((pid === -t.pgid || pid === t.pid) && !machine.alive(t.pid)) exits.get(t.name)?.({ code: null, signal: sig, error: null });
+        },
+      });
+    },
+    writeRun: async (_dir, rec) => void writes.push(rec.state),
+    mkdirs() {},
+    self: { pid: 11, startTicks: 6 },
+  };
+  const sup = new Supervisor({
+    plan, runId: 'r1', stateDir: '/state', env: {}, readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
+    detach: false, handleSignals: false,
+  }, deps);
+  const events: UpEvent[] = [];
+  sup.on('event', (e: UpEvent) => events.push(e));
+  const states = () => Object.fromEntries(sup.record.processes.map((p) => [p.name, p.state]));
+  return { sup, clock, machine, lines, exits, healthy, writes, events, states };
+}
+
+describe('Supervisor coordinator with fake deps', () => {
+  it('starts in plan order, is ready only when every process is, and stops everything when a worker dies after ready', async () => {
+    const h = harness();
+    let result: SupervisorResult | null = null;
+    void h.sup.run().then((r) => (result = r));
+    await h.clock.advance(0);
+    expect(h.events.filter((e) => e.event === 'starting').map((e) => (e as { process: string }).process)).toEqual(['frontend', 'agg-0']);
+    expect(h.states()).toEqual({ frontend: 'loading', 'agg-0': 'starting', 'agg-1': 'waiting' });
+
+    h.lines.get('agg-0')!(KV_LINE);
+    await h.clock.advance(0);
+    expect(h.states()).toMatchObject({ 'agg-0': 'kv-allocated', 'agg-1': 'starting' }); // agg-1 starts on agg-0's KV line
+
+    h.healthy.add('http://w/8081/health');
+    h.healthy.add('http://f/v1/models');
+    await h.clock.advance(200);
+    expect(h.states()).toEqual({ frontend: 'ready', 'agg-0': 'ready', 'agg-1': 'starting' });
+    expect(h.events.some((e) => e.event === 'ready')).toBe(false); // not while agg-1 is behind
+
+    h.lines.get('agg-1')!(KV_LINE);
+    h.healthy.add('http://w/8082/health');
+    await h.clock.advance(100);
+    const ready = h.events.find((e) => e.event === 'ready');
+    expect(ready).toMatchObject({ runId: 'r1', workers: [{ name: 'agg-0', kvTokens: 14_816 }, { name: 'agg-1', kvTokens: 14_816 }] });
+    expect(h.sup.record.state).toBe('ready');
+
+    h.machine.remove(102);
+    h.exits.get('agg-1')!({ code: 1, signal: null, error: null });
+    await h.clock.advance(400);
+    expect(h.events.find((e) => e.event === 'failed')).toMatchObject({ reason: 'agg-1 exited with code 1 after the run was ready', process: 'agg-1' });
+    const stopped = h.events.find((e) => e.event === 'stopped') as Extract<UpEvent, { event: 'stopped' }>;
+    expect(stopped.stopped.map((s) => [s.name, s.signal])).toEqual([['frontend', 'SIGTERM'], ['agg-0', 'SIGTERM'], ['agg-1', null]]);
+    expect(result).toEqual({ outcome: 'failed', code: 1, reason: 'agg-1 exited with code 1 after the run was ready' });
+    expect(h.states()).toEqual({ frontend: 'stopped', 'agg-0': 'stopped', 'agg-1': 'failed' });
+    expect(h.writes.at(-1)).toBe('failed');
+    expect(h.clock.pending).toBe(0);
+  });
+
+  it('the ready deadline blames the worker behind, not the frontend waiting for it', async () => {
+    const h = harness({ readyTimeoutMs: 5000 });
+    const running = h.sup.run();
+    await h.clock.advance(4999);
+    expect(h.events.some((e) => e.event === 'failed')).toBe(false);
+    await h.clock.advance(1);
+    await h.clock.advance(400);
+    expect(await running).toEqual({ outcome: 'failed', code: 1, reason: 'not ready after 5 s: agg-0 is still starting (nothing useful logged yet)' });
+    expect(h.states()).toEqual({ frontend: 'stopped', 'agg-0': 'failed', 'agg-1': 'stopped' });
+  });
+
+  it('escalate() during a user stop SIGKILLs at once; stop progress carries the SIGKILL deadline', async () => {
+    const h = harness({ graceMs: 10_000 });
+    const running = h.sup.run();
+    await h.clock.advance(0);
+    // Both started processes ignore SIGTERM.
+    for (const pid of [100, 101]) {
+      h.machine.remove(pid);
+      h.machine.add({ pid, ppid: 11, pgid: pid, startTicks: 1000 + pid, cmd: 'stubborn', termExitMs: null });
+    }
+    const progress: StopSnapshot[] = [];
+    h.sup.on('stop-progress', (s: StopSnapshot) => progress.push(structuredClone(s)));
+    void h.sup.stop('SIGINT');
+    await new Promise((r) => setImmediate(r));
+    expect(progress[0]).toMatchObject({ killInMs: 10_000, targets: [{ name: 'frontend', phase: 'terminating' }, { name: 'agg-0', phase: 'terminating' }] });
+    await h.clock.advance(250);
+    expect(h.machine.signals.filter((s) => s.sig === 'SIGKILL')).toEqual([]);
+    h.sup.escalate();
+    await h.clock.advance(400);
+    const result = await running;
+    expect(h.machine.signals.filter((s) => s.sig === 'SIGKILL').map((s) => [s.t, s.pid])).toEqual([[250, -100], [250, -101]]);
+    expect(result).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
+    expect(progress.at(-1)!.targets.every((t) => t.phase === 'done')).toBe(true);
+  });
+});
