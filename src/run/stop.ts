@@ -2,7 +2,7 @@ import { ancestorsIn, descendantsIn, membersOf, readCmdline, scanProc, type Proc
 import { indexScan, sameIn, type ScanIndex } from './liveness.js';
 import { realClock, type Clock } from './clock.js';
 import { escalationStep, nextScanInMs } from './policy/escalation.js';
-import type { DescendantRecord } from './types.js';
+import type { DescendantRecord, ProcessRecord } from './types.js';
 
 // Stopping a run the way vLLM needs it (FACTS §3): SIGTERM to the whole process group so the
 // EngineCore children shut down cleanly and free GPU memory, wait until the GROUP is empty (not
@@ -18,6 +18,15 @@ export interface StopTarget {
    *  (a supervisor started from a shell, a leftover engine process). */
   single?: boolean;
 }
+/** Pure: a target per started process of a run record (teardown and the supervisor alike). A leader
+ *  that already exited may have left its group behind (an engine outliving a crashed worker): the
+ *  stop follows the group while any member lives. */
+export function processTargets(processes: readonly ProcessRecord[]): StopTarget[] {
+  return processes
+    .filter((p): p is ProcessRecord & { pid: number } => p.pid !== null) // never started
+    .map((p) => ({ name: p.name, pid: p.pid, pgid: p.pgid ?? p.pid, startTicks: p.startTicks, descendants: p.descendants ?? [] }));
+}
+
 export interface StopResult { name: string; pid: number; signal: 'SIGTERM' | 'SIGKILL' | null; ms: number; note?: string }
 export interface Survivor { name: string; pid: number; cmd: string }
 

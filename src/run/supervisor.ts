@@ -1,15 +1,15 @@
 import { EventEmitter } from 'node:events';
 import type { Plan, PlannedProcess } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
-import { logPath } from './paths.js';
-import type { DescendantRecord, ProcessRecord, ProcessState, RunRecord, RunState } from './types.js';
+import type { ProcessRecord, ProcessState, RunRecord, RunState } from './types.js';
+import { newProcessRecord, newRunRecord } from './run-record.js';
+import { recordDescendants } from './descendant-watch.js';
 import type { Follower } from './follow.js';
 import { stripAnsi } from './readiness.js';
 import type { ExitInfo, Spawned } from './spawn.js';
 import type { Diagnosis } from './diagnosis.js';
 import { curlLine, type ReadyWorker, type UpEvent } from './events.js';
-import type { StopHandle, StopResult, StopSnapshot, StopTarget, Survivor } from './stop.js';
-import { mergeDescendants } from './proc.js';
+import { processTargets, type StopHandle, type StopResult, type StopSnapshot, type Survivor } from './stop.js';
 import type { TimerHandle } from './clock.js';
 import { RunWriter } from './run-writer.js';
 import { realSupervisorDeps, type SupervisorDeps } from './supervisor-deps.js';
@@ -89,28 +89,18 @@ export class Supervisor extends EventEmitter {
     super();
     this.d = { ...realSupervisorDeps(), ...deps };
     this.t0 = this.d.clock.now();
-    const now = new Date().toISOString();
     const pollMs = o.pollMs ?? 50;
     this.procs = o.plan.processes.map((spec) => {
       const p = {
-        spec,
-        rec: {
-          name: spec.name, role: spec.role, pid: null, pgid: null, startTicks: null, startedAt: null,
-          argv: spec.argv, env: spec.env, ports: spec.ports, gpuMemoryUtilization: spec.gpuMemoryUtilization,
-          state: 'waiting', kvTokens: null, exitCode: null, signal: null,
-          log: logPath(o.stateDir, o.runId, spec.name), descendants: [],
-        },
-        spawned: null, follower: null, lines: [], exit: null, startedMs: 0,
+        spec, rec: newProcessRecord(spec, o.stateDir, o.runId), spawned: null, follower: null, lines: [], exit: null, startedMs: 0,
       } as Omit<Proc, 'readiness'> as Proc;
       p.readiness = new ProcessReadiness(readinessPlan(spec, o.plan, pollMs), this.readinessHost(p), { get: this.d.get, clock: this.d.clock }, this.abort.signal);
       return p;
     });
-    this.record = {
-      id: o.runId, recipe: o.plan.recipe, model: o.plan.model, createdAt: now, updatedAt: now,
+    this.record = newRunRecord({
+      runId: o.runId, plan: o.plan, recipe: o.recipe, processes: this.procs.map((p) => p.rec), now: new Date(),
       supervisor: { pid: this.d.self.pid, startTicks: this.d.self.startTicks, detached: o.detach },
-      state: 'starting', frontendUrl: o.plan.frontendUrl, plan: o.plan, processes: this.procs.map((p) => p.rec),
-      ...(o.recipe ? { recipeSpec: o.recipe } : {}),
-    };
+    });
     this.writer = new RunWriter(this.record, (rec) => this.d.writeRun(o.stateDir, rec), (w) => this.emit('warning', w));
   }
 
@@ -329,16 +319,8 @@ export class Supervisor extends EventEmitter {
     this.clearTimers();
     this.refreshDescendants(false);
     this.setRunState('stopping');
-    const targets: StopTarget[] = [];
-    for (const p of this.procs) {
-      if (p.rec.pid === null || p.rec.pgid === null) {
-        if (p.rec.state === 'waiting') this.setState(p, 'stopped');
-        continue;
-      }
-      // A leader that already exited may leave its group behind (an engine child outliving a
-      // crashed worker): the stop follows the group while any member lives.
-      targets.push({ name: p.spec.name, pid: p.rec.pid, pgid: p.rec.pgid, startTicks: p.rec.startTicks, descendants: p.rec.descendants });
-    }
+    for (const p of this.procs) if (p.rec.pid === null && p.rec.state === 'waiting') this.setState(p, 'stopped');
+    const targets = processTargets(this.procs.map((p) => p.rec));
     let res: { stopped: StopResult[]; remaining: Survivor[] } = { stopped: [], remaining: [] };
     if (targets.length > 0) {
       this.stopHandle = this.d.stop(targets, {
@@ -389,16 +371,6 @@ export class Supervisor extends EventEmitter {
   }
 
   private refreshOne(p: Proc): boolean {
-    if (p.rec.pid === null || p.exit) return false;
-    let found: DescendantRecord[];
-    try {
-      found = this.d.descendants(p.rec.pid);
-    } catch {
-      return false;
-    }
-    const merged = mergeDescendants(p.rec.descendants, found);
-    if (merged === null) return false;
-    p.rec.descendants = merged;
-    return true;
+    return p.exit === null && recordDescendants(p.rec, this.d.descendants);
   }
 }

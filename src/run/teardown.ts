@@ -2,7 +2,7 @@ import type { RunView } from '../doctor/types.js';
 import { selectOrphans, orphanName } from './orphans.js';
 import { ancestorsIn, scanProc } from './proc.js';
 import { findRunView, listRunViews, readRun, writeRun } from './state.js';
-import { stopTargets, type StopResult, type StopTarget, type Survivor } from './stop.js';
+import { processTargets, stopTargets, type StopResult, type StopTarget, type Survivor } from './stop.js';
 import type { RunRecord } from './types.js';
 
 // `teardown`: stop live runs (or one), optionally the user's leftover engine processes, and mark
@@ -41,11 +41,7 @@ export function runTargets(view: RunView, supervisorAlive: boolean): StopTarget[
     // A foreground `up` stops its processes itself on SIGTERM; we stop them too, in parallel.
     out.push({ name: 'supervisor', pid: rec.supervisor.pid, pgid: rec.supervisor.pid, startTicks: rec.supervisor.startTicks, single: true });
   }
-  for (const p of rec.processes) {
-    if (p.pid === null) continue; // never started
-    out.push({ name: p.name, pid: p.pid, pgid: p.pgid ?? p.pid, startTicks: p.startTicks, descendants: p.descendants ?? [] });
-  }
-  return out;
+  return [...out, ...processTargets(rec.processes)];
 }
 
 /** Pure: the record after teardown: every process not already ended is `stopped`; the run too when nothing remains. */

@@ -1,0 +1,30 @@
+import type { Plan, PlannedProcess } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
+import { logPath } from './paths.js';
+import type { ProcessRecord, RunRecord } from './types.js';
+
+// The run.json record of a run about to start: written before the first spawn, so a supervisor
+// killed at any moment leaves a record status and teardown can read.
+
+/** Pure: a planned process before it starts (waiting, no pid). */
+export function newProcessRecord(spec: PlannedProcess, stateDir: string, runId: string): ProcessRecord {
+  return {
+    name: spec.name, role: spec.role, pid: null, pgid: null, startTicks: null, startedAt: null,
+    argv: spec.argv, env: spec.env, ports: spec.ports, gpuMemoryUtilization: spec.gpuMemoryUtilization,
+    state: 'waiting', kvTokens: null, exitCode: null, signal: null,
+    log: logPath(stateDir, runId, spec.name), descendants: [],
+  };
+}
+
+/** Pure: the run record around its process records (the same objects: the supervisor updates them in place). */
+export function newRunRecord(o: {
+  runId: string; plan: Plan; recipe?: Recipe; processes: ProcessRecord[];
+  supervisor: RunRecord['supervisor']; now: Date;
+}): RunRecord {
+  const at = o.now.toISOString();
+  return {
+    id: o.runId, recipe: o.plan.recipe, model: o.plan.model, createdAt: at, updatedAt: at,
+    supervisor: o.supervisor, state: 'starting', frontendUrl: o.plan.frontendUrl, plan: o.plan, processes: o.processes,
+    ...(o.recipe ? { recipeSpec: o.recipe } : {}),
+  };
+}
