@@ -194,6 +194,26 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/probe.js')));
 
+  program
+    .command('export')
+    .description('hand a recipe to another system')
+    .command('k8s')
+    .description('write the recipe as a DynamoGraphDeployment for Dynamo\'s Kubernetes operator')
+    .argument('[recipe]', 'built-in recipe name or YAML file', 'agg')
+    .option('--model <id>', 'override the recipe\'s model')
+    .option('--set <path=value>', 'override a recipe field (repeatable)', collect, [])
+    .option('--api <version>', 'DGD API version: v1beta1 (default) or v1alpha1')
+    .option('--image <image>', 'container image (default nvcr.io/nvidia/ai-dynamo/vllm-runtime:<installed Dynamo>)')
+    .option('--name <name>', 'DynamoGraphDeployment name (default: the recipe\'s)')
+    .option('--namespace <ns>', 'metadata.namespace')
+    .option('--replicas <role=n>', 'replicas of a role on the cluster (repeatable), e.g. agg=4', collect, [])
+    .option('--hf-secret <name>', 'Secret with HF_TOKEN the workers read', 'hf-token-secret')
+    .option('--no-hf-secret', 'no Secret reference (public models)')
+    .option('-o, --output <file>', 'write to FILE instead of stdout')
+    .option('--force', 'with -o: overwrite an existing file')
+    .option('--json', 'JSON instead of YAML')
+    .action(lazy(() => import('./commands/export-k8s.js')));
+
   const recipes = program
     .command('recipes')
     .description('list built-in recipes')

@@ -86,8 +86,11 @@ function failed(interpreter: string, error: string): PythonFacts {
   return { interpreter, ok: false, error, pythonVersion: null, modules: {}, torchCuda: null };
 }
 
-export async function probePython(interpreter: string, engine: 'vllm' | 'mocker', env: Env, timeoutMs: number): Promise<PythonFacts> {
-  const r = await execa(interpreter, ['-c', probeScript(modulesFor(engine))], {
+/** `only` narrows the probe (export only needs `dynamo`'s version; importing torch and vllm takes seconds). */
+export async function probePython(
+  interpreter: string, engine: 'vllm' | 'mocker', env: Env, timeoutMs: number, only: string[] = modulesFor(engine),
+): Promise<PythonFacts> {
+  const r = await execa(interpreter, ['-c', probeScript(only)], {
     // The user's environment as is (PYTHONPATH, virtualenv), so the answer matches what `up` would start.
     env: { ...env, PYTHONDONTWRITEBYTECODE: '1' } as Record<string, string>,
     extendEnv: false,

@@ -1,0 +1,48 @@
+import { constants } from 'node:fs';
+import { access, rename, rm, writeFile } from 'node:fs/promises';
+import { UserError } from '../errors.js';
+
+// `-o FILE` for generated files: never overwrites by surprise, never leaves half a file.
+
+function why(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'ENOENT') return 'its directory does not exist';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a directory';
+  return code ?? String(err);
+}
+
+/** Refuses an existing file unless `force` (checked before any other work, so nothing is done in vain). */
+export async function checkOutputFile(path: string, force: boolean): Promise<void> {
+  if (force) return;
+  try {
+    await access(path, constants.F_OK);
+  } catch {
+    return;
+  }
+  throw new UserError(`-o ${path}: the file exists; pass --force to overwrite it`);
+}
+
+/**
+ * Without `force` the file is created exclusively (a file appearing meanwhile is not clobbered);
+ * with it, written next to the target and renamed over it, so a reader never sees half a manifest.
+ */
+export async function writeOutputFile(path: string, text: string, force: boolean): Promise<void> {
+  if (!force) {
+    try {
+      await writeFile(path, text, { flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException)?.code === 'EEXIST') throw new UserError(`-o ${path}: the file exists; pass --force to overwrite it`);
+      throw new UserError(`-o ${path}: cannot write (${why(err)})`);
+    }
+    return;
+  }
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(tmp, text, { flag: 'wx' });
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => {});
+    throw new UserError(`-o ${path}: cannot write (${why(err)})`);
+  }
+}
