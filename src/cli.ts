@@ -207,7 +207,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--name <name>', 'DynamoGraphDeployment name (default: the recipe\'s)')
     .option('--namespace <ns>', 'metadata.namespace')
     .option('--replicas <role=n>', 'replicas of a role on the cluster (repeatable), e.g. agg=4', collect, [])
-    .option('--hf-secret <name>', 'Secret with HF_TOKEN the workers read', 'hf-token-secret')
+    .option('--hf-secret <name>', 'Secret with HF_TOKEN the pods read', 'hf-token-secret')
     .option('--no-hf-secret', 'no Secret reference (public models)')
     .option('-o, --output <file>', 'write to FILE instead of stdout')
     .option('--force', 'with -o: overwrite an existing file')

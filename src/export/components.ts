@@ -74,7 +74,7 @@ export function planToComponents(input: ExportInput): ExportModel {
 
   const frontendProc = plan.processes.find((p) => p.role === 'frontend');
   if (!frontendProc) throw new Error('export: the plan has no frontend');
-  const frontend = frontendComponent(frontendProc, recipe, markers, dropped);
+  const frontend = frontendComponent(frontendProc, recipe, input.hfSecret, markers, dropped);
 
   // Which recipe entry each worker process came from: replicas of one entry become one component.
   const entryOf = new Map<string, number>();
@@ -202,7 +202,9 @@ function checkNoLocalPath(args: string[], where: string, plan: boolean, markers:
   throw new UserError(`${where}: "${bad}" is a path on this machine; pods cannot see it: remove it from the recipe (or --set ${where}=[...])`);
 }
 
-function frontendComponent(p: PlannedProcess, recipe: Recipe, markers: LocalMarkers, dropped: DroppedItem[]): ExportComponent {
+function frontendComponent(
+  p: PlannedProcess, recipe: Recipe, hfSecret: string | null, markers: LocalMarkers, dropped: DroppedItem[],
+): ExportComponent {
   const { planPart, ownPart } = splitArgv(p, recipe.frontend.args);
   const args: string[] = [];
   let routerMode: string | null = null;
@@ -234,7 +236,9 @@ function frontendComponent(p: PlannedProcess, recipe: Recipe, markers: LocalMark
     args,
     env,
     gpus: 0,
-    hfSecret: null,
+    // The frontend tokenizes, so it may fetch tokenizer files of a gated model too (Dynamo 1.6.1's
+    // own DGD template, dynamo/profiler/templates/dgd/vllm/disagg.yaml, gives it the Secret as well).
+    hfSecret,
     argComments: {},
   };
 }

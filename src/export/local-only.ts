@@ -9,7 +9,7 @@ export type LocalReason = 'discovery' | 'system' | 'ports' | 'devices' | 'addres
 
 /** One line each, after the dropped items: why they stay on this machine. */
 export const REASON_TEXT: Record<LocalReason, string> = {
-  discovery: 'file discovery and transports chosen for one machine; the operator sets discovery on a cluster',
+  discovery: 'discovery and transports of this machine; the operator sets them on a cluster',
   system: "this machine's per-process system server; the operator sets it and its health probes per pod",
   ports: "ports of this machine; every pod has its own network",
   devices: "GPU numbering of this machine; on a cluster a pod's GPUs come from its resources",

@@ -5,7 +5,9 @@ import type { EnvVar, ExportComponent, ExportModel } from './components.js';
 // deploy/operator/config/crd/bases/nvidia.com_dynamographdeployments.yaml (read at commit
 // 01cc1c3b677b20c5dd72d9eb76962dc04b55b8be; v1beta1 served and stored, v1alpha1 served and
 // deprecated), and the shapes of upstream's examples/backends/vllm/deploy/{,v1beta1/}*.yaml and
-// examples/backends/mocker/deploy/{,v1beta1/}agg.yaml. schema.ts checks the result against the
+// examples/backends/mocker/deploy/{,v1beta1/}agg.yaml, which the templates shipped in the
+// ai-dynamo 1.6.1 wheel (dynamo/profiler/templates/dgd/{vllm,mocker}/*.yaml: v1beta1, prefill and
+// decode types, dynamo-planner for the mocker) agree with. schema.ts checks the result against the
 // same CRD.
 
 export type ApiVersion = 'v1beta1' | 'v1alpha1';

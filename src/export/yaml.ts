@@ -9,7 +9,7 @@ export function headerLines(model: ExportModel, rendered: Rendered): string[] {
     `DynamoGraphDeployment (nvidia.com/${rendered.api}) from dynamo-dev recipe "${model.recipe}", model ${model.model}.`,
     "For Dynamo's Kubernetes operator: kubectl apply -f FILE -n NAMESPACE (docs/export.md).",
   ];
-  if (secret) lines.push(`Workers read HF_TOKEN from Secret "${secret}": kubectl create secret generic ${secret} --from-literal=HF_TOKEN=...`);
+  if (secret) lines.push(`Pods read HF_TOKEN from Secret "${secret}": kubectl create secret generic ${secret} --from-literal=HF_TOKEN=...`);
   return lines;
 }
 

@@ -82,6 +82,7 @@ describe('dynamo-dev export k8s: the four built-in recipes x both API versions',
         expect(comps.every((c) => c.image === want.image)).toBe(true);
         const [frontend, ...workers] = comps;
         expect(frontend.env.DYN_ROUTER_MODE).toBe(want.router);
+        expect(frontend.secret).toBe('hf-token-secret');
         for (const w of workers) {
           const mocker = recipe === 'mocker';
           expect(w.command).toEqual(['python3', '-m', mocker ? 'dynamo.mocker' : 'dynamo.vllm']);

@@ -29,7 +29,7 @@ describe('planToComponents: built-in recipes', () => {
     expect(model.name).toBe('agg');
     expect(model.env).toEqual([{ name: 'PYTHONHASHSEED', value: '0' }]);
     const [fe, w] = model.components;
-    expect(fe).toMatchObject({ name: 'Frontend', role: 'frontend', replicas: 1, command: null, args: [], gpus: 0, hfSecret: null });
+    expect(fe).toMatchObject({ name: 'Frontend', role: 'frontend', replicas: 1, command: null, args: [], gpus: 0, hfSecret: 'hf-token-secret' });
     expect(fe.env).toEqual([{ name: 'DYN_ROUTER_MODE', value: 'round-robin' }]);
     expect(w).toMatchObject({
       name: 'VllmWorker', role: 'agg', replicas: 1, processes: ['agg-0'], gpus: 1, hfSecret: 'hf-token-secret',
@@ -133,6 +133,16 @@ describe('planToComponents: change notes', () => {
     const { model: given } = await exported('agg', ['name="My_Agg.v2"'], { name: 'exp1' });
     expect(given.name).toBe('exp1');
     expect(notesOf(given).some((n) => n.startsWith('metadata.name'))).toBe(false);
+  });
+});
+
+describe('planToComponents: the name leaves room for the operator\'s Service names', () => {
+  it('<name>-<component> fits a 63-character DNS label exactly; one more is an input error', async () => {
+    // disagg's longest component is VllmPrefillWorker (17): 63 - 1 - 17 = 45.
+    const { model } = await exported('disagg-same-gpu', [], { name: `a${'b'.repeat(44)}` });
+    expect(model.name).toHaveLength(45);
+    await expect(exported('disagg-same-gpu', [], { name: `a${'b'.repeat(45)}` }))
+      .rejects.toThrow('name "abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" is 46 characters; the operator names Services <name>-<component> (a DNS label, at most 63), which leaves 45: pass a shorter --name');
   });
 });
 
