@@ -1,10 +1,10 @@
-import { readFile, readdir } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { open, readFile, readdir } from 'node:fs/promises';
+import { constants as fsConstants, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { UserError } from '../errors.js';
-import { parseRecipe } from '../recipe/load.js';
+import { MAX_RECIPE_BYTES, parseRecipe } from '../recipe/load.js';
 import type { Recipe } from '../recipe/schema.js';
 
 /** recipes/ at the package root (dist/host/ -> ../../recipes; src/host/ in tests likewise). */
@@ -38,20 +38,52 @@ export function isRecipePath(ref: string): boolean {
 
 /** A built-in name or a YAML path -> the recipe source text and where it came from. */
 export async function readRecipeSource(ref: string): Promise<{ text: string; source: string }> {
-  if (isRecipePath(ref)) {
-    try {
-      return { text: await readFile(ref, 'utf8'), source: ref };
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new UserError(`${ref}: ${code === 'ENOENT' ? 'no such recipe file' : `cannot read recipe (${code ?? String(err)})`}`);
-    }
-  }
+  if (isRecipePath(ref)) return { text: await readBounded(ref), source: ref };
   const path = join(builtinRecipeDir, `${ref}.yaml`);
   if (!/^[\w.-]+$/.test(ref) || !existsSync(path)) {
     const names = (await listBuiltinRecipes()).map((r) => r.name).join(', ');
     throw new UserError(`unknown recipe "${ref}"; built-in recipes: ${names} (or give a path to a YAML file)`);
   }
   return { text: await readFile(path, 'utf8'), source: `${ref} (built-in)` };
+}
+
+/**
+ * A recipe file, read only if it is a regular file of at most MAX_RECIPE_BYTES: `/dev/zero` or a
+ * 200 MB file would otherwise be read whole (and a FIFO would block forever).
+ */
+async function readBounded(path: string): Promise<string> {
+  const fail = (why: string) => new UserError(`${path}: ${why}`);
+  let fh;
+  try {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it.
+    fh = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw fail(code === 'ENOENT' ? 'no such recipe file' : `cannot read recipe (${code ?? String(err)})`);
+  }
+  try {
+    const st = await fh.stat();
+    if (st.isDirectory()) throw fail('is a folder; give a recipe YAML file');
+    if (!st.isFile()) throw fail('is not a regular file (a device, pipe or socket); give a recipe YAML file');
+    if (st.size > MAX_RECIPE_BYTES) {
+      throw fail(`${(st.size / (1024 * 1024)).toFixed(1)} MiB is too large for a recipe (at most ${MAX_RECIPE_BYTES / (1024 * 1024)} MiB)`);
+    }
+    // Read at most one byte past the limit: a file that grows meanwhile is still refused.
+    const buf = Buffer.alloc(MAX_RECIPE_BYTES + 1);
+    let n = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+      if (n === buf.length) throw fail(`is too large for a recipe (at most ${MAX_RECIPE_BYTES / (1024 * 1024)} MiB)`);
+    }
+    return buf.subarray(0, n).toString('utf8');
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    throw fail(`cannot read recipe (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  } finally {
+    await fh.close();
+  }
 }
 
 export async function loadRecipe(ref: string, sets: string[] = []): Promise<Recipe> {

@@ -204,9 +204,29 @@ function planOf(input: PlanInput): Plan {
     runDir,
     processes: procs,
   };
+  checkPortRange(plan, recipe);
   checkPortsDistinct(plan);
   checkKvFits(plan, input);
   return plan;
+}
+
+/** Ranges count up from their first port, one per worker: the last one must still be a port (<= 65535). */
+function checkPortRange(plan: Plan, recipe: Recipe): void {
+  const field: Record<string, [string, number]> = {
+    system: ['ports.system', recipe.ports.system],
+    kvEvents: ['ports.kvEvents', recipe.ports.kvEvents],
+    nixlSideChannel: ['ports.nixlSideChannel', recipe.ports.nixlSideChannel],
+  };
+  for (const p of plan.processes) {
+    for (const [k, port] of Object.entries(p.ports)) {
+      if (port <= 65535) continue;
+      const [name, first] = field[k] ?? [k, port];
+      const used = plan.processes.filter((q) => q.ports[k] !== undefined).length;
+      throw new UserError(
+        `${name}: ${used} workers count up from ${first} to ${port} (${p.name}), past the last port 65535; set ${name} to at most ${65535 - used + 1}`,
+      );
+    }
+  }
 }
 
 function checkPortsDistinct(plan: Plan): void {

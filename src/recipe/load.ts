@@ -2,16 +2,38 @@ import { parseDocument, parse as parseYamlScalar } from 'yaml';
 import type { z } from 'zod';
 import { UserError } from '../errors.js';
 import { recipeSchema, type Recipe } from './schema.js';
+import { fieldsAt, nearest } from './suggest.js';
+
+/** A recipe is a page of YAML; anything near this size is not one (and must not cost gigabytes). */
+export const MAX_RECIPE_BYTES = 1024 * 1024;
+/** Alias uses allowed when the YAML is expanded (yaml's own guard against "billion laughs" files). */
+const MAX_ALIASES = 100;
+/** Highest list index `--set` may name: the next free slot at most, and never beyond this. */
+const MAX_SET_INDEX = 63;
 
 /** Parses, overrides and validates recipe text. Pure: the caller reads the file. */
 export function parseRecipe(text: string, source: string, sets: string[] = []): Recipe {
+  if (text.length > MAX_RECIPE_BYTES) {
+    throw new UserError(`${source}: ${sizeText(text.length)} is too large for a recipe (at most ${sizeText(MAX_RECIPE_BYTES)})`);
+  }
+  const deep = nestingProblem(text);
+  if (deep) throw new UserError(`${source}: invalid YAML: ${deep}`);
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
     const line = e.linePos?.[0]?.line;
-    throw new UserError(`${source}${line ? `:${line}` : ''}: invalid YAML: ${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`);
+    throw new UserError(`${source}${line ? `:${line}` : ''}: invalid YAML: ${oneLine(e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''))}`);
   }
-  const raw: unknown = doc.toJS();
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: MAX_ALIASES });
+  } catch (err) {
+    // yaml throws a ReferenceError for alias bombs (and a RangeError for absurd nesting).
+    const bomb = /alias/i.test((err as Error).message);
+    throw new UserError(bomb
+      ? `${source}: invalid YAML: its aliases (*name) expand too far (more than ${MAX_ALIASES} uses); write the values out`
+      : `${source}: invalid YAML: ${oneLine((err as Error).message)}`);
+  }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new UserError(`${source}: a recipe is a YAML mapping (name:, workers:, ...), got ${raw === null ? 'nothing' : Array.isArray(raw) ? 'a list' : typeof raw}`);
   }
@@ -22,20 +44,100 @@ export function parseRecipe(text: string, source: string, sets: string[] = []): 
 
 export function validateRecipe(obj: unknown, source: string): Recipe {
   const r = recipeSchema.safeParse(obj);
-  if (!r.success) throw new UserError(`${source}: ${formatIssue(r.error.issues[0], obj)}`);
+  if (!r.success) throw new UserError(`${source}: ${formatIssue(firstIssue(r.error.issues), obj)}`);
   return r.data;
 }
+
+/**
+ * The issue to show: an unknown field first. A typo (`workerz:`) also makes the real field
+ * missing; "workers: is required" alone would hide the cause.
+ */
+export function firstIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue {
+  return issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0];
+}
+
+const sizeText = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`);
+
+/** Text from the file (or a --set) in a one-line message: quoted, escapes visible, cut at 80 characters. */
+function shown(v: unknown): string {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 80 ? `${s.slice(0, 79)}…` : s;
+}
+
+/** The deepest nesting a recipe may have: its real depth is 4. */
+const MAX_DEPTH = 64;
+
+/**
+ * A cheap linear pre-scan: the YAML parser recurses per level, and a file of nothing but `[[[[`
+ * makes it run out of memory and abort the process (not an error it reports). Flow brackets are
+ * counted outside quotes and comments; block nesting shows as indentation or `- - -`.
+ */
+export function nestingProblem(text: string): string | null {
+  let depth = 0;
+  let quote: '"' | "'" | null = null;
+  let lineStart = true;
+  let indent = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') {
+      lineStart = true;
+      indent = 0;
+      if (quote === null) continue;
+    }
+    if (quote !== null) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) quote = null;
+      continue;
+    }
+    if (lineStart) {
+      if (c === ' ') {
+        if (++indent > MAX_DEPTH * 8) return `indented more than ${MAX_DEPTH * 8} spaces; a recipe nests a few levels`;
+        continue;
+      }
+      lineStart = false;
+      const dashes = /^(?:-[ \t]+)+/.exec(text.slice(i, i + 4 * MAX_DEPTH));
+      if (dashes && dashes[0].split('-').length - 1 > MAX_DEPTH) return `nested deeper than ${MAX_DEPTH} levels; a recipe nests a few`;
+    }
+    if (c === '#' && (i === 0 || /\s/.test(text[i - 1]))) {
+      const nl = text.indexOf('\n', i);
+      if (nl < 0) break;
+      i = nl - 1;
+    } else if ((c === '"' || c === "'") && (i === 0 || /[\s[{,:]/.test(text[i - 1]))) {
+      quote = c; // a quoted scalar starts at a token boundary; the ' in a plain `it's` does not quote
+    } else if (c === '[' || c === '{') {
+      if (++depth > MAX_DEPTH) return `nested deeper than ${MAX_DEPTH} levels; a recipe nests a few`;
+    } else if ((c === ']' || c === '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return null;
+}
+
+/** A --set as typed when it is plain printable text, else quoted with its escapes visible. */
+const arg = (s: string) => (/^[\x20-\x7e]{1,80}$/.test(s) ? s : shown(s));
+
+const oneLine = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ');
 
 /** One line naming the field and what would be valid. */
 export function formatIssue(issue: z.core.$ZodIssue, input: unknown): string {
   const path = issue.path.map(String).join('.');
   const at = path ? `${path}: ` : '';
   const got = valueAt(input, issue.path as (string | number)[]);
-  const gotText = got === undefined ? '' : ` (got ${JSON.stringify(got)})`;
+  const gotText = got === undefined ? '' : ` (got ${shown(got)})`;
   switch (issue.code) {
     case 'unrecognized_keys': {
       const where = path ? `${path}.` : '';
-      return `unknown field ${issue.keys.map((k) => `"${where}${k}"`).join(', ')}; see docs/recipes.md for the fields a recipe takes`;
+      const valid = fieldsAt(recipeSchema, issue.path as (string | number)[]);
+      const guess = issue.keys.length === 1 ? nearest(issue.keys[0], valid) : null;
+      const names = issue.keys.map((k) => shown(`${where}${k}`)).join(', ');
+      if (guess) return `unknown field ${names}; did you mean "${where}${guess}"?`;
+      return `unknown field ${names}; valid here: ${valid.join(', ')} (see docs/recipes.md)`;
+    }
+    case 'invalid_key': {
+      const key = issue.path[issue.path.length - 1];
+      const parent = issue.path.slice(0, -1).map(String).join('.');
+      const why = issue.issues[0]?.message ?? 'is not a valid key';
+      return `${parent}: ${shown(String(key))} ${why}`;
     }
     case 'too_big':
     case 'too_small': {
@@ -71,11 +173,22 @@ function valueAt(input: unknown, path: (string | number)[]): unknown {
 /** `--set workers.0.gpuMemoryUtilization=0.4`: the value is read as a YAML scalar (0.4, true, "auto"). */
 export function applySet(obj: Record<string, unknown>, assignment: string): void {
   const eq = assignment.indexOf('=');
-  if (eq <= 0) throw new UserError(`--set ${assignment}: expected PATH=VALUE, e.g. --set workers.0.gpuMemoryUtilization=0.4`);
+  if (eq <= 0) throw new UserError(`--set ${arg(assignment)}: expected PATH=VALUE, e.g. --set workers.0.gpuMemoryUtilization=0.4`);
   const path = assignment.slice(0, eq).split('.');
   if (path.some((p) => p === '' || p === '__proto__' || p === 'constructor' || p === 'prototype')) {
-    throw new UserError(`--set ${assignment}: "${assignment.slice(0, eq)}" is not a valid field path`);
+    throw new UserError(`--set ${arg(assignment)}: ${shown(assignment.slice(0, eq))} is not a valid field path`);
   }
+  const index = (list: unknown[], key: string, at: number): number => {
+    // A list index is a whole number up to the next free slot: `workers.1` adds a second worker,
+    // `workers.999999999` would build a billion-entry list, `workers.-1` used to be ignored.
+    const where = path.slice(0, at).join('.');
+    if (!/^\d+$/.test(key)) throw new UserError(`--set ${arg(assignment)}: ${where} is a list; ${shown(key)} is not an index (0 to ${list.length})`);
+    const n = Number(key);
+    if (n > list.length || n > MAX_SET_INDEX) {
+      throw new UserError(`--set ${arg(assignment)}: ${where} has ${list.length} entr${list.length === 1 ? 'y' : 'ies'}; index ${key} is past the end (use 0 to ${Math.min(list.length, MAX_SET_INDEX)})`);
+    }
+    return n;
+  };
   let value: unknown;
   try {
     value = parseYamlScalar(assignment.slice(eq + 1));
@@ -85,21 +198,19 @@ export function applySet(obj: Record<string, unknown>, assignment: string): void
   let cur: Record<string, unknown> | unknown[] = obj;
   for (let i = 0; i < path.length - 1; i++) {
     const key = path[i];
-    const next = Array.isArray(cur) ? cur[Number(key)] : cur[key];
+    const next = Array.isArray(cur) ? cur[index(cur, key, i)] : Object.hasOwn(cur, key) ? cur[key] : undefined;
     if (next === undefined || next === null) {
       const created: Record<string, unknown> | unknown[] = /^\d+$/.test(path[i + 1]) ? [] : {};
-      if (Array.isArray(cur)) cur[Number(key)] = created;
+      if (Array.isArray(cur)) cur[index(cur, key, i)] = created;
       else cur[key] = created;
       cur = created;
     } else if (typeof next === 'object') {
       cur = next as Record<string, unknown>;
     } else {
-      throw new UserError(`--set ${assignment}: "${path.slice(0, i + 1).join('.')}" is a ${typeof next}, not an object`);
+      throw new UserError(`--set ${arg(assignment)}: ${shown(path.slice(0, i + 1).join('.'))} is a ${typeof next}, not an object`);
     }
   }
   const last = path[path.length - 1];
-  if (Array.isArray(cur)) {
-    if (!/^\d+$/.test(last)) throw new UserError(`--set ${assignment}: "${last}" must be a list index`);
-    cur[Number(last)] = value;
-  } else cur[last] = value;
+  if (Array.isArray(cur)) cur[index(cur, last, path.length - 1)] = value;
+  else cur[last] = value;
 }

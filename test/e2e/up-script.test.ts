@@ -1,20 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { freeBlock } from '../helpers/ports.js';
 import { groupMembers } from '../../src/run/proc.js';
 
 // `up --script` produces a standalone bash script; run it for real against the fakes.
 
-function bindable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
-  });
-}
 
 const homes: ReturnType<typeof tempHome>[] = [];
 const started: ChildProcess[] = [];
@@ -30,12 +23,8 @@ describe('up --script', () => {
   it('runs standalone: starts agg-router, waits for real readiness, and its trap stops every group on SIGTERM', async () => {
     const h = tempHome('dd-script-');
     homes.push(h);
-    let base = 0;
-    for (let i = 0; i < 50 && base === 0; i++) {
-      // 11,000-20,999: apart from up.test.ts (21,000-30,999) and below the ephemeral range (32768+).
-      const b = 11_000 + 20 * Math.floor(Math.random() * 500);
-      if ((await Promise.all([b, b + 1, b + 2, b + 5, b + 6].map(bindable))).every(Boolean)) base = b;
-    }
+    // 11,000-20,999: apart from up.test.ts (21,000-30,999) and below the ephemeral range (32768+).
+    const base = await freeBlock(11_000, 500, 20, [0, 1, 2, 5, 6]);
     const env = fakeEnv(h, { gpu: 'laptop-570', python: true, vars: { FAKE_ENGINE_MAX_S: '120' } });
     const gen = await runCli(['up', 'agg-router', '--script', '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`,
       '--set', `ports.kvEvents=${base + 5}`], env);

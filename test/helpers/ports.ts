@@ -11,3 +11,24 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** True when nothing listens on the port on any IPv4 address (we can bind it ourselves). */
+export function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * The first port of a random block in [from, from + step x blocks) whose ports base + offset are
+ * all bindable: each e2e file draws from its own range, so parallel files never collide.
+ */
+export async function freeBlock(from: number, blocks: number, step: number, offsets: number[]): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const b = from + step * Math.floor(Math.random() * blocks);
+    if ((await Promise.all(offsets.map((o) => bindable(b + o)))).every(Boolean)) return b;
+  }
+  throw new Error(`no free block of ports in ${from}-${from + step * blocks}`);
+}

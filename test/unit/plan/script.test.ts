@@ -20,7 +20,9 @@ describe('--script generator', () => {
     expect(shellQuote('{"a":"tcp://*:1"}')).toBe(`'{"a":"tcp://*:1"}'`);
     expect(shellQuote("it's")).toBe(`'it'\\''s'`);
     expect(shellQuote('')).toBe(`''`);
-    const args = ['{"kv_connector":"NixlConnector"}', "a'b", '$HOME', 'x y'];
+    expect(shellQuote('a\nb')).toBe(`$'a\\x0ab'`); // never a value spanning lines
+    expect(() => shellQuote('a\u0000b')).toThrow(/NUL/);
+    const args = ['{"kv_connector":"NixlConnector"}', "a'b", '$HOME', 'x y', 'new\nline', "back\\slash 'q' \u001b[2J"];
     const echoed = execFileSync('bash', ['-c', `printf '%s\\n' ${args.map(shellQuote).join(' ')}`]).toString();
     expect(echoed).toBe(`${args.join('\n')}\n`);
   });
@@ -29,8 +31,8 @@ describe('--script generator', () => {
     const text = await scriptFor('agg-router');
     expect(text).toMatch(/^#!\/usr\/bin\/env bash\n/);
     expect(text).toContain('set -euo pipefail');
-    expect(text).toContain('setsid "$@" >>"$RUN_DIR/logs/$name.log" 2>&1 </dev/null &');
-    expect(text).toContain('DYN_FILE_KV="$RUN_DIR"/discovery');
+    expect(text).toContain('exec setsid "$@" ) >>"$RUN_DIR/logs/$name.log" 2>&1 </dev/null &');
+    expect(text).toContain('-e DYN_FILE_KV="$RUN_DIR"/discovery');
     expect(text).not.toContain(RUN);
     expect(text).toContain('trap cleanup EXIT');
     expect(text).toMatch(/kill -TERM -- "-\$pg"/);
@@ -44,8 +46,18 @@ describe('--script generator', () => {
     const waitAgg0 = text.indexOf("wait_log agg-0 'GPU KV cache size: ([0-9,]+) tokens'");
     expect(waitAgg0).toBeGreaterThan(text.indexOf('start agg-0'));
     expect(waitAgg0).toBeLessThan(text.indexOf('start agg-1'));
-    expect(text).toContain(`wait_http agg-1 http://127.0.0.1:8082/health '"status": *"ready"'`);
-    expect(text).toContain('wait_http frontend "$FRONTEND_URL/v1/models"');
+    expect(text).toContain(`wait_http agg-1 http://127.0.0.1:8082/health -E '"status": *"ready"'`);
+    expect(text).toContain('wait_http frontend "$FRONTEND_URL/v1/models" -F');
+  });
+
+  it('never writes recipe text where bash would run it: comment lines stay one line, env keys must be shell names', async () => {
+    const plan = buildPlan({ recipe: await loadRecipe('agg'), runDir: RUN, gpuTotalMiB: 8188 });
+    const hostile = { ...plan, recipe: 'x\ntouch /tmp/pwned #', model: 'm\n$(touch /tmp/pwned)' };
+    const text = generateScript(hostile);
+    expect(text.split('\n').filter((l) => l.includes('touch /tmp/pwned')).every((l) => l.startsWith('#') || /^[A-Z_]+=\$?'/.test(l))).toBe(true);
+    expect(() => execFileSync('bash', ['-n'], { input: text })).not.toThrow();
+    const badKey = { ...plan, processes: plan.processes.map((p) => ({ ...p, env: { ...p.env, 'X=$(touch /tmp/pwned)': '1' } })) };
+    expect(() => generateScript(badKey)).toThrow(/environment key "X=\$\(touch \/tmp\/pwned\)" is not a shell variable name/);
   });
 
   it('the KV pattern becomes a POSIX ERE grep -E understands', () => {

@@ -2,20 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { applySet, parseRecipe } from '../../../src/recipe/load.js';
-import { UserError } from '../../../src/errors.js';
+import { recipeError } from '../../helpers/recipe-errors.js';
 import { builtinRecipeDir } from '../../../src/host/recipes.js';
 
 const minimal = 'name: t\nworkers:\n  - role: agg\n    gpuMemoryUtilization: 0.38\n';
 
-function errorOf(text: string, sets: string[] = []): string {
-  try {
-    parseRecipe(text, 'my.yaml', sets);
-  } catch (e) {
-    expect(e).toBeInstanceOf(UserError);
-    return (e as Error).message;
-  }
-  throw new Error('expected a UserError');
-}
+const errorOf = recipeError;
 
 describe('parseRecipe', () => {
   it('fills the documented defaults', () => {
@@ -29,10 +21,16 @@ describe('parseRecipe', () => {
     expect(r.workers[0]).toMatchObject({ role: 'agg', replicas: 1, gpuMemoryUtilization: 0.38 });
   });
 
-  it('names an unknown field with its path', () => {
+  it('names an unknown field with its path and the nearest valid name', () => {
     expect(errorOf(`${minimal}    gpuMemoryUtilisation: 0.4\n`)).toBe(
-      'my.yaml: unknown field "workers.0.gpuMemoryUtilisation"; see docs/recipes.md for the fields a recipe takes',
+      'my.yaml: unknown field "workers.0.gpuMemoryUtilisation"; did you mean "workers.0.gpuMemoryUtilization"?',
     );
+    expect(errorOf(`${minimal}colour: red\n`)).toMatch(/^my\.yaml: unknown field "colour"; valid here: name, description, engine, model, .*workers/);
+  });
+
+  it('names the unknown field even when a required field is missing too (a typo of it)', () => {
+    expect(errorOf('name: t\nworkerz:\n  - role: agg\n')).toBe('my.yaml: unknown field "workerz"; did you mean "workers"?');
+    expect(errorOf('name: t\nworkers:\n  - rol: agg\n')).toBe('my.yaml: unknown field "workers.0.rol"; did you mean "workers.0.role"?');
   });
 
   it('names a fraction out of range with the valid range', () => {
