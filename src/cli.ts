@@ -12,13 +12,14 @@ const pkg = createRequire(import.meta.url)('../package.json') as { version: stri
 type Commander = typeof import('commander');
 
 function argParsers(InvalidArgumentError: Commander['InvalidArgumentError']) {
+  // Number('') and Number(' ') are 0: an empty value would mean "no grace" instead of an error.
   const intArg = (name: string, min = 0) => (v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
+    const n = v.trim() === '' ? NaN : Number(v);
+    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
     return n;
   };
   const numArg = (name: string, min = 0) => (v: string) => {
-    const n = Number(v);
+    const n = v.trim() === '' ? NaN : Number(v);
     if (!Number.isFinite(n) || n < min) throw new InvalidArgumentError(`${name} must be a number >= ${min}`);
     return n;
   };
@@ -28,6 +29,37 @@ const collect = (v: string, prev: string[] = []) => [...prev, v];
 const csv = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
 
 type Runner = (ctx: CommandContext, ...rest: any[]) => Promise<number>;
+
+/**
+ * An option given an empty value (`--run ''`, `--only ''`, `--state-dir=`) or an empty argument
+ * is an input error: left alone, each would silently mean "all runs", "every check", the default
+ * state directory. Returns the complaint, or null.
+ */
+export function emptyValueProblem(cmd: Command): string | null {
+  for (const c of [cmd, ...ancestors(cmd)]) {
+    for (const o of c.options) {
+      if (!o.required && !o.optional) continue; // a switch takes no value
+      const key = o.attributeName();
+      if (c.getOptionValueSource(key) !== 'cli') continue;
+      const v = c.getOptionValue(key) as unknown;
+      const empty = (x: unknown) => typeof x === 'string' && x.trim() === '';
+      if (empty(v) || (Array.isArray(v) && (v.length === 0 || v.some(empty)))) return `option '${o.flags}' needs a value; it was given an empty one`;
+    }
+  }
+  if (cmd.args.some((a) => a.trim() === '')) return 'an argument is empty; give a value or leave it out';
+  return null;
+}
+
+function ancestors(cmd: Command): Command[] {
+  const out: Command[] = [];
+  for (let p = cmd.parent; p; p = p.parent) out.push(p);
+  return out;
+}
+
+/** The first argument holding a control character (newline, escape, ...): never valid input here. */
+export function controlCharArg(argv: readonly string[]): string | null {
+  return argv.find((a) => /[\u0000-\u001f\u007f-\u009f]/.test(a)) ?? null;
+}
 
 function contextFrom(cmd: Command): CommandContext {
   const g = cmd.optsWithGlobals() as { json?: boolean; color?: boolean; verbose?: boolean; stateDir?: string; python?: string };
@@ -100,7 +132,11 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--python <path>', 'Python interpreter with dynamo and vllm (default $DYNAMO_DEV_PYTHON, the recipe\'s python, python3)')
     .enablePositionalOptions(false)
     .showHelpAfterError('(run with --help for usage)')
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', (_program, actionCommand) => {
+      const problem = emptyValueProblem(actionCommand);
+      if (problem) actionCommand.error(`error: ${problem}`, { exitCode: 2, code: 'dynamo-dev.emptyValue' });
+    });
 
   program
     .command('doctor')
@@ -234,6 +270,11 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${pkg.version}\n`);
     return;
   }
+  const bad = controlCharArg(argv.slice(2));
+  if (bad !== null) {
+    process.stderr.write(`dynamo-dev: argument ${JSON.stringify(bad)} contains a control character (newline, tab, escape); no command or value takes one\n`);
+    await exitAfterFlush(2);
+  }
   const commander = await import('commander');
   const { CommanderError } = commander;
   const program = buildProgram(commander);
@@ -241,8 +282,8 @@ export async function main(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
-      // help and version exit 0; a bad flag is an input error (exit 2)
-      const ok = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help';
+      // --help, `help` and version exit 0; no command at all (help on stderr) and a bad flag are input errors (exit 2)
+      const ok = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0);
       await exitAfterFlush(ok ? 0 : 2);
     }
     process.stderr.write(`dynamo-dev: ${(err as Error).message}\n`);

@@ -7,6 +7,7 @@ import { createFacts, findOwnRunView } from '../host/facts.js';
 import { probeSystem } from '../host/system.js';
 import { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } from '../ui/doctor-report.js';
 import type { CommandContext } from './context.js';
+import { refuseConflicts } from './conflicts.js';
 
 export interface DoctorOptions {
   recipe?: string;
@@ -21,6 +22,9 @@ export interface DoctorOptions {
 
 export default async function doctor(ctx: CommandContext, opts: DoctorOptions): Promise<number> {
   const t0 = performance.now();
+  refuseConflicts({ ...opts }, [
+    { a: ['only', '--only'], b: ['skip', '--skip'], why: '--only names the checks to run; leave out the ones to skip there' },
+  ]);
   if (opts.list) {
     if (ctx.json) ctx.stdout.write(`${JSON.stringify({ checks: ALL_CHECKS.map(({ id, title }) => ({ id, title })) })}\n`);
     else {

@@ -75,8 +75,27 @@ export default async function probe(ctx: CommandContext, opts: ProbeOptions): Pr
   }
 }
 
+/** Upper bounds: the prompts are built in memory before the first send. */
+export const PROBE_LIMITS = { prefixes: 1000, repeats: 100, prefixTokens: 131_072, totalTokens: 4_194_304 } as const;
+
+function checkBounds(o: ProbeOptions): void {
+  const over = (flag: string, v: number, max: number, what: string) => {
+    if (v > max) throw new UserError(`${flag}: ${v} is more than ${max.toLocaleString('en-US')} ${what}; use ${max.toLocaleString('en-US')} or fewer`);
+  };
+  over('--prefixes', o.prefixes, PROBE_LIMITS.prefixes, 'prefixes');
+  over('--repeats', o.repeats, PROBE_LIMITS.repeats, 'sends per prefix');
+  over('--prefix-tokens', o.prefixTokens, PROBE_LIMITS.prefixTokens, 'tokens (longer than any model\'s context)');
+  const total = o.prefixes * o.prefixTokens;
+  if (total > PROBE_LIMITS.totalTokens) {
+    throw new UserError(
+      `--prefixes ${o.prefixes} x --prefix-tokens ${o.prefixTokens} = ${total.toLocaleString('en-US')} tokens of prompts; at most ${PROBE_LIMITS.totalTokens.toLocaleString('en-US')} (lower one of them)`,
+    );
+  }
+}
+
 async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortSignal): Promise<number> {
   const t0 = performance.now();
+  checkBounds(opts);
   if (opts.seed !== undefined && !(Number.isInteger(opts.seed) && opts.seed >= 0 && opts.seed <= 0xffffffff)) {
     throw new UserError(`--seed: ${opts.seed} is not a seed; use a whole number from 0 to 4294967295`);
   }
@@ -109,8 +128,10 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
 
   let model = opts.model;
   if (!model) {
+    // Listing models is quick or broken: it gets at most 10 s, whatever --timeout allows a completion.
+    const listTimeoutMs = Math.min(timeoutMs, 10_000);
     try {
-      const models = await listModels(url, Math.min(timeoutMs, 10_000), signal);
+      const models = await listModels(url, listTimeoutMs, signal);
       if (models.length === 0) {
         ctx.stderr.write(`dynamo-dev: the frontend at ${url} lists no model yet: wait until its workers are ready (dynamo-dev status)\n`);
         return 1;
@@ -119,7 +140,7 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
       if (models.length > 1) notes.push(`the frontend lists ${models.length} models; probed the first (${model}); use --model for another`);
     } catch (err) {
       if (err instanceof FrontendUnreachableError) return unreachable(err.reason);
-      if (err instanceof FrontendTimeoutError) return unreachable(`no answer to GET /v1/models within ${Math.round(timeoutMs / 1000)} s`);
+      if (err instanceof FrontendTimeoutError) return unreachable(`no answer to GET /v1/models within ${Number((listTimeoutMs / 1000).toFixed(1))} s`);
       if (err instanceof RequestAbortedError) {
         ctx.stderr.write('dynamo-dev: probe interrupted before the first request\n');
         return EXIT_INTERRUPTED;

@@ -1,6 +1,7 @@
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { UserError } from '../errors.js';
+import { refuseConflicts } from './conflicts.js';
 import { loadRecipe } from '../host/recipes.js';
 import { buildPlan } from '../plan/build.js';
 import { kvBytesPerToken, kvShapeFromConfig } from '../plan/kv-math.js';
@@ -29,6 +30,12 @@ const PROBE_TIMEOUT_MS = 5000;
 
 /** `dynamo-dev up [RECIPE]`: plan, preflight, start, supervise (CLI.md). */
 export default async function up(ctx: CommandContext, recipeRef: string | undefined, opts: UpOptions): Promise<number> {
+  refuseConflicts({ ...opts, json: ctx.json }, [
+    { a: ['dryRun', '--dry-run'], b: ['script', '--script'], why: '--dry-run prints the plan, --script a bash script; choose one' },
+    { a: ['detach', '--detach'], b: ['dryRun', '--dry-run'], why: '--dry-run starts nothing to detach from' },
+    { a: ['detach', '--detach'], b: ['script', '--script'], why: '--script starts nothing; the script runs in the foreground' },
+    { a: ['script', '--script'], b: ['json', '--json'], why: 'the script is bash, not JSON (--dry-run --json prints the plan as JSON)' },
+  ]);
   const sets = [...(opts.set ?? [])];
   if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
   const recipe = await loadRecipe(recipeRef ?? 'agg', sets);

@@ -52,11 +52,18 @@ async function findSnapshot(dir: string): Promise<string | null> {
   return best?.path ?? null;
 }
 
+/** A config.json is a few KB; a device or a giant file is refused before it is read. */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+
 async function readConfig(path: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
+    const st = await stat(path);
+    if (!st.isFile()) throw new UserError(`${path}: not a regular file; pass a config.json, a model folder or a model id in the HF cache`);
+    if (st.size > MAX_CONFIG_BYTES) throw new UserError(`${path}: ${Math.round(st.size / MIB)} MiB is too large for a config.json`);
     text = await readFile(path, 'utf8');
   } catch (err) {
+    if (err instanceof UserError) throw err;
     throw new UserError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   let v: unknown;

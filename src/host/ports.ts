@@ -86,6 +86,10 @@ export async function probePorts(ports: { name: string; port: number; process: s
 
   return Promise.all(ports.map(async (p): Promise<PortFact> => {
     if (!taken(p.port)) return { name: p.name, port: p.port, free: true, holderPid: null, holderCmd: null };
+    // Nobody listens there, we just may not bind it: "in use" would send the user hunting a ghost.
+    if (states.get(p.port) === 'denied' && !listeners.some((l) => l.port === p.port)) {
+      return { name: p.name, port: p.port, free: false, denied: true, holderPid: null, holderCmd: null };
+    }
     const h = await holderOf(p.port);
     return { name: p.name, port: p.port, free: false, holderPid: h.pid, holderCmd: h.cmd };
   }));

@@ -127,6 +127,8 @@ export interface PortFact {
   name: string;
   port: number;
   free: boolean;
+  /** Not free because this user may not bind it (EACCES: a port below 1024 without root), not because it is taken. */
+  denied?: boolean;
   /** Holder pid when knowable (from /proc/net/tcp inodes). */
   holderPid: number | null;
   holderCmd: string | null;

@@ -33,23 +33,31 @@ export function dtypeBytes(dtype: string, field = 'dtype'): number {
   return b;
 }
 
-const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /** Reads the fields that matter from a HF config.json (text_config for multimodal wrappers). */
 export function kvShapeFromConfig(config: Record<string, unknown>, source: string, opts: { kvDtype?: string } = {}): KvModelShape {
   const c = (typeof config.text_config === 'object' && config.text_config !== null && config.num_hidden_layers === undefined
     ? (config.text_config as Record<string, unknown>)
     : config);
-  const num = (k: string): number | undefined => (isNum(c[k]) ? (c[k] as number) : undefined);
+  // Every size the arithmetic uses is a positive whole number of sane size: a config with 0, a
+  // negative or 1e308 would otherwise print a negative or infinite bytes/token as if it were true.
+  const MAX_FIELD = 1 << 24;
+  const num = (k: string): number | undefined => {
+    const v = c[k];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > MAX_FIELD) {
+      throw new UserError(`${source}: field "${k}" is ${JSON.stringify(v)}; expected a whole number from 1 to ${MAX_FIELD}`);
+    }
+    return v;
+  };
   const need = (k: string, why = 'needed for KV arithmetic'): number => {
     const v = num(k);
     if (v === undefined) throw new UserError(`${source}: missing field "${k}" ${why}`);
-    if (v <= 0) throw new UserError(`${source}: field "${k}" is ${v}; expected a positive number`);
     return v;
   };
   const layers = need('num_hidden_layers');
   // MLA (DeepSeek-V2/V3 style): kv_lora_rank is set (a number; null or absent elsewhere).
-  const mla = num('kv_lora_rank') !== undefined;
+  const mla = c.kv_lora_rank !== undefined && c.kv_lora_rank !== null;
   let kvHeads: number;
   let headDim: number;
   let latent: { kvLoraRank: number; qkRopeHeadDim: number } | null = null;
@@ -80,6 +88,9 @@ export function kvShapeFromConfig(config: Record<string, unknown>, source: strin
   // KV cache holds 2-byte values, not 4.
   const float32 = !useKv && typeof configDtype === 'string' && ['float32', 'float', 'fp32'].includes(configDtype.toLowerCase());
   const dtype = useKv ? opts.kvDtype! : float32 ? 'bfloat16' : String(configDtype ?? 'bfloat16');
+  if (layers * kvHeads * headDim * 2 * 4 > 2 ** 40) {
+    throw new UserError(`${source}: num_hidden_layers ${layers} x KV heads ${kvHeads} x head_dim ${headDim} gives more than 1 TiB per token; not a real model's config`);
+  }
   return {
     layers, kvHeads, headDim, mla, dtype,
     dtypeBytes: dtypeBytes(dtype, useKv ? '--kv-dtype' : `${source}: torch_dtype`),

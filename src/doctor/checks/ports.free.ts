@@ -13,6 +13,9 @@ export function settingFor(name: string): string | null {
   return null;
 }
 
+/** The recipe defaults, a known-good suggestion for a privileged port. */
+const DEFAULT_PORT: Record<string, number> = { 'frontend.httpPort': 8000, 'ports.system': 8081, 'ports.kvEvents': 20080, 'ports.nixlSideChannel': 20097 };
+
 const check: Check = {
   id: 'ports.free',
   title: 'Ports of the plan are free',
@@ -26,8 +29,19 @@ const check: Check = {
       ? run.record.processes.filter((p) => p.pid !== null && ours.has(p.pid)).flatMap((p) => Object.values(p.ports))
       : []);
     const isOurs = (p: PortFact) => (p.holderPid !== null ? ours.has(p.holderPid) : runPorts.has(p.port));
-    const blocked = ports.filter((p) => !p.free && !isOurs(p));
     const evidence = { ports, runId: run?.live ? run.record.id : null };
+    const denied = ports.filter((p) => p.denied);
+    if (denied.length > 0) {
+      const d = denied[0];
+      const s = settingFor(d.name);
+      return fail(
+        `port ${d.port} (${d.name}) needs root: ports below 1024 are privileged and nothing listens there${denied.length > 1 ? `, and ${denied.length - 1} more port(s)` : ''}`,
+        `use a port from 1024 up${s ? `, e.g. --set ${s}=${DEFAULT_PORT[s]}` : ''}`,
+        denied.map((p) => `port ${p.port} (${p.name}): binding it is not permitted (EACCES) for this user`),
+        evidence,
+      );
+    }
+    const blocked = ports.filter((p) => !p.free && !isOurs(p));
     if (blocked.length === 0) {
       const held = ports.filter((p) => !p.free).length;
       return pass(

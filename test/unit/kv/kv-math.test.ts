@@ -66,6 +66,16 @@ describe('KV arithmetic', () => {
     expect(() => kvShapeFromConfig(mlaNoRope, 'x')).toThrow('missing field "qk_rope_head_dim"');
   });
 
+  it('a size that is 0, negative, fractional, huge or not a number is an input error naming the field, never a negative or infinite result', () => {
+    const q = config('Qwen3-0.6B');
+    for (const [k, v] of [['num_key_value_heads', -8], ['head_dim', 0], ['num_hidden_layers', 1e308], ['num_attention_heads', 2.5], ['head_dim', '128'], ['num_key_value_heads', 1 << 25]] as const) {
+      expect(() => kvShapeFromConfig({ ...q, [k]: v }, 'cfg.json'), `${k}=${v}`).toThrow(`cfg.json: field "${k}" is ${JSON.stringify(v)}; expected a whole number from 1 to 16777216`);
+    }
+    expect(() => kvShapeFromConfig({ ...config('DeepSeek-V2-Lite'), kv_lora_rank: 0 }, 'cfg.json')).toThrow('field "kv_lora_rank" is 0');
+    const huge = { ...q, num_hidden_layers: 1 << 24, num_key_value_heads: 1 << 20, head_dim: 1 << 20 };
+    expect(() => kvShapeFromConfig(huge, 'cfg.json')).toThrow(/gives more than 1 TiB per token; not a real model's config/);
+  });
+
   it('reads text_config of multimodal wrappers and assumes bfloat16 without a dtype', () => {
     const { torch_dtype: _d, ...inner } = config('Qwen3-0.6B');
     const shape = kvShapeFromConfig({ architectures: ['X'], text_config: inner }, 'mm');

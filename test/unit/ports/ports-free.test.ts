@@ -29,6 +29,15 @@ describe('ports.free', () => {
     expect(r.fix).toContain('--set frontend.httpPort=8001');
   });
 
+  it('a privileged port this user may not bind is "needs root", not "in use" (nothing listens there)', async () => {
+    const denied: PortFact = { name: 'frontend.http', port: 80, free: false, denied: true, holderPid: null, holderCmd: null };
+    const r = await check.run(fakeFacts({ ports: [denied, free('agg-0.system', 8081)] }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toBe('port 80 (frontend.http) needs root: ports below 1024 are privileged and nothing listens there');
+    expect(r.fix).toBe('use a port from 1024 up, e.g. --set frontend.httpPort=8000');
+    expect(r.details).toEqual(['port 80 (frontend.http): binding it is not permitted (EACCES) for this user']);
+  });
+
   it('moves a worker port range from the recipe\'s first port', async () => {
     const r = await check.run(fakeFacts({ ports: [free('frontend.http', 8000), held('agg-0.system', 8081, null)] }));
     expect(r.status).toBe('fail');
