@@ -30,28 +30,41 @@ export default async function logs(ctx: CommandContext, processName: string | un
   }
   const prefixed = !processName && chosen.length > 1;
   const fmt = linePrefixer(names, { prefixed, json: ctx.json });
+  // The reader went away (`logs | head`, a closed terminal): stop reading at once, quietly. A write
+  // waiting for 'drain' must not wait forever for a pipe that will never drain.
   let broken = false;
-  ctx.stdout.on('error', () => {
-    broken = true; // reader went away (| head): stop quietly
-  });
+  const wake = new Set<() => void>();
+  const onBroken = () => {
+    broken = true;
+    for (const w of wake) w();
+    wake.clear();
+  };
+  ctx.stdout.on('error', onBroken);
+  ctx.stdout.on('close', onBroken);
   const write = (text: string): Promise<void> | void => {
     if (broken || text === '') return;
-    if (!ctx.stdout.write(text)) return new Promise<void>((r) => ctx.stdout.once('drain', () => r()));
+    if (!ctx.stdout.write(text)) {
+      return new Promise<void>((r) => {
+        const done = () => {
+          wake.delete(done);
+          ctx.stdout.off('drain', done);
+          r();
+        };
+        wake.add(done);
+        ctx.stdout.once('drain', done);
+      });
+    }
   };
+  const stop = () => broken;
 
   const follow = Boolean(opts.follow);
   const offsets = new Map<string, number>();
   for (const p of chosen) {
     if (broken) break;
     const emit = (lines: string[]) => write(lines.map((l) => fmt(p.name, l)).join(''));
-    let end: number | null;
-    if (opts.lines !== undefined) {
-      const t = await tailFile(p.log, opts.lines, !follow);
-      end = t ? t.end : null;
-      if (t) await emit(t.lines);
-    } else {
-      end = await readAllLines(p.log, emit, !follow);
-    }
+    const end = opts.lines !== undefined
+      ? await tailFile(p.log, opts.lines, !follow, emit, { stop })
+      : await readAllLines(p.log, emit, !follow, { stop });
     if (end === null && !follow) ctx.stderr.write(`dynamo-dev: no log yet for ${p.name} (${p.log})\n`);
     offsets.set(p.name, end ?? 0);
   }

@@ -1,13 +1,23 @@
+import { BodyTooLargeError, cleanDeep, cleanText, readCapped } from './http-body.js';
 import type { FrontendFacts, HttpProbe } from './types.js';
 
-/** GET a URL and read its JSON body (a non-JSON body is kept as text). Never throws. */
+/**
+ * GET a URL and read its JSON body (a non-JSON body is kept as text), at most 8 MiB, every string
+ * made printable. Never throws.
+ */
 export async function getJson(url: string, timeoutMs: number): Promise<HttpProbe> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
-    const text = await res.text();
-    let body: unknown = text;
+    let text: string;
     try {
-      body = text === '' ? null : JSON.parse(text);
+      text = await readCapped(res);
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return { url, ok: false, status: res.status, body: null, error: err.message };
+      throw err;
+    }
+    let body: unknown = cleanText(text);
+    try {
+      body = text === '' ? null : cleanDeep(JSON.parse(text));
     } catch {
       // keep the raw text: a proxy's HTML error page is evidence too
     }
@@ -30,7 +40,7 @@ export function modelIdsOf(body: unknown): string[] {
   if (body === null || typeof body !== 'object') return [];
   const data = (body as { data?: unknown }).data;
   if (!Array.isArray(data)) return [];
-  return data.flatMap((m) => (m && typeof m === 'object' && typeof (m as { id?: unknown }).id === 'string' ? [(m as { id: string }).id] : []));
+  return data.flatMap((m) => (m && typeof m === 'object' && typeof (m as { id?: unknown }).id === 'string' ? [cleanText((m as { id: string }).id)] : []));
 }
 
 /** The frontend's /health and /v1/models, asked concurrently. */

@@ -54,8 +54,9 @@ export async function diagnoseFile(path: string): Promise<Finding[]> {
  * with missingOk for a missing one). `hint` is added to the "no such" message.
  */
 export async function statLogPath(path: string, o: { missingOk?: boolean; label?: string; hint?: string } = {}): Promise<Stats | null> {
+  let st: Stats;
   try {
-    return await stat(path);
+    st = await stat(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const missing = code === 'ENOENT' || code === 'ENOTDIR';
@@ -64,6 +65,19 @@ export async function statLogPath(path: string, o: { missingOk?: boolean; label?
     if (missing) throw new UserError(`${at}: no such file or folder; pass log files or folders${o.hint ?? ''}`);
     throw new UserError(`${at}: cannot read (${code ?? (err as Error).message})`);
   }
+  // A device (/dev/zero, /dev/urandom) never ends and a FIFO may never send anything: a log is a file.
+  if (!st.isFile() && !st.isDirectory()) {
+    throw new UserError(`${o.label ?? ''}${path}: ${kindOf(st)}, not a log file; pass log files or folders`);
+  }
+  return st;
+}
+
+function kindOf(st: Stats): string {
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isFIFO()) return 'a named pipe';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
 }
 
 async function expand(path: string, opts: ScanOptions): Promise<string[]> {

@@ -1,5 +1,6 @@
-import { SseDecoder, interpretChunk } from './parse-sse.js';
+import { SseDecoder, SseTooLargeError, interpretChunk } from './parse-sse.js';
 import { modelIdsOf } from './http.js';
+import { BodyTooLargeError, MAX_BODY_BYTES, cleanText, readCapped } from './http-body.js';
 
 // The HTTP side of `probe`: one streaming chat completion against a Dynamo frontend, timed as a
 // user measures it (Node 20 fetch; the SSE parsing is pure, in parse-sse.ts).
@@ -167,12 +168,13 @@ export function errorDetailFrom(text: string, statusText: string): string {
 }
 
 const oneLine = (s: string) => {
-  const flat = s.replace(/\s+/g, ' ').trim();
+  const flat = cleanText(s).replace(/\s+/g, ' ').trim();
   return flat.length > 200 ? `${flat.slice(0, 199)}…` : flat;
 };
 
+/** An error page is read only as far as a message needs (64 KiB). */
 async function errorDetail(res: Response): Promise<string> {
-  return errorDetailFrom(await res.text().catch(() => ''), res.statusText);
+  return errorDetailFrom(await readCapped(res, 64 * 1024).catch(() => ''), cleanText(res.statusText));
 }
 
 /** GET /v1/models: the listed model ids, in the frontend's order. */
@@ -184,8 +186,9 @@ export async function listModels(baseUrl: string, timeoutMs: number, signal?: Ab
     if (!res.ok) throw new FrontendHttpError(url, res.status, await errorDetail(res));
     let doc: { data?: { id?: unknown }[] };
     try {
-      doc = (await res.json()) as typeof doc;
+      doc = JSON.parse(await readCapped(res)) as typeof doc;
     } catch (err) {
+      if (err instanceof BodyTooLargeError) throw new FrontendHttpError(url, res.status, err.message);
       throw deadline.abortError(err) ?? new FrontendHttpError(url, res.status, 'the answer is not JSON');
     }
     if (!doc || typeof doc !== 'object' || !Array.isArray(doc.data)) {
@@ -234,8 +237,11 @@ async function exchange(url: string, body: unknown, deadline: Deadline, now: () 
   let promptTokens: number | null = null;
   let workerId: string | null = null;
   let done = false;
-  const sse = new SseDecoder();
+  const sse = new SseDecoder(MAX_BODY_BYTES);
   const text = new TextDecoder();
+  // An answer of MAX_TOKENS tokens is a few KB: a stream past the cap is not one (an endless
+  // stream must cost neither memory nor the whole timeout).
+  let bytes = 0;
   const handle = (data: string) => {
     const info = interpretChunk(data);
     if (info.error) throw new FrontendHttpError(url, null, info.error);
@@ -259,6 +265,8 @@ async function exchange(url: string, body: unknown, deadline: Deadline, now: () 
         for (const ev of sse.end()) handle(ev.data);
         break;
       }
+      bytes += value.byteLength;
+      if (bytes > MAX_BODY_BYTES) throw new FrontendHttpError(url, res.status, `the stream went past ${MAX_BODY_BYTES / (1024 * 1024)} MiB without ending; not a chat completion`);
       for (const ev of sse.push(text.decode(value, { stream: true }))) {
         handle(ev.data);
         if (done) break;
@@ -266,6 +274,7 @@ async function exchange(url: string, body: unknown, deadline: Deadline, now: () 
     }
   } catch (err) {
     if (err instanceof FrontendHttpError) throw err;
+    if (err instanceof SseTooLargeError) throw new FrontendHttpError(url, res.status, err.message);
     throw deadline.abortError(err) ?? new FrontendHttpError(url, res.status, `stream broke off: ${describeFetchError(err, url)}`);
   } finally {
     reader.cancel().catch(() => {});

@@ -1,3 +1,5 @@
+import { cleanText } from './http-body.js';
+
 // Pure parsing of an OpenAI-compatible streaming chat completion (server-sent events), as the
 // Dynamo frontend sends it (FACTS §4): `data: {json}\n\n` chunks, then `data: [DONE]`; usage only
 // in a final chunk with empty `choices` when the request asked for stream_options.include_usage;
@@ -14,33 +16,62 @@ export interface SseEvent {
  * with \n, \r\n or \r; `data:` lines accumulate; a blank line dispatches; `:` lines are comments.
  * Text arrives in arbitrary network chunks, so a line (even a \r\n pair) may be split across pushes.
  */
+/** An event (or a line) past the decoder's limit: the server is not sending chat chunks. */
+export class SseTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`an event of the stream is larger than ${Math.round(limit / (1024 * 1024))} MiB; not a chat completion chunk`);
+    this.name = 'SseTooLargeError';
+  }
+}
+
 export class SseDecoder {
-  private buf = '';
+  /** The line being assembled, in the pieces it arrived in: never concatenated (and so never
+   *  copied) until it is complete, so a long line costs linear time. */
+  private parts: string[] = [];
+  private partChars = 0;
+  /** The last piece ended with \r: a \n opening the next one belongs to it. */
+  private skipLf = false;
   private data: string[] = [];
+  private dataChars = 0;
   private event: string | null = null;
 
-  /** Feeds decoded text; returns the events completed by it. */
+  /** `limit`: the most characters one line or one event's data may hold (throws SseTooLargeError past it). */
+  constructor(private readonly limit = Number.POSITIVE_INFINITY) {}
+
+  /** Feeds decoded text; returns the events completed by it. Only the new text is searched. */
   push(text: string): SseEvent[] {
-    this.buf += text;
     const out: SseEvent[] = [];
     let start = 0;
-    for (let i = 0; i < this.buf.length; i++) {
-      const c = this.buf[i];
-      if (c !== '\n' && c !== '\r') continue;
-      if (c === '\r' && i === this.buf.length - 1) break; // maybe the first half of \r\n: wait for more
-      this.line(this.buf.slice(start, i), out);
-      if (c === '\r' && this.buf[i + 1] === '\n') i++;
+    if (this.skipLf && text.charCodeAt(0) === 10) start = 1;
+    this.skipLf = false;
+    for (let i = start; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      this.parts.push(text.slice(start, i));
+      this.line(this.parts.join(''), out);
+      this.parts = [];
+      this.partChars = 0;
+      if (c === 13) {
+        if (i + 1 === text.length) this.skipLf = true;
+        else if (text.charCodeAt(i + 1) === 10) i++;
+      }
       start = i + 1;
     }
-    this.buf = this.buf.slice(start);
+    if (start < text.length) {
+      this.parts.push(text.slice(start));
+      this.partChars += text.length - start;
+      if (this.partChars > this.limit) throw new SseTooLargeError(this.limit);
+    }
     return out;
   }
 
   /** End of stream: a last event without its blank line still counts (servers that close early). */
   end(): SseEvent[] {
     const out: SseEvent[] = [];
-    if (this.buf.length > 0) this.line(this.buf.replace(/\r$/, ''), out);
-    this.buf = '';
+    if (this.partChars > 0) this.line(this.parts.join(''), out);
+    this.parts = [];
+    this.partChars = 0;
+    this.skipLf = false;
     this.line('', out);
     return out;
   }
@@ -49,6 +80,7 @@ export class SseDecoder {
     if (line === '') {
       if (this.data.length > 0) out.push({ event: this.event, data: this.data.join('\n') });
       this.data = [];
+      this.dataChars = 0;
       this.event = null;
       return;
     }
@@ -57,7 +89,11 @@ export class SseDecoder {
     const field = colon < 0 ? line : line.slice(0, colon);
     let value = colon < 0 ? '' : line.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') this.data.push(value);
+    if (field === 'data') {
+      this.dataChars += value.length + 1;
+      if (this.dataChars > this.limit) throw new SseTooLargeError(this.limit);
+      this.data.push(value);
+    }
     else if (field === 'event') this.event = value;
   }
 }
@@ -96,7 +132,7 @@ function workerIdFrom(raw: string, nvext: unknown): string | null {
   if (w === undefined || w === null) return null;
   if (typeof w === 'number' || typeof w === 'string') {
     const m = /"worker_id"\s*:\s*"?(\d+)/.exec(raw);
-    return m ? m[1] : String(w);
+    return m ? m[1] : cleanText(String(w)).slice(0, 64);
   }
   if (typeof w !== 'object') return null;
   const o = w as Record<string, unknown>;
@@ -106,7 +142,7 @@ function workerIdFrom(raw: string, nvext: unknown): string | null {
     const v = o[key];
     if (v === null || v === undefined) continue;
     const m = new RegExp(`"${key}"\\s*:\\s*"?(\\d+)`).exec(raw);
-    return m ? m[1] : String(v);
+    return m ? m[1] : cleanText(String(v)).slice(0, 64);
   }
   return null;
 }
@@ -119,14 +155,14 @@ export function interpretChunk(data: string): ChunkInfo {
   try {
     doc = JSON.parse(text);
   } catch {
-    return { ...EMPTY, error: `unreadable stream chunk: ${text.slice(0, 80)}` };
+    return { ...EMPTY, error: `unreadable stream chunk: ${cleanText(text.slice(0, 80))}` };
   }
-  if (!doc || typeof doc !== 'object') return { ...EMPTY, error: `unexpected stream chunk: ${text.slice(0, 80)}` };
+  if (!doc || typeof doc !== 'object') return { ...EMPTY, error: `unexpected stream chunk: ${cleanText(text.slice(0, 80))}` };
   const d = doc as Record<string, unknown>;
   if (d.error !== undefined && d.error !== null) {
     const e = d.error as Record<string, unknown> | string;
     const msg = typeof e === 'string' ? e : String(e.message ?? JSON.stringify(e));
-    return { ...EMPTY, error: msg };
+    return { ...EMPTY, error: cleanText(msg).slice(0, 500) };
   }
   let hasToken = false;
   if (Array.isArray(d.choices)) {

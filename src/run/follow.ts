@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { MAX_LINE } from './log-read.js';
 
 // Follows a log file as it grows: fs.watch wakes us at once (inotify), and a short poll catches what
 // fs.watch misses (it can drop events, and does not see a file that does not exist yet).
@@ -50,15 +51,27 @@ export function followFile(path: string, onLine: (line: string) => void, opts: F
     return true;
   };
 
+  // Only new text is searched for newlines, and a line longer than MAX_LINE is passed on in
+  // pieces: a log that is one endless line costs neither quadratic time nor unbounded memory.
   const deliver = (text: string) => {
-    pending += text;
-    let nl = pending.indexOf('\n');
+    let from = 0;
+    let nl = text.indexOf('\n');
     while (nl >= 0) {
-      const line = pending.slice(0, nl).replace(/\r$/, '');
-      pending = pending.slice(nl + 1);
-      onLine(line);
+      const line = (pending + text.slice(from, nl)).replace(/\r$/, '');
+      pending = '';
+      from = nl + 1;
+      for (let i = 0; i < line.length || i === 0; i += MAX_LINE) {
+        onLine(line.length > MAX_LINE ? line.slice(i, i + MAX_LINE) : line);
+        if (stopped) return;
+        if (line.length <= MAX_LINE) break;
+      }
+      nl = text.indexOf('\n', from);
+    }
+    pending += text.slice(from);
+    while (pending.length >= MAX_LINE) {
+      onLine(pending.slice(0, MAX_LINE));
+      pending = pending.slice(MAX_LINE);
       if (stopped) return;
-      nl = pending.indexOf('\n');
     }
   };
 

@@ -2,90 +2,143 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 
 // Reading run logs for `logs`: the last N lines from the END of the file (a multi-GB log is never
-// loaded whole), or the whole file streamed in chunks. Following is src/run/follow.ts.
+// loaded whole), or the whole file, streamed in chunks. Time is linear and memory bounded whatever
+// the file holds: each byte is searched for a newline once, and a line longer than MAX_LINE (a
+// progress bar without newlines, a 100 MB line) is passed on in MAX_LINE pieces, each printed as
+// a line, instead of being collected whole. Following is src/run/follow.ts.
 
 const CHUNK = 64 * 1024;
+/** The longest line passed on whole (characters); longer ones arrive in pieces of this size. */
+export const MAX_LINE = 1024 * 1024;
 
-/** The open file, or null when there is none (a process that never logged). */
-async function openOrNull(path: string): Promise<FileHandle | null> {
+export type LinesSink = (lines: string[]) => void | Promise<void>;
+
+export interface ReadOptions {
+  /** Byte offset to start at (default 0). */
+  offset?: number;
+  /** Asked after each batch: true ends the read early (the reader went away: `logs | head`). */
+  stop?: () => boolean;
+}
+
+/** The open log, or null when there is none (a process that never logged). Only regular files: a
+ *  record naming /dev/zero or a FIFO must not make `logs` read forever or block. */
+async function openLog(path: string): Promise<FileHandle | null> {
+  let fh: FileHandle;
   try {
-    return await open(path, 'r');
+    fh = await open(path, 'r');
   } catch {
     return null;
   }
+  if (!(await fh.stat()).isFile()) {
+    await fh.close();
+    throw new Error(`${path}: not a regular file; a log is one`);
+  }
+  return fh;
+}
+
+const noCr = (l: string) => (l.endsWith('\r') ? l.slice(0, -1) : l);
+
+/** Lines as passed on: any longer than MAX_LINE cut into MAX_LINE pieces. */
+function bounded(lines: string[]): string[] {
+  if (lines.every((l) => l.length <= MAX_LINE)) return lines;
+  return lines.flatMap((l) => {
+    const out: string[] = [];
+    for (let i = 0; i < l.length || i === 0; i += MAX_LINE) out.push(l.slice(i, i + MAX_LINE));
+    return out;
+  });
 }
 
 /**
- * Pure: the last n lines of `text`, the tail of a file. `fromStart` says the text begins at byte 0
- * (otherwise its first line is a fragment and is dropped). A final line without newline is still
- * being written: it is included only with includePartial; `partialBytes` tells the caller where
- * complete lines end, so a follower can start there and print that line once it is whole.
+ * Streams a file line by line from `offset`. Returns the offset after the last line passed on
+ * (the partial last line is passed on only with includePartial), or null when there is no file.
  */
-export function lastLines(text: string, n: number, fromStart: boolean, includePartial: boolean): { lines: string[]; partialBytes: number } {
-  const parts = text.split('\n');
-  const partial = parts.pop() ?? '';
-  if (!fromStart && parts.length > 0) parts.shift();
-  const complete = parts.map((l) => l.replace(/\r$/, ''));
-  const all = includePartial && partial !== '' ? [...complete, partial.replace(/\r$/, '')] : complete;
-  return { lines: n <= 0 ? [] : all.slice(-n), partialBytes: includePartial ? 0 : Buffer.byteLength(partial) };
-}
-
-/** Last n lines of a file and the byte offset where following should continue. null: no such file. */
-export async function tailFile(path: string, n: number, includePartial: boolean): Promise<{ lines: string[]; end: number } | null> {
-  const fh = await openOrNull(path);
+export async function readAllLines(path: string, onLines: LinesSink, includePartial: boolean, o: ReadOptions = {}): Promise<number | null> {
+  const fh = await openLog(path);
   if (!fh) return null;
   try {
-    const size = (await fh.stat()).size;
-    let pos = size;
-    let newlines = 0;
-    const chunks: Buffer[] = [];
-    // n complete lines need n+1 newlines in view (the one ending the line before them), plus the
-    // partial last line; stop reading backwards as soon as that many are in.
-    while (pos > 0 && newlines <= n) {
-      const len = Math.min(CHUNK, pos);
-      pos -= len;
-      const buf = Buffer.allocUnsafe(len);
-      const { bytesRead } = await fh.read(buf, 0, len, pos);
-      const b = buf.subarray(0, bytesRead);
-      chunks.unshift(b);
-      for (let i = 0; i < b.length; i++) if (b[i] === 10) newlines++;
-    }
-    const { lines, partialBytes } = lastLines(Buffer.concat(chunks).toString('utf8'), n, pos === 0, includePartial);
-    return { lines, end: size - partialBytes };
+    return await streamLines(fh, onLines, includePartial, o);
   } finally {
     await fh.close();
   }
 }
 
+async function streamLines(fh: FileHandle, onLines: LinesSink, includePartial: boolean, o: ReadOptions): Promise<number> {
+  const decoder = new StringDecoder('utf8');
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let pos = o.offset ?? 0;
+  /** The line being assembled: never more than MAX_LINE characters plus one chunk. */
+  let pending = '';
+  for (;;) {
+    if (o.stop?.()) return pos - Buffer.byteLength(pending);
+    const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
+    if (bytesRead <= 0) break;
+    pos += bytesRead;
+    const text = decoder.write(buf.subarray(0, bytesRead));
+    const cut = text.lastIndexOf('\n'); // only the new text is searched
+    if (cut < 0) {
+      pending += text;
+    } else {
+      const lines = (pending + text.slice(0, cut)).split('\n');
+      pending = text.slice(cut + 1);
+      await onLines(bounded(lines.map(noCr)));
+    }
+    if (pending.length >= MAX_LINE) {
+      const whole = pending.length - (pending.length % MAX_LINE);
+      await onLines(bounded([pending.slice(0, whole)]));
+      pending = pending.slice(whole);
+    }
+  }
+  pending += decoder.end();
+  if (includePartial && pending !== '') {
+    await onLines(bounded([noCr(pending)]));
+    return pos;
+  }
+  return pos - Buffer.byteLength(pending);
+}
+
 /**
- * Streams a whole file line by line (chunks of 64 KiB). Returns the offset after the last complete
- * line (the partial last line is emitted only with includePartial), or null when there is no file.
+ * Where the last n lines of a file begin, found by reading backwards one chunk at a time (memory
+ * stays one chunk however long the lines are). A final line without newline is still being
+ * written: it counts as a line only with includePartial.
  */
-export async function readAllLines(path: string, onLines: (lines: string[]) => void | Promise<void>, includePartial: boolean): Promise<number | null> {
-  const fh = await openOrNull(path);
+async function tailStart(fh: FileHandle, size: number, n: number, includePartial: boolean): Promise<number> {
+  if (size === 0) return 0;
+  const last = Buffer.alloc(1);
+  await fh.read(last, 0, 1, size - 1);
+  const partial = last[0] !== 10;
+  // Start right after the k-th newline from the end (the one ending the last complete line is #1).
+  let k: number;
+  if (n <= 0) {
+    if (includePartial || !partial) return size;
+    k = 1;
+  } else {
+    k = partial && includePartial ? n : n + 1;
+  }
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let pos = size;
+  let seen = 0;
+  while (pos > 0) {
+    const len = Math.min(CHUNK, pos);
+    pos -= len;
+    const { bytesRead } = await fh.read(buf, 0, len, pos);
+    for (let i = bytesRead - 1; i >= 0; i--) {
+      if (buf[i] === 10 && ++seen === k) return pos + i + 1;
+    }
+  }
+  return 0;
+}
+
+/**
+ * Streams the last n lines of a file. Returns the byte offset where following should continue
+ * (after the last complete line when includePartial is off), or null when there is no file.
+ */
+export async function tailFile(path: string, n: number, includePartial: boolean, onLines: LinesSink, o: Omit<ReadOptions, 'offset'> = {}): Promise<number | null> {
+  const fh = await openLog(path);
   if (!fh) return null;
   try {
-    const decoder = new StringDecoder('utf8');
-    const buf = Buffer.allocUnsafe(CHUNK);
-    let pos = 0;
-    let pending = '';
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
-      if (bytesRead <= 0) break;
-      pos += bytesRead;
-      pending += decoder.write(buf.subarray(0, bytesRead));
-      const cut = pending.lastIndexOf('\n');
-      if (cut >= 0) {
-        await onLines(pending.slice(0, cut).split('\n').map((l) => l.replace(/\r$/, '')));
-        pending = pending.slice(cut + 1);
-      }
-    }
-    pending += decoder.end();
-    if (includePartial && pending !== '') {
-      await onLines([pending.replace(/\r$/, '')]);
-      return pos;
-    }
-    return pos - Buffer.byteLength(pending);
+    const start = await tailStart(fh, (await fh.stat()).size, n, includePartial);
+    if (n <= 0) return start;
+    return await streamLines(fh, onLines, includePartial, { ...o, offset: start });
   } finally {
     await fh.close();
   }

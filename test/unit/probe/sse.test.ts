@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseDecoder, interpretChunk } from '../../../src/host/parse-sse.js';
+import { SseDecoder, SseTooLargeError, interpretChunk } from '../../../src/host/parse-sse.js';
 
 // Chunks shaped like the Dynamo frontend's (FACTS §4): compact JSON, nvext.worker_id on the first
 // chunk and on the usage chunk, usage in a final chunk with empty choices, then [DONE].
@@ -83,5 +83,31 @@ describe('interpretChunk', () => {
   it('reports an error sent inside the stream and unreadable data, never throws', () => {
     expect(interpretChunk('{"error":{"message":"Model not found","code":404}}').error).toBe('Model not found');
     expect(interpretChunk('{"choices":[').error).toMatch(/unreadable stream chunk/);
+  });
+});
+
+describe('hostile streams (issue 12, cause 9)', () => {
+  it('an event or a line past the limit throws SseTooLargeError; below it, events pass', () => {
+    const d = new SseDecoder(1000);
+    expect(d.push(`data: ${'x'.repeat(900)}\n\n`)).toHaveLength(1);
+    expect(() => new SseDecoder(1000).push(`data: ${'x'.repeat(1001)}`)).toThrow(SseTooLargeError);
+    const many = new SseDecoder(1000);
+    expect(() => { for (let i = 0; i < 20; i++) many.push(`data: ${'x'.repeat(99)}\n`); }).toThrow(/larger than/);
+  });
+
+  it('a long line arriving in small pieces is searched once (linear, not quadratic)', () => {
+    const d = new SseDecoder(64 << 20);
+    const piece = 'x'.repeat(4096);
+    const t0 = performance.now();
+    d.push('data: ');
+    for (let i = 0; i < 8192; i++) d.push(piece); // 32 MiB in 4 KiB pieces
+    const events = d.push('\n\n');
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(events[0].data.length).toBe(32 << 20);
+  });
+
+  it('server text is made printable: escapes removed, control characters become a space', () => {
+    expect(interpretChunk('{"error":{"message":"\\u001b[31mboom\\u001b[0m\\nnext\\u0007"}}').error).toBe('boom next ');
+    expect(interpretChunk('{"choices":[],"nvext":{"worker_id":"w\\u001b[2J1"}}').workerId).toBe('w1');
   });
 });

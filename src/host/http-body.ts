@@ -1,0 +1,53 @@
+// Server text is untrusted: a body is read only up to a cap (a 1 GB /v1/models must not cost
+// gigabytes of memory), and text taken from it is made printable before anyone prints it (raw
+// escape sequences could rewrite the user's terminal).
+
+/** The most any answer of a frontend or worker may take: real ones are a few KB. */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`the answer is larger than ${Math.round(limit / (1024 * 1024))} MiB; not a Dynamo answer`);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+/** The body as text, read in chunks and abandoned (the connection cancelled) past `limit` bytes. */
+export async function readCapped(res: Response, limit = MAX_BODY_BYTES): Promise<string> {
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    await res.body?.cancel().catch(() => {});
+    throw new BodyTooLargeError(limit);
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let n = 0;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      n += value.byteLength;
+      if (n > limit) throw new BodyTooLargeError(limit);
+      chunks.push(value);
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** CSI / OSC escape sequences, then any other C0/C1 control character, become nothing / one space. */
+export function cleanText(s: string): string {
+  return s
+    .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ');
+}
+
+/** Every string in a parsed JSON value (keys too) made printable; the shape is kept. */
+export function cleanDeep(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return cleanText(v);
+  if (v === null || typeof v !== 'object' || depth > 64) return v;
+  if (Array.isArray(v)) return v.map((x) => cleanDeep(x, depth + 1));
+  return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [cleanText(k), cleanDeep(x, depth + 1)]));
+}
