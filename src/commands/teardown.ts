@@ -37,12 +37,14 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
     },
   });
   const ms = performance.now() - t0;
+  for (const w of out.warnings) ctx.stderr.write(`dynamo-dev: warning: ${w}\n`);
   if (ctx.json) {
     ctx.stdout.write(`${JSON.stringify({
       stopped: out.stopped.map((r) => ({ name: r.name, pid: r.pid, signal: r.signal, ms: r.ms, run: r.run, ...(r.note ? { note: r.note } : {}) })),
       remaining: out.remaining,
       runs: out.runs,
       orphans: out.orphans,
+      ...(out.warnings.length ? { warnings: out.warnings } : {}),
     }, null, 2)}\n`);
   } else {
     if (opts.orphans && out.orphans === 0) ctx.stdout.write('no leftover engine processes\n');

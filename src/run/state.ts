@@ -5,6 +5,7 @@ import type { RunView } from '../doctor/types.js';
 import { runLiveness } from './liveness.js';
 import { runDir, runJsonPath, runsDir, upLockPath } from './paths.js';
 import { readStartTicks, scanProc } from './proc.js';
+import { checkStateDir, prepareStateDir } from './state-dir.js';
 import type { RunRecord, RunStatus } from './types.js';
 
 // run.json is the single source of truth for status and teardown: written atomically (tmp +
@@ -47,6 +48,7 @@ export function sortRuns(runs: RunRecord[]): RunRecord[] {
 }
 
 export async function listRuns(stateDir: string): Promise<RunRecord[]> {
+  if (!(await checkStateDir(stateDir))) return [];
   let ids: string[];
   try {
     ids = await readdir(runsDir(stateDir));
@@ -59,6 +61,7 @@ export async function listRuns(stateDir: string): Promise<RunRecord[]> {
 
 export async function readRun(stateDir: string, id: string): Promise<RunRecord> {
   checkRunId(id);
+  await checkStateDir(stateDir);
   const rec = await tryReadRun(stateDir, id);
   if (rec) return rec;
   const recent = (await listRuns(stateDir)).slice(0, 5).map((r) => r.id);
@@ -150,7 +153,7 @@ export function judgeLock(owner: LockOwner | null, startTicksOf: (pid: number) =
  *  is taken over; a live one -> UserError "another up is running: run <id> (pid N)". */
 export async function acquireUpLock(stateDir: string, runId: string): Promise<{ release(): Promise<void> }> {
   const path = upLockPath(stateDir);
-  await mkdir(stateDir, { recursive: true });
+  await prepareStateDir(stateDir);
   const me: LockOwner = { pid: process.pid, startTicks: readStartTicks(process.pid), runId, createdAt: new Date().toISOString() };
   const mine = JSON.stringify(me);
   // Written whole to a private file, then hard-linked: link() fails if the lock exists, so the

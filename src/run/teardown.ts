@@ -31,6 +31,8 @@ export interface TeardownOutcome {
   /** Runs asked for (--run) that had nothing alive. */
   notRunning: string[];
   orphans: number;
+  /** Things that went wrong beside the stop itself (a record that could not be updated). */
+  warnings: string[];
 }
 
 /** Pure: the stop targets of a run: its supervisor (when alive, never its group) and each started process. */
@@ -70,6 +72,7 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
 
   const stopped: TeardownResult[] = [];
   const remaining: (Survivor & { run: string | null })[] = [];
+  const warnings: string[] = [];
   // Every run at once (each run's processes at once too): a slow one never delays the others.
   const perRun = await Promise.all(live.map(async (v) => {
     const run = v.record.id;
@@ -77,7 +80,14 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
     const res = await stopTargets(runTargets(v, supAlive), { graceMs: o.graceMs, onProgress: (r) => o.onProgress?.({ ...r, run }) });
     // Re-read: the supervisor may have written exit codes meanwhile; our marks go on top.
     const rec = await readRun(o.stateDir, run).catch(() => v.record);
-    await writeRun(o.stateDir, markStopped(rec, res.stopped, res.remaining.length === 0));
+    try {
+      await writeRun(o.stateDir, markStopped(rec, res.stopped, res.remaining.length === 0));
+    } catch (err) {
+      // A read-only or full disk: the processes are stopped all the same, and that is what the
+      // user must hear (with the summary), not an error that hides it.
+      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      warnings.push(`run ${run}: the record could not be updated (${code}); status may not show the run as stopped`);
+    }
     return { run, res };
   }));
   for (const { run, res } of perRun) {
@@ -105,5 +115,5 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
       for (const s of res.remaining) remaining.push({ ...s, run: null });
     }
   }
-  return { stopped, remaining, runs: live.map((v) => v.record.id), notRunning: notRunning.map((v) => v.record.id), orphans: orphanCount };
+  return { stopped, remaining, runs: live.map((v) => v.record.id), notRunning: notRunning.map((v) => v.record.id), orphans: orphanCount, warnings };
 }
