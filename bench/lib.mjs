@@ -1,7 +1,7 @@
 // Shared helpers for the benchmark scripts.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,3 +43,69 @@ export function report(rows) {
   const w = Math.max(...rows.map((r) => r[0].length));
   for (const [k, v] of rows) console.log(`${k.padEnd(w)}  ${v}`);
 }
+
+/** The machine's load, for the record beside each result (ratios move with it). */
+export function loadNote() {
+  const [l1, l5] = readFileSync('/proc/loadavg', 'utf8').split(' ');
+  const procs = readdirSync('/proc').filter((n) => /^\d+$/.test(n)).length;
+  return `load ${l1} (1 min), ${l5} (5 min) on ${cpus().length} cores, ${procs} processes`;
+}
+
+/**
+ * Wall and CPU (user + system, children included) of one run, through GNU time so the CPU of the
+ * whole process tree is counted. Falls back to wall time only.
+ */
+export function timeCpu(cmd, args, env = process.env) {
+  const out = join(mkdtempSync(join(tmpdir(), 'dd-bench-time-')), 't');
+  const t0 = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', '-o', out, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const ms = performance.now() - t0;
+  let cpuMs = null;
+  try {
+    const [u, s] = readFileSync(out, 'utf8').trim().split('\n').pop().split(' ').map(Number);
+    cpuMs = (u + s) * 1000;
+  } catch { /* no GNU time */ }
+  rmSync(dirname(out), { recursive: true, force: true });
+  return { ms, cpuMs, status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * `n` idle processes (`sleep`) that are no child of ours: a shell starts them and exits, so they
+ * are as unrelated to dynamo-dev as a browser's. stop() kills exactly those pids and waits until
+ * they are gone; an exit of the benchmark (or Ctrl-C) does it too.
+ */
+export function startSleepers(n) {
+  const r = spawnSync('sh', ['-c', `i=0; while [ $i -lt ${n} ]; do sleep 3600 </dev/null >/dev/null 2>&1 & echo $!; i=$((i+1)); done`], { encoding: 'utf8' });
+  const pids = r.stdout.trim().split('\n').filter(Boolean).map(Number);
+  const stop = () => {
+    for (const pid of pids.splice(0)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch { /* already gone */ }
+    }
+  };
+  process.once('exit', stop);
+  for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => { stop(); process.exit(130); });
+  const all = [...pids];
+  return {
+    pids: all,
+    /** Kills them and resolves once /proc no longer lists any (init reaps them). */
+    async stop() {
+      stop();
+      for (let i = 0; i < 500 && all.some((p) => existsSync(`/proc/${p}`)); i++) await new Promise((res) => setTimeout(res, 10));
+    },
+  };
+}
+
+/** Runs `a` and `b` alternately `n` times each (a, b, a, b, ...), so drifting load hits both alike. */
+export function alternate(n, a, b) {
+  const as = [];
+  const bs = [];
+  for (let i = 0; i < n; i++) {
+    as.push(a(i));
+    bs.push(b(i));
+  }
+  return [as, bs];
+}
+
+export const fmtMs = (ms) => `${ms.toFixed(0)} ms`;

@@ -1,15 +1,19 @@
 #!/usr/bin/env node
-// npm run bench: start-up, doctor, diagnose, up and teardown timings (not part of npm test).
-// Each sub-benchmark is a standalone script; this runs them in turn and fails if any misses its target.
+// npm run bench: every benchmark script in this folder (each a standalone *.mjs; lib.mjs and
+// logs.mjs are helpers), in name order; exits 1 if any misses its target. Not part of npm test.
+// `node bench/run.js doctor up` runs only the scripts whose names start with those words.
 import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const HELPERS = new Set(['lib.mjs', 'logs.mjs']);
 const only = process.argv.slice(2);
-const suites = ['startup.mjs', 'doctor.mjs', 'diagnose.mjs', 'up.mjs', 'teardown.mjs'].filter(
-  (s) => only.length === 0 || only.some((o) => s.startsWith(o)),
-);
+const suites = readdirSync(here)
+  .filter((s) => s.endsWith('.mjs') && !HELPERS.has(s))
+  .sort()
+  .filter((s) => only.length === 0 || only.some((o) => s.startsWith(o)));
 let failed = 0;
 for (const s of suites) {
   console.log(`\n== ${s}`);
