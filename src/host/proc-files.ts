@@ -1,8 +1,89 @@
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { parseCmdline, parseProcStat, type ProcStat } from './parse-proc.js';
 
 // Small readers of /proc files shared by the process, HF lock and port adapters. Each returns
 // null when the file is gone (the process exited) or unreadable (another user's, no /proc).
+//
+// Scans of every process read thousands of tiny files: the sync readers below go through one
+// reused buffer (open, read, close: no fstat, no allocation per file), measured 5-10x cheaper than
+// fs.promises.readFile, whose thread-pool round trip costs more than the read itself. Callers that
+// visit every pid use eachPid(), which yields to the event loop every few milliseconds.
+
+let buf = Buffer.allocUnsafe(16 * 1024);
+
+/** A whole small file (read until EOF: a command line can be long), sync; null when gone or unreadable. */
+export function readSmallSync(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    let n = 0;
+    for (;;) {
+      if (n === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, n);
+        buf = bigger;
+      }
+      const got = readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+    }
+    return buf.toString('utf8', 0, n);
+  } catch {
+    return null; // ESRCH: the process went away between open and read
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Every pid /proc lists now, ascending; [] without /proc. */
+export function listPids(): number[] {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const n of names) {
+    const c = n.charCodeAt(0);
+    if (c >= 48 && c <= 57) out.push(Number(n));
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** How long a scan may hold the event loop before it lets timers, I/O and renders run. */
+export const SCAN_SLICE_MS = 4;
+
+const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * fn over every pid (sync reads, cheap), in slices of at most SCAN_SLICE_MS with a yield to the
+ * event loop between them; the non-null results in pid order.
+ */
+export async function eachPid<T>(pids: readonly number[], fn: (pid: number) => T | null, sliceMs = SCAN_SLICE_MS): Promise<T[]> {
+  const out: T[] = [];
+  let sliceStart = performance.now();
+  for (let i = 0; i < pids.length; i++) {
+    const v = fn(pids[i]);
+    if (v !== null) out.push(v);
+    if ((i & 15) === 15 && performance.now() - sliceStart > sliceMs) {
+      await yieldNow();
+      sliceStart = performance.now();
+    }
+  }
+  return out;
+}
+
+/** /proc/PID/stat, sync (zombies included: callers decide); null when gone. */
+export function readStatSync(pid: number): ProcStat | null {
+  const text = readSmallSync(`/proc/${pid}/stat`);
+  return text === null ? null : parseProcStat(text);
+}
 
 export async function readText(path: string): Promise<string | null> {
   try {

@@ -25,7 +25,13 @@ export interface RunLiveness {
 
 export type ScanIndex = Map<number, ProcStat>;
 
-export const indexScan = (scan: readonly ProcStat[]): ScanIndex => new Map(scan.map((s) => [s.pid, s]));
+const indexed = new WeakMap<readonly ProcStat[], ScanIndex>();
+/** pid -> stat of one scan, built once per scan (status asks it about every run it shows). */
+export function indexScan(scan: readonly ProcStat[]): ScanIndex {
+  let index = indexed.get(scan);
+  if (!index) indexed.set(scan, (index = new Map(scan.map((s) => [s.pid, s]))));
+  return index;
+}
 
 /** The recorded process is alive and is the same one (start ticks equal). */
 export function sameIn(index: ScanIndex, pid: number | null, startTicks: number | null): boolean {

@@ -14,6 +14,9 @@ export const runDir = (stateDir: string, id: string) => join(stateDir, 'runs', i
 export const runJsonPath = (stateDir: string, id: string) => join(stateDir, 'runs', id, 'run.json');
 export const logPath = (stateDir: string, id: string, name: string) => join(stateDir, 'runs', id, 'logs', `${name}.log`);
 export const upLockPath = (stateDir: string) => join(stateDir, 'up.lock');
+/** The live index: an empty file per run that may still have live processes (see state.ts). */
+export const liveDir = (stateDir: string) => join(stateDir, 'live');
+export const liveMarkerPath = (stateDir: string, id: string) => join(stateDir, 'live', id);
 
 /** Sortable, readable run ids: 20261130-101500-agg-router. */
 export function newRunId(recipe: string, now = new Date()): string {

@@ -1,28 +1,23 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { parseCmdline, parseProcStat, type ProcStat } from '../host/parse-proc.js';
+import { readdirSync } from 'node:fs';
+import { eachPid, listPids, readSmallSync, readStatSync } from '../host/proc-files.js';
+import { parseCmdline, type ProcStat } from '../host/parse-proc.js';
 import type { DescendantRecord } from './types.js';
 
 export type { ProcStat };
 
-// Process identity from /proc. Synchronous on purpose: teardown polls every ~15 ms and one scan of
-// a few hundred small files takes a few milliseconds; async fan-out would only add overhead.
+// Process identity from /proc. Cost follows what is asked, not the machine: one pid is a couple
+// of tiny sync reads; a run's descendants are found by walking /proc/PID/task/*/children from its
+// own pids; only liveness of whole process groups needs every process, and scanProcAsync() reads
+// those in slices that never hold the event loop for more than a few milliseconds (a workstation
+// runs thousands of processes: a sync scan of 3,000 of them blocks for ~50-500 ms).
 
 /** A zombie (Z) or dead (X) entry holds no memory, ports or GPU context: it counts as gone. */
 export const isGoneState = (state: string) => state === 'Z' || state === 'X';
 
-function readText(path: string): string | null {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
 /** The stat of a live (non-zombie) process, or null. */
 export function readStat(pid: number): ProcStat | null {
   if (!Number.isInteger(pid) || pid <= 0) return null;
-  const text = readText(`/proc/${pid}/stat`);
-  const s = text === null ? null : parseProcStat(text);
+  const s = readStatSync(pid);
   return s && !isGoneState(s.state) ? s : null;
 }
 
@@ -39,47 +34,91 @@ export function isSameProcess(pid: number, startTicks: number | null): boolean {
 
 /** Full command line of a live process ('' when unreadable). */
 export function readCmdline(pid: number): string {
-  const raw = readText(`/proc/${pid}/cmdline`);
+  const raw = readSmallSync(`/proc/${pid}/cmdline`);
   return raw === null ? '' : parseCmdline(raw).trim();
 }
 
-/** Every live (non-zombie) process on the machine, from one pass over /proc. */
+/** Every live (non-zombie) process on the machine, from one sync pass over /proc (tests, small tools). */
 export function scanProc(): ProcStat[] {
-  let names: string[];
+  const out: ProcStat[] = [];
+  for (const pid of listPids()) {
+    const s = readStat(pid);
+    if (s) out.push(s);
+  }
+  return out;
+}
+
+/** scanProc() without holding the event loop: slices of a few ms with a yield between them. */
+export function scanProcAsync(): Promise<ProcStat[]> {
+  return eachPid(listPids(), readStat);
+}
+
+let childrenFiles: boolean | undefined;
+/** Whether this kernel has /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN; every distro kernel since 4.2). */
+function hasChildrenFiles(): boolean {
+  childrenFiles ??= readSmallSync(`/proc/${process.pid}/task/${process.pid}/children`) !== null;
+  return childrenFiles;
+}
+
+/**
+ * Direct children of pid (of all its threads: a child forked from a thread is listed under that
+ * thread); [] when pid is gone; null when the kernel has no children files. The kernel may miss a
+ * child forked or reparented during the read: callers that must not miss one re-check later.
+ */
+export function childrenOf(pid: number): number[] | null {
+  if (!hasChildrenFiles()) return null;
+  let tids: string[];
   try {
-    names = readdirSync('/proc');
+    tids = readdirSync(`/proc/${pid}/task`);
   } catch {
     return [];
   }
-  const out: ProcStat[] = [];
-  for (const n of names) {
-    const c = n.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    const s = readStat(Number(n));
-    if (s) out.push(s);
+  const out: number[] = [];
+  for (const tid of tids) {
+    const text = readSmallSync(`/proc/${pid}/task/${tid}/children`);
+    if (!text) continue;
+    for (const c of text.split(' ')) if (c) out.push(Number(c));
   }
   return out;
 }
 
 /** Pure: pids of a scan whose process group is pgid. */
 export function membersOf(scan: readonly ProcStat[], pgid: number): number[] {
-  return scan.filter((s) => s.pgid === pgid).map((s) => s.pid);
+  return (indexes(scan).byGroup.get(pgid) ?? []).map((s) => s.pid);
+}
+
+interface ScanIndexes {
+  children: Map<number, ProcStat[]>;
+  byGroup: Map<number, ProcStat[]>;
+}
+// Built once per scan and kept with it: status, teardown and doctor ask many questions of one scan.
+const indexCache = new WeakMap<readonly ProcStat[], ScanIndexes>();
+
+function indexes(scan: readonly ProcStat[]): ScanIndexes {
+  let ix = indexCache.get(scan);
+  if (!ix) {
+    ix = { children: new Map(), byGroup: new Map() };
+    for (const s of scan) {
+      const c = ix.children.get(s.ppid);
+      if (c) c.push(s);
+      else ix.children.set(s.ppid, [s]);
+      const g = ix.byGroup.get(s.pgid);
+      if (g) g.push(s);
+      else ix.byGroup.set(s.pgid, [s]);
+    }
+    indexCache.set(scan, ix);
+  }
+  return ix;
 }
 
 /** Pure: every descendant of rootPid in a scan (by ppid chain), root excluded. */
 export function descendantsIn(scan: readonly ProcStat[], rootPid: number): ProcStat[] {
-  const children = new Map<number, ProcStat[]>();
-  for (const s of scan) {
-    const list = children.get(s.ppid);
-    if (list) list.push(s);
-    else children.set(s.ppid, [s]);
-  }
+  const { children } = indexes(scan);
   const out: ProcStat[] = [];
   const seen = new Set<number>([rootPid]);
   const queue = [rootPid];
-  while (queue.length > 0) {
-    const p = queue.shift()!;
-    for (const c of children.get(p) ?? []) {
+  for (let i = 0; i < queue.length; i++) {
+    for (const c of children.get(queue[i]) ?? []) {
       if (seen.has(c.pid)) continue;
       seen.add(c.pid);
       out.push(c);
@@ -97,6 +136,17 @@ export function ancestorsIn(scan: readonly ProcStat[], pid: number): number[] {
   while (cur && cur.ppid > 0 && !out.includes(cur.ppid)) {
     out.push(cur.ppid);
     cur = byPid.get(cur.ppid);
+  }
+  return out;
+}
+
+/** pid's ancestors, nearest first, read one parent at a time (no scan). */
+export function ancestors(pid: number): number[] {
+  const out: number[] = [];
+  let cur = readStat(pid);
+  while (cur && cur.ppid > 0 && !out.includes(cur.ppid)) {
+    out.push(cur.ppid);
+    cur = readStat(cur.ppid);
   }
   return out;
 }
@@ -126,7 +176,58 @@ export function mergeDescendants(known: readonly DescendantRecord[], found: read
   return changed || fresh.length > 0 ? [...merged, ...fresh] : null;
 }
 
-/** Every live descendant of rootPid (by ppid chain) with start ticks and full cmdline. */
+/**
+ * Every live descendant of rootPid (root excluded), found by walking down the children files from
+ * it: proportional to the tree, not the machine (a full scan only on kernels without them).
+ */
+export function descendantStats(rootPid: number): ProcStat[] {
+  if (childrenOf(rootPid) === null) return descendantsIn(scanProc(), rootPid);
+  const out: ProcStat[] = [];
+  const seen = new Set<number>([rootPid]);
+  const queue = [rootPid];
+  for (let i = 0; i < queue.length; i++) {
+    for (const c of childrenOf(queue[i]) ?? []) {
+      if (seen.has(c)) continue;
+      seen.add(c);
+      const s = readStat(c);
+      if (!s) continue; // exited (or a zombie) meanwhile: its children, if any, were reparented
+      out.push(s);
+      queue.push(c);
+    }
+  }
+  return out;
+}
+
+/** Every live descendant of rootPid with start ticks and full cmdline (what run.json records). */
 export function descendants(rootPid: number): DescendantRecord[] {
-  return descendantsIn(scanProc(), rootPid).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) }));
+  return descendantStats(rootPid).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) }));
+}
+
+/** Whether any process is in group pgid (kill with signal 0 sends nothing). */
+export function groupExists(pgid: number): boolean {
+  if (!Number.isInteger(pgid) || pgid <= 1) return false; // -1 would mean every process, 0 our own group
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // there, but another user's
+  }
+}
+
+/**
+ * A scan good enough to judge the liveness of these recorded pids and process groups, as exact as
+ * a full one: while any of the groups has a member, every process is read (members are found only
+ * by their pgid), without blocking the event loop; otherwise only the pids themselves and the
+ * descendants of those alive, so old runs cost a few reads however busy the machine is.
+ */
+export async function scanFor(pids: readonly number[], groups: readonly number[]): Promise<ProcStat[]> {
+  if (groups.some(groupExists)) return scanProcAsync();
+  const found = new Map<number, ProcStat>();
+  for (const pid of new Set(pids)) {
+    const s = readStat(pid);
+    if (!s || found.has(pid)) continue;
+    found.set(pid, s);
+    for (const d of descendantStats(pid)) found.set(d.pid, d);
+  }
+  return [...found.values()];
 }

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import { runLiveness, type RunLiveness } from './liveness.js';
 import { runDir } from './paths.js';
-import { scanProc } from './proc.js';
-import { listRuns, readRun, runStatus } from './state.js';
+import { loadRuns, readRun, runStatus, scanForRuns } from './state.js';
 import type { ProcessState, RunRecord, RunStatus } from './types.js';
 
 // The `status --json` document, built purely from records and liveness; the human table renders it.
@@ -78,17 +77,25 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
   };
 }
 
+/** How many runs that are not live `status` shows by default. */
+export const RECENT_RUNS = 5;
+
 /** Pure: which runs `status` shows: --run: that one; --all: all; else every live run and the recent ones. */
 export function pickRuns(docs: RunStatusDoc[], o: { all?: boolean; recent?: number }): RunStatusDoc[] {
   if (o.all) return docs;
-  const recent = o.recent ?? 5;
+  const recent = o.recent ?? RECENT_RUNS;
   return docs.filter((d, i) => d.live || i < recent);
 }
 
+/** The runs `status` shows, reading only their records (not the whole history) and judging them on one scan. */
 export async function collectStatus(stateDir: string, o: { runId?: string; all?: boolean }): Promise<RunStatusDoc[]> {
-  const recs = o.runId ? [await readRun(stateDir, o.runId)] : await listRuns(stateDir);
-  const scan = scanProc();
+  if (o.runId) {
+    const rec = await readRun(stateDir, o.runId);
+    return [buildRunStatus(rec, runLiveness(rec, await scanForRuns([rec])), stateDir, Date.now())];
+  }
+  const { recs, scan, settle } = await loadRuns(stateDir, o.all ? {} : { recent: RECENT_RUNS });
   const now = Date.now();
   const docs = recs.map((r) => buildRunStatus(r, runLiveness(r, scan), stateDir, now));
-  return o.runId ? docs : pickRuns(docs, o);
+  await settle(docs.map((d) => ({ id: d.id, live: d.live })));
+  return pickRuns(docs, o);
 }

@@ -1,6 +1,6 @@
 import type { RunView } from '../doctor/types.js';
 import { selectOrphans, orphanName } from './orphans.js';
-import { ancestorsIn, scanProc } from './proc.js';
+import { ancestors } from './proc.js';
 import { findRunView, listRunViews, readRun, writeRun } from './state.js';
 import { processTargets, stopTargets, type StopResult, type StopTarget, type Survivor } from './stop.js';
 import type { RunRecord } from './types.js';
@@ -99,10 +99,9 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   if (o.orphans) {
     const [{ listProcesses }, { classifyEngineCmd }] = await Promise.all([import('../host/processes.js'), import('../host/engine-procs.js')]);
     const [procs, stillLive] = await Promise.all([listProcesses(), listRunViews(o.stateDir)]);
-    const scan = scanProc();
     const found = selectOrphans(procs, {
       uid: typeof process.getuid === 'function' ? process.getuid() : null,
-      protectedPids: [process.pid, ...ancestorsIn(scan, process.pid)],
+      protectedPids: [process.pid, ...ancestors(process.pid)],
       runPids: stillLive.filter((v) => v.live).flatMap((v) => v.pids),
       classify: classifyEngineCmd,
     });
