@@ -17,15 +17,17 @@ function upOnce() {
       '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--set', `ports.kvEvents=${base + 10}`], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let lastKv = null;
     let ready = null;
+    let failed = '';
     createInterface({ input: child.stdout }).on('line', (l) => {
       const e = JSON.parse(l);
       if (e.event === 'log-ready') lastKv = Date.parse(e.ts);
       if (e.event === 'ready') ready = Date.parse(e.ts);
+      if (e.event === 'failed') failed = `: ${e.reason}${e.lastLines?.length ? `\n${e.lastLines.join('\n')}` : ''}`;
     });
     child.on('exit', (code) => {
       const td = spawnSync(process.execPath, [BIN, 'teardown', '--grace', '2', '--json'], { env, encoding: 'utf8' });
       if (td.status !== 0) reject(new Error(`teardown left something: ${td.stdout}`));
-      else if (code !== 0 || ready === null || lastKv === null) reject(new Error(`up exited ${code} without ready`));
+      else if (code !== 0 || ready === null || lastKv === null) reject(new Error(`up exited ${code} without ready${failed}`));
       else resolve(ready - lastKv);
     });
   });

@@ -5,7 +5,7 @@ import type { CommandContext } from './commands/context.js';
 import { resolveStateDir } from './run/paths.js';
 
 // Nothing heavy is loaded at start-up: `--version` answers before commander is imported, and each
-// command's module (and ink, execa, ...) is imported only when that command runs.
+// command's module (and ink, zod, yaml, ...) is imported only when that command runs.
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 

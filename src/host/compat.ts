@@ -1,7 +1,7 @@
-import { execa } from 'execa';
 import { access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { ldLibraryPathCompatDirs, libcudaEntries, parseLdconfig } from './parse-compat.js';
+import { runProgram } from './run-program.js';
 import type { CompatFacts } from './types.js';
 
 // Where a forward-compat libcuda.so.1 could be loaded from: LD_LIBRARY_PATH and ld.so.cache.
@@ -33,14 +33,12 @@ export async function probeCompat(env: Env, timeoutMs: number): Promise<CompatFa
   const base = { ldLibraryPathCompat, ldconfigCompat: [] as string[], ldconfigLibcuda: [] as string[] };
   const ldconfig = await findLdconfig(env);
   if (ldconfig === null) return { ...base, ldconfigError: 'ldconfig not found on PATH or in /sbin' };
-  const r = await execa(ldconfig, ['-p'], {
-    env: env as Record<string, string>, extendEnv: false, reject: false, timeout: timeoutMs, stdin: 'ignore',
-  });
+  const r = await runProgram(ldconfig, ['-p'], { env, timeoutMs });
   if (r.timedOut) return { ...base, ldconfigError: `${ldconfig} -p did not answer within ${timeoutMs} ms` };
   if (r.exitCode !== 0) {
-    const why = (typeof r.stderr === 'string' && r.stderr.trim().split('\n')[0]) || r.shortMessage || `exit code ${r.exitCode}`;
+    const why = r.stderr.trim().split('\n')[0] || r.startError || (r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`);
     return { ...base, ldconfigError: `${ldconfig} -p failed: ${why}` };
   }
-  const { all, compat } = libcudaEntries(parseLdconfig(typeof r.stdout === 'string' ? r.stdout : ''));
+  const { all, compat } = libcudaEntries(parseLdconfig(r.stdout));
   return { ldLibraryPathCompat, ldconfigCompat: compat, ldconfigLibcuda: all, ldconfigError: null };
 }

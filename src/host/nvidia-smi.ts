@@ -1,7 +1,7 @@
-import { execa } from 'execa';
 import {
   classifyFailure, COMPUTE_APPS_FIELDS, GPU_QUERY_FIELDS, NOT_INSTALLED_MESSAGE, parseComputeApps, parseCudaVersion, parseDriverVersion, parseQueryGpu,
 } from './parse-nvidia-smi.js';
+import { runProgram } from './run-program.js';
 import type { ComputeAppsFacts, GpuFacts } from './types.js';
 
 // The nvidia-smi adapter. Never throws: a missing program, a dead driver, a timeout are facts.
@@ -22,22 +22,15 @@ interface Ran {
 }
 
 async function runSmi(args: string[], env: Env, timeoutMs: number): Promise<Ran> {
-  const r = await execa('nvidia-smi', args, {
-    // LC_ALL=C keeps numbers free of locale separators; PATH decides which nvidia-smi runs.
-    env: { ...env, LC_ALL: 'C' } as Record<string, string>,
-    extendEnv: false,
-    reject: false,
-    timeout: timeoutMs,
-    stdin: 'ignore',
-  });
-  const started = r.exitCode !== undefined;
+  // LC_ALL=C keeps numbers free of locale separators; PATH decides which nvidia-smi runs.
+  const r = await runProgram('nvidia-smi', args, { env: { ...env, LC_ALL: 'C' }, timeoutMs });
   return {
-    exitCode: r.exitCode ?? null,
-    stdout: typeof r.stdout === 'string' ? r.stdout : '',
-    stderr: typeof r.stderr === 'string' ? r.stderr : '',
-    notFound: !started && (r as { code?: string }).code === 'ENOENT',
-    timedOut: Boolean(r.timedOut),
-    spawnError: !started && !r.timedOut ? (r.shortMessage || r.message || 'could not start nvidia-smi') : null,
+    exitCode: r.exitCode,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    notFound: r.notFound,
+    timedOut: r.timedOut,
+    spawnError: r.startError !== null && !r.notFound ? r.startError : null,
   };
 }
 

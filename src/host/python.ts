@@ -1,4 +1,4 @@
-import { execa } from 'execa';
+import { runProgram } from './run-program.js';
 import type { PythonFacts } from './types.js';
 
 // Asks the user's Python interpreter, in ONE call, which of the modules dynamo-dev starts are
@@ -90,24 +90,17 @@ function failed(interpreter: string, error: string): PythonFacts {
 export async function probePython(
   interpreter: string, engine: 'vllm' | 'mocker', env: Env, timeoutMs: number, only: string[] = modulesFor(engine),
 ): Promise<PythonFacts> {
-  const r = await execa(interpreter, ['-c', probeScript(only)], {
-    // The user's environment as is (PYTHONPATH, virtualenv), so the answer matches what `up` would start.
-    env: { ...env, PYTHONDONTWRITEBYTECODE: '1' } as Record<string, string>,
-    extendEnv: false,
-    reject: false,
-    timeout: timeoutMs,
-    stdin: 'ignore',
-  });
-  if (r.exitCode === undefined && (r as { code?: string }).code === 'ENOENT') {
-    return failed(interpreter, `Python interpreter "${interpreter}" not found (ENOENT)`);
-  }
+  // The user's environment as is (PYTHONPATH, virtualenv), so the answer matches what `up` would start.
+  const r = await runProgram(interpreter, ['-c', probeScript(only)], { env: { ...env, PYTHONDONTWRITEBYTECODE: '1' }, timeoutMs });
+  if (r.notFound) return failed(interpreter, `Python interpreter "${interpreter}" not found (ENOENT)`);
   if (r.timedOut) return failed(interpreter, `"${interpreter}" did not finish importing the modules within ${timeoutMs} ms`);
-  const stderr = typeof r.stderr === 'string' ? r.stderr.trim() : '';
+  const stderr = r.stderr.trim();
   const lastErr = stderr.split('\n').filter((l) => l.trim()).slice(-1)[0] ?? '';
-  if (r.exitCode === undefined) return failed(interpreter, `could not run "${interpreter}": ${r.shortMessage || r.message}`);
-  const parsed = parseProbeOutput(typeof r.stdout === 'string' ? r.stdout : '');
+  if (r.startError !== null) return failed(interpreter, `could not run "${interpreter}": ${r.startError}`);
+  if (r.exitCode === null) return failed(interpreter, `could not run "${interpreter}": killed by ${r.signal ?? 'a signal'}${lastErr ? `: ${lastErr}` : ''}`);
+  const parsed = parseProbeOutput(r.stdout);
   if (r.exitCode !== 0 || parsed === null) {
-    const how = r.exitCode !== 0 ? `exited with code ${r.exitCode}${r.signal ? ` (${r.signal})` : ''}` : 'printed no probe result';
+    const how = r.exitCode !== 0 ? `exited with code ${r.exitCode}` : 'printed no probe result';
     return failed(interpreter, `"${interpreter}" ${how}${lastErr ? `: ${lastErr}` : ''}`);
   }
   const modules: PythonFacts['modules'] = {};

@@ -1,5 +1,5 @@
-import { execa } from 'execa';
 import { parseUcxInfoDevices, parseUcxVersion, UCX_INFO_NOT_FOUND } from './parse-ucx.js';
+import { runProgram } from './run-program.js';
 import type { UcxFacts } from './types.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -9,14 +9,14 @@ type Outcome = { ok: true; stdout: string } | { ok: false; error: string };
 async function ucxInfo(flag: string, env: Env, timeoutMs: number): Promise<Outcome> {
   // UCX_TLS is judged by us against everything UCX has, so ucx_info sees it unset.
   const childEnv: Record<string, string | undefined> = { ...env, UCX_TLS: undefined };
-  const r = await execa('ucx_info', [flag], { env: childEnv, extendEnv: false, reject: false, timeout: timeoutMs, stdin: 'ignore' });
-  if ((r as { code?: string }).code === 'ENOENT') return { ok: false, error: UCX_INFO_NOT_FOUND };
+  const r = await runProgram('ucx_info', [flag], { env: childEnv, timeoutMs });
+  if (r.notFound) return { ok: false, error: UCX_INFO_NOT_FOUND };
   if (r.timedOut) return { ok: false, error: `ucx_info ${flag} timed out after ${timeoutMs} ms` };
   if (r.exitCode !== 0) {
-    const why = String(r.stderr || r.stdout || '').trim().split('\n').find((l) => l.trim()) ?? (r.signal ? `killed by ${r.signal}` : 'no output');
+    const why = (r.stderr || r.stdout || r.startError || '').trim().split('\n').find((l) => l.trim()) ?? (r.signal ? `killed by ${r.signal}` : 'no output');
     return { ok: false, error: `ucx_info ${flag} failed (exit ${r.exitCode ?? r.signal}): ${why}` };
   }
-  return { ok: true, stdout: String(r.stdout) };
+  return { ok: true, stdout: r.stdout };
 }
 
 /** UCX_TLS from the environment plus what `ucx_info -d` / `-v` report (both run concurrently). */
