@@ -57,12 +57,17 @@ export function classifyEngineCmd(cmd: string): EngineKind | null {
   return null;
 }
 
+/** A plain copy of p with its kind (field by field: a listed process reads its details on first ask). */
+export function withKind(p: ProcessInfo, kind: EngineKind): ProcessInfo & { kind: EngineKind } {
+  return { pid: p.pid, ppid: p.ppid, uid: p.uid, user: p.user, cmd: p.cmd, name: p.name, startTicks: p.startTicks, ageMs: p.ageMs, pgid: p.pgid, kind };
+}
+
 /** The engine processes among `procs`, each with its kind. */
 export function engineProcesses(procs: ProcessInfo[]): (ProcessInfo & { kind: EngineKind })[] {
   const out: (ProcessInfo & { kind: EngineKind })[] = [];
   for (const p of procs) {
     const kind = classifyEngineCmd(p.cmd);
-    if (kind) out.push({ ...p, kind });
+    if (kind) out.push(withKind(p, kind));
   }
   return out;
 }

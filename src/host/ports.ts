@@ -1,8 +1,10 @@
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { cmdOf } from './proc-files.js';
+import { classifyEngineCmd } from './engine-procs.js';
+import { cmdOf, eachPid, SCAN_SLICE_MS } from './proc-files.js';
 import { parseProcNetTcp, type TcpListener } from './parse-proc.js';
-import type { PortFact } from './types.js';
+import type { PortFact, ProcessInfo } from './types.js';
 
 // Whether the plan's ports are free, and who holds the ones that are not.
 
@@ -36,46 +38,84 @@ async function readListeners(): Promise<TcpListener[]> {
   return texts.flatMap(parseProcNetTcp);
 }
 
+/** Interpreters and servers that commonly hold a port (a leftover frontend, a dev server, a notebook). */
+const SERVERISH = /^(?:\S*\/)?(?:python[\d.]*|node|nodejs|deno|bun|java|ruby|php[\d.]*|uvicorn|gunicorn|hypercorn|jupyter\S*|docker-proxy|nginx|caddy|envoy|etcd|nats-server|redis-server)(?:\s|$)/;
+
 /**
- * Pids whose open fds include `socket:[inode]`, for the wanted inodes. Other users' /proc/PID/fd
- * is unreadable without root: those holders stay unknown.
+ * Pure: the processes worth looking at for the holder of a socket, most likely first: engines (a
+ * leftover Dynamo or vLLM process is the usual holder), then interpreters and servers, then the
+ * rest, newest first within each. Looking stops at the holder, so a machine full of idle
+ * processes (browsers' helpers, shells, containers) costs little unless the holder is one of them.
  */
-export async function socketOwners(inodes: Set<string>): Promise<Map<string, number>> {
-  const found = new Map<string, number>();
-  if (inodes.size === 0) return found;
-  let pids: string[];
-  try {
-    pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d));
-  } catch {
-    return found;
-  }
-  await Promise.all(pids.map(async (pid) => {
+export function holderCandidates(procs: readonly ProcessInfo[]): ProcessInfo[] {
+  const rank = (p: ProcessInfo) => (classifyEngineCmd(p.cmd) ? 0 : SERVERISH.test(p.cmd) ? 1 : 2);
+  return procs.map((p) => [rank(p), p] as const).sort((x, y) => x[0] - y[0] || y[1].pid - x[1].pid).map(([, p]) => p);
+}
+
+/** Adds to `found` the holders of the wanted socket inodes among the candidates `take` accepts; stops once all are found. */
+async function lookForHolders(inodes: ReadonlySet<string>, candidates: readonly ProcessInfo[], take: (p: ProcessInfo) => boolean, found: Map<string, number>): Promise<void> {
+  const byPid = new Map(candidates.map((p) => [p.pid, p]));
+  await eachPid(candidates.map((p) => p.pid), (pid) => {
+    if (!take(byPid.get(pid)!)) return null;
     let fds: string[];
     try {
-      fds = await readdir(`/proc/${pid}/fd`);
+      fds = readdirSync(`/proc/${pid}/fd`);
     } catch {
-      return; // gone, or not ours to read
+      return null; // gone, or not ours to read
     }
     for (const fd of fds) {
-      if (found.size === inodes.size) return;
-      const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
-      const m = /^socket:\[(\d+)\]$/.exec(link);
-      if (m && inodes.has(m[1]) && !found.has(m[1])) found.set(m[1], Number(pid));
+      let link: string;
+      try {
+        link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (!link.startsWith('socket:[')) continue;
+      const inode = link.slice(8, -1);
+      if (inodes.has(inode) && !found.has(inode)) found.set(inode, pid);
     }
-  }));
+    return null;
+  }, SCAN_SLICE_MS, () => found.size === inodes.size);
+}
+
+/**
+ * Pids whose open fds include `socket:[inode]`, for the wanted inodes: the fds of the candidates
+ * in order, first those of the sockets' users (a socket's uid is its creator's), then, for a
+ * holder not found yet (a server that dropped root after binding), the others; stopping once every
+ * inode has its holder. Other users' /proc/PID/fd is unreadable without root: those holders stay
+ * unknown.
+ */
+export async function socketOwners(inodes: Set<string>, candidates: readonly ProcessInfo[], uids: ReadonlySet<number> | null = null): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  if (inodes.size === 0) return found;
+  const owners = (p: ProcessInfo) => uids === null || (p.uid !== null && uids.has(p.uid));
+  await lookForHolders(inodes, candidates, owners, found);
+  if (found.size < inodes.size && uids !== null) await lookForHolders(inodes, candidates, (p) => !owners(p), found);
   return found;
 }
 
-/** Probes every port concurrently (each distinct port once) and names the holders of taken ones. */
-export async function probePorts(ports: { name: string; port: number; process: string }[]): Promise<PortFact[]> {
+/**
+ * Probes every port concurrently (each distinct port once) and names the holders of taken ones.
+ * `processes`: the process list to find holders in (doctor shares its own); listed here otherwise.
+ */
+export async function probePorts(
+  ports: { name: string; port: number; process: string }[],
+  o: { processes?: () => Promise<ProcessInfo[]> } = {},
+): Promise<PortFact[]> {
   // Listeners first: our own probe sockets must not show up in them.
   const listeners = await readListeners();
   const distinct = [...new Set(ports.map((p) => p.port))];
   const states = new Map(await Promise.all(distinct.map(async (port) => [port, await bindState(port)] as const)));
 
   const taken = (port: number) => states.get(port) !== 'free' || listeners.some((l) => l.port === port);
-  const wanted = new Set(listeners.filter((l) => taken(l.port) && distinct.includes(l.port)).map((l) => l.inode));
-  const owners = await socketOwners(wanted);
+  const held = listeners.filter((l) => taken(l.port) && distinct.includes(l.port));
+  const wanted = new Set(held.map((l) => l.inode));
+  let owners = new Map<string, number>();
+  if (wanted.size > 0) {
+    const procs = await (o.processes ?? (async () => (await import('./processes.js')).listProcesses()))();
+    const uids = held.every((l) => Number.isInteger(l.uid)) ? new Set(held.map((l) => l.uid)) : null;
+    owners = await socketOwners(wanted, holderCandidates(procs), uids);
+  }
   const holderOf = async (port: number): Promise<{ pid: number | null; cmd: string | null }> => {
     for (const l of listeners.filter((x) => x.port === port)) {
       const pid = owners.get(l.inode);

@@ -63,14 +63,15 @@ const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * fn over every pid (sync reads, cheap), in slices of at most SCAN_SLICE_MS with a yield to the
- * event loop between them; the non-null results in pid order.
+ * event loop between them; the non-null results in pid order. `done()` true stops early.
  */
-export async function eachPid<T>(pids: readonly number[], fn: (pid: number) => T | null, sliceMs = SCAN_SLICE_MS): Promise<T[]> {
+export async function eachPid<T>(pids: readonly number[], fn: (pid: number) => T | null, sliceMs = SCAN_SLICE_MS, done?: () => boolean): Promise<T[]> {
   const out: T[] = [];
   let sliceStart = performance.now();
   for (let i = 0; i < pids.length; i++) {
     const v = fn(pids[i]);
     if (v !== null) out.push(v);
+    if (done?.()) break;
     if ((i & 15) === 15 && performance.now() - sliceStart > sliceMs) {
       await yieldNow();
       sliceStart = performance.now();

@@ -40,6 +40,7 @@ export interface ComputeApp {
 
 export type ComputeAppsFacts = { ok: true; apps: ComputeApp[] } | { ok: false; message: string };
 
+/** One process (listProcesses reads all but pid and cmd on first ask: look at cmd first). */
 export interface ProcessInfo {
   pid: number;
   ppid: number;

@@ -1,4 +1,4 @@
-import { pythonModule } from '../host/engine-procs.js';
+import { pythonModule, withKind } from '../host/engine-procs.js';
 import type { EngineKind, ProcessInfo } from '../host/types.js';
 
 // Which engine processes `teardown --orphans` may stop. Pure: fed a process list, so the rules
@@ -34,12 +34,13 @@ export function selectOrphans(procs: readonly ProcessInfo[], o: OrphanSelection)
   };
   const out: Orphan[] = [];
   for (const p of procs) {
-    if (p.uid === null || p.uid !== o.uid) continue; // never another user's process
-    if (protectedPids.has(p.pid)) continue;
+    // The command line first: it is all a listed process has read yet (the rest is read on ask).
     const kind = o.classify(p.cmd);
     if (!kind) continue;
+    if (p.uid === null || p.uid !== o.uid) continue; // never another user's process
+    if (protectedPids.has(p.pid)) continue;
     if (underRun(p)) continue;
-    out.push({ ...p, kind });
+    out.push(withKind(p, kind));
   }
   return out;
 }

@@ -76,3 +76,33 @@ describe('listProcesses on this machine', () => {
     expect(procs.every((p) => Number.isInteger(p.pid) && typeof p.cmd === 'string')).toBe(true);
   });
 });
+
+describe('listProcesses reads details on first ask', () => {
+  it('a listed process that exits keeps its command line; what was asked before stays, the rest reads null', async () => {
+    const asked = await start('sleep', ['300'], { argv0: 'VLLM::EngineCore' });
+    const unasked = await start('sleep', ['301'], { argv0: 'VLLM::EngineCore' });
+    const procs = await listProcesses();
+    const a = procs.find((p) => p.pid === asked.pid)!;
+    const u = procs.find((p) => p.pid === unasked.pid)!;
+    const ticks = a.startTicks;
+    expect(ticks).toBeGreaterThan(0);
+    for (const c of [asked, unasked]) {
+      c.kill('SIGKILL');
+      await once(c, 'exit');
+    }
+    expect(a.startTicks).toBe(ticks);
+    expect(a.cmd).toBe('VLLM::EngineCore 300');
+    expect(u.cmd).toBe('VLLM::EngineCore 301');
+    expect([u.startTicks, u.pgid, u.ppid, u.ageMs]).toEqual([null, null, 0, null]);
+    expect(engineProcesses([u])[0]).toMatchObject({ pid: unasked.pid, kind: 'vllm-engine', startTicks: null });
+  });
+
+  it('kernel threads read [comm] as in ps, and an entry serialises with every field', async () => {
+    const procs = await listProcesses();
+    const kthreadd = procs.find((p) => p.pid === 2);
+    if (kthreadd) expect(kthreadd.cmd).toBe('[kthreadd]'); // absent inside a pid namespace
+    const self = JSON.parse(JSON.stringify(procs.find((p) => p.pid === process.pid)));
+    expect(Object.keys(self).sort()).toEqual(['ageMs', 'cmd', 'name', 'pgid', 'pid', 'ppid', 'startTicks', 'uid', 'user']);
+    expect(self.ppid).toBe(process.ppid);
+  });
+});

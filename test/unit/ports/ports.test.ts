@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { probePorts } from '../../../src/host/ports.js';
+import { holderCandidates, probePorts } from '../../../src/host/ports.js';
 import { freePort } from '../../helpers/ports.js';
 import { killChildren } from '../../helpers/children.js';
 
@@ -68,5 +68,33 @@ describe('probePorts on real sockets', () => {
       { name: 'agg-0.system', port: taken, process: 'agg-0' },
     ]);
     expect(out.map((p) => [p.name, p.free])).toEqual([['frontend.http', true], ['agg-0.system', false]]);
+  });
+});
+
+describe('finding holders without reading every fd of every process', () => {
+  const proc = (pid: number, cmd: string) => ({ pid, ppid: 1, uid: 0, user: 'root', cmd, name: '', startTicks: 1, ageMs: 0, pgid: pid });
+
+  it('holderCandidates: engines first, then interpreters and servers, then the rest, newest first in each', () => {
+    const procs = [
+      proc(10, 'sleep 3600'), proc(20, '/usr/bin/python3 -m http.server 8000'), proc(30, 'python3 -m dynamo.frontend --http-port 8000'),
+      proc(40, 'bash'), proc(50, 'node server.js'), proc(5, 'VLLM::EngineCore'),
+    ];
+    expect(holderCandidates(procs).map((p) => p.pid)).toEqual([30, 5, 50, 20, 40, 10]);
+  });
+
+  it('stops at the holder: processes ranked after it are never looked at', async () => {
+    const port = await listen('0.0.0.0');
+    // A candidate after us whose fds cannot be listed would only be reached if the search went on.
+    const me = { ...proc(process.pid, 'node'), uid: process.getuid!() };
+    const after = { ...proc(2 ** 22 + 7, 'sleep'), get uid(): number { throw new Error('looked at a candidate after the holder'); } };
+    const [f] = await probePorts([{ name: 'frontend.http', port, process: 'frontend' }], { processes: async () => [me, after] });
+    expect(f).toMatchObject({ free: false, holderPid: process.pid });
+  });
+
+  it('a holder of another user than its socket (a server that dropped root after binding) is still found', async () => {
+    const port = await listen('0.0.0.0');
+    const me = { ...proc(process.pid, 'node'), uid: process.getuid!() + 4242 };
+    const [f] = await probePorts([{ name: 'frontend.http', port, process: 'frontend' }], { processes: async () => [me] });
+    expect(f).toMatchObject({ free: false, holderPid: process.pid });
   });
 });
