@@ -1,11 +1,11 @@
-import chalk from 'chalk';
+import { earlyFactsFor, guessProbeTarget } from '../doctor/early-probes.js';
 import { resolveDoctorTarget } from '../doctor/prepare.js';
 import { ALL_CHECKS, selectChecks } from '../doctor/registry.js';
 import { doctorOk, runChecks, tally } from '../doctor/runner.js';
 import type { CheckOutcome } from '../doctor/types.js';
-import { createFacts, findOwnRunView } from '../host/facts.js';
+import { createFacts, findOwnRunView, startEarlyProbes } from '../host/facts.js';
+import { readRecipeSource } from '../host/recipes.js';
 import { probeSystem } from '../host/system.js';
-import { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } from '../ui/doctor-report.js';
 import type { CommandContext } from './context.js';
 import { refuseConflicts } from './conflicts.js';
 
@@ -28,6 +28,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   if (opts.list) {
     if (ctx.json) ctx.stdout.write(`${JSON.stringify({ checks: ALL_CHECKS.map(({ id, title }) => ({ id, title })) })}\n`);
     else {
+      const { default: chalk } = await import('chalk');
       const w = Math.max(...ALL_CHECKS.map((c) => c.id.length));
       for (const c of ALL_CHECKS) ctx.stdout.write(`${chalk.bold(c.id.padEnd(w))}  ${c.title}\n`);
     }
@@ -36,9 +37,18 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const checks = selectChecks({ only: opts.only, skip: opts.skip });
   // A --logs typo is the user's input error (exit 2, one line), not three crashed log checks.
   if (opts.logs?.length) await (await import('../host/log-paths.js')).assertLogPaths(opts.logs);
-  const system = ctx.json ? null : probeSystem();
   const runView = await findOwnRunView(ctx.stateDir, opts.run);
+  // An unknown recipe is an input error before anything starts; its text tells the Python probe's target.
+  const recipeText = opts.recipe ? (await readRecipeSource(opts.recipe)).text : null;
+  // The probes start now, the Python probe first, while the recipe (yaml, zod) and the report
+  // code load: the wall time is then the slowest probe, not probes after loading.
+  const early = startEarlyProbes({
+    env: ctx.env, timeoutMs: opts.timeout, wants: earlyFactsFor(checks), python: guessProbeTarget({ python: ctx.python, recipeText, run: runView }),
+  });
+  const report = import('../ui/doctor-report.js');
+  const system = ctx.json ? null : probeSystem();
   const target = await resolveDoctorTarget({ recipeRef: opts.recipe, run: runView, stateDir: ctx.stateDir, python: ctx.python });
+  const { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } = await report;
   const facts = createFacts({
     env: ctx.env,
     recipe: target.recipe,
@@ -49,6 +59,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     logPaths: opts.logs,
     python: ctx.python ?? target.recipe.python,
     timeoutMs: opts.timeout,
+    early,
   });
 
   // Outcomes as they settle, for whichever renderer is listening.

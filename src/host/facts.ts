@@ -5,6 +5,7 @@ import type {
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
 import { planPorts } from '../plan/build.js';
+import type { EarlyFact, ProbeTarget } from '../doctor/early-probes.js';
 
 export interface FactsOptions {
   env: NodeJS.ProcessEnv;
@@ -21,6 +22,50 @@ export interface FactsOptions {
   timeoutMs: number;
   /** The run, when the caller already looked it up (doctor does, to pick the recipe). */
   runView?: RunView | null;
+  /** Probes started before the recipe was known (startEarlyProbes): used instead of starting them again. */
+  early?: EarlyProbes;
+}
+
+/** Probes already running, keyed like the facts they answer. */
+export interface EarlyProbes {
+  /** The Python probe, started on a guess of interpreter and engine: used only if the guess was right. */
+  python?: ProbeTarget & { facts: Promise<PythonFacts> };
+  gpu?: Promise<GpuFacts>;
+  computeApps?: Promise<ComputeAppsFacts>;
+  processes?: Promise<ProcessInfo[]>;
+  compat?: Promise<CompatFacts>;
+  ucx?: Promise<UcxFacts>;
+}
+
+/** More than loading the recipe and the report code ever takes before the checks start. */
+const EARLY_HEAD_START_MS = 2000;
+
+const pythonProbe = (interpreter: string, engine: 'vllm' | 'mocker', env: NodeJS.ProcessEnv, timeoutMs: number, headStartMs = 0) =>
+  import('./python.js').then((m) => m.probePython(interpreter, engine, env, Math.max(timeoutMs, PYTHON_PROBE_TIMEOUT_MS) + headStartMs));
+
+/**
+ * Starts the wanted recipe-free probes now, the Python probe first (it takes longest: an
+ * interpreter start and heavy imports), the others meanwhile. Each result is a promise that
+ * never rejects (the adapters turn failures into facts).
+ */
+export function startEarlyProbes(o: { env: NodeJS.ProcessEnv; timeoutMs: number; wants: ReadonlySet<EarlyFact>; python: ProbeTarget }): EarlyProbes {
+  const early: EarlyProbes = {};
+  // The checks' deadlines start later (once the recipe is loaded) and must stay the ones that
+  // fire, naming what hung: a probe started early gets that head start on its own deadline.
+  let first: Promise<unknown> = Promise.resolve();
+  if (o.wants.has('python')) {
+    const facts = pythonProbe(o.python.interpreter, o.python.engine, o.env, o.timeoutMs, EARLY_HEAD_START_MS);
+    early.python = { ...o.python, facts };
+    first = import('./python.js'); // the others are spawned once the Python probe has been
+  }
+  const t = o.timeoutMs + EARLY_HEAD_START_MS;
+  const after = <M, T>(load: () => Promise<M>, run: (m: M) => Promise<T>): Promise<T> => first.then(load).then(run);
+  if (o.wants.has('gpu')) early.gpu = after(() => import('./nvidia-smi.js'), (m) => m.probeGpu(o.env, t));
+  if (o.wants.has('computeApps')) early.computeApps = after(() => import('./nvidia-smi.js'), (m) => m.probeComputeApps(o.env, t));
+  if (o.wants.has('ucx')) early.ucx = after(() => import('./ucx.js'), (m) => m.probeUcx(o.env, t));
+  if (o.wants.has('compat')) early.compat = after(() => import('./compat.js'), (m) => m.probeCompat(o.env, t));
+  if (o.wants.has('processes')) early.processes = after(() => import('./processes.js'), (m) => m.listProcesses());
+  return early;
 }
 
 /** Memoizes an async getter: the probe starts on first ask and every later ask shares it. */
@@ -47,20 +92,27 @@ export async function findOwnRunView(stateDir: string, runId?: string): Promise<
  * the process or HF code) and runs it once per invocation.
  */
 export function createFacts(o: FactsOptions): Facts {
+  const early = o.early ?? {};
   const run = once<RunView | null>(async () => (o.runView !== undefined ? o.runView : findOwnRunView(o.stateDir, o.runId)));
   const facts: Facts = {
     env: o.env,
     recipe: o.recipe,
     plan: o.plan,
     self: { uid: typeof process.getuid === 'function' ? process.getuid() : null, pid: process.pid },
-    gpu: once<GpuFacts>(async () => (await import('./nvidia-smi.js')).probeGpu(o.env, o.timeoutMs)),
-    computeApps: once<ComputeAppsFacts>(async () => (await import('./nvidia-smi.js')).probeComputeApps(o.env, o.timeoutMs)),
-    processes: once<ProcessInfo[]>(async () => (await import('./processes.js')).listProcesses()),
-    python: once<PythonFacts>(async () => (await import('./python.js')).probePython(o.python, o.recipe.engine, o.env, Math.max(o.timeoutMs, PYTHON_PROBE_TIMEOUT_MS))),
-    compat: once<CompatFacts>(async () => (await import('./compat.js')).probeCompat(o.env, o.timeoutMs)),
+    gpu: once<GpuFacts>(async () => early.gpu ?? (await import('./nvidia-smi.js')).probeGpu(o.env, o.timeoutMs)),
+    computeApps: once<ComputeAppsFacts>(async () => early.computeApps ?? (await import('./nvidia-smi.js')).probeComputeApps(o.env, o.timeoutMs)),
+    processes: once<ProcessInfo[]>(async () => early.processes ?? (await import('./processes.js')).listProcesses()),
+    python: once<PythonFacts>(async () => {
+      const guess = early.python;
+      return guess && guess.interpreter === o.python && guess.engine === o.recipe.engine
+        ? guess.facts
+        : pythonProbe(o.python, o.recipe.engine, o.env, o.timeoutMs);
+    }),
+    compat: once<CompatFacts>(async () => early.compat ?? (await import('./compat.js')).probeCompat(o.env, o.timeoutMs)),
     hfModel: once<HfModelFacts>(async () => (await import('./hf-cache.js')).probeHfModel(o.recipe.model, o.env)),
-    ucx: once<UcxFacts>(async () => (await import('./ucx.js')).probeUcx(o.env, o.timeoutMs)),
-    ports: once<PortFact[]>(async () => (await import('./ports.js')).probePorts(planPorts(o.plan))),
+    ucx: once<UcxFacts>(async () => early.ucx ?? (await import('./ucx.js')).probeUcx(o.env, o.timeoutMs)),
+    // The holders of taken ports are looked for in the one process list doctor shares.
+    ports: once<PortFact[]>(async () => (await import('./ports.js')).probePorts(planPorts(o.plan), { processes: () => facts.processes() })),
     run,
     logs: once<LogSet | null>(async () => {
       const { scanPaths } = await import('./log-scan.js');

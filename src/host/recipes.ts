@@ -2,13 +2,32 @@ import { open, readFile, readdir } from 'node:fs/promises';
 import { constants as fsConstants, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 import { UserError } from '../errors.js';
-import { MAX_RECIPE_BYTES, parseRecipe } from '../recipe/load.js';
+import { MAX_RECIPE_BYTES } from '../recipe/limits.js';
 import type { Recipe } from '../recipe/schema.js';
+
+// yaml and zod (the recipe schema) load only when a recipe is parsed: ~70 ms of start-up that
+// doctor spends with its probes already running.
 
 /** recipes/ at the package root (dist/host/ -> ../../recipes; src/host/ in tests likewise). */
 export const builtinRecipeDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'recipes');
+
+/** The built-in recipes validated at build time (recipe/compile-builtins.ts): dist/recipes.json; none beside src/. */
+export const COMPILED_BUILTINS = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'recipes.json');
+
+export type CompiledBuiltins = Record<string, { text: string; recipe: Recipe }>;
+
+/** Pure: the build's validated copy of a built-in recipe, only if it was made from exactly this text (else null: parse it). */
+export function compiledEntry(table: CompiledBuiltins | null, name: string, text: string): Recipe | null {
+  const entry = table && Object.hasOwn(table, name) ? table[name] : undefined;
+  return entry && entry.text === text ? entry.recipe : null;
+}
+
+let compiled: Promise<CompiledBuiltins | null> | undefined;
+async function compiledBuiltin(name: string, text: string): Promise<Recipe | null> {
+  compiled ??= readFile(COMPILED_BUILTINS, 'utf8').then((t) => JSON.parse(t) as CompiledBuiltins, () => null);
+  return compiledEntry(await compiled, name, text);
+}
 
 export interface BuiltinRecipe {
   name: string;
@@ -17,6 +36,7 @@ export interface BuiltinRecipe {
 }
 
 export async function listBuiltinRecipes(): Promise<BuiltinRecipe[]> {
+  const { parse } = await import('yaml');
   const names = (await readdir(builtinRecipeDir)).filter((f) => f.endsWith('.yaml')).sort();
   const order = ['agg', 'agg-router', 'agg-router-approx', 'disagg-same-gpu', 'mocker'];
   const out: BuiltinRecipe[] = [];
@@ -88,5 +108,10 @@ async function readBounded(path: string): Promise<string> {
 
 export async function loadRecipe(ref: string, sets: string[] = []): Promise<Recipe> {
   const { text, source } = await readRecipeSource(ref);
+  if (sets.length === 0 && !isRecipePath(ref)) {
+    const ready = await compiledBuiltin(ref, text);
+    if (ready) return ready;
+  }
+  const { parseRecipe } = await import('../recipe/load.js');
   return parseRecipe(text, source, sets);
 }

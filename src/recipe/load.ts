@@ -3,9 +3,10 @@ import type { z } from 'zod';
 import { UserError } from '../errors.js';
 import { recipeSchema, type Recipe } from './schema.js';
 import { fieldsAt, nearest } from './suggest.js';
+import { MAX_RECIPE_BYTES } from './limits.js';
 
-/** A recipe is a page of YAML; anything near this size is not one (and must not cost gigabytes). */
-export const MAX_RECIPE_BYTES = 1024 * 1024;
+export { MAX_RECIPE_BYTES };
+
 /** Alias uses allowed when the YAML is expanded (yaml's own guard against "billion laughs" files). */
 const MAX_ALIASES = 100;
 /** Highest list index `--set` may name: the next free slot at most, and never beyond this. */
