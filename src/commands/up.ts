@@ -40,8 +40,9 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
   const recipe = await loadRecipe(recipeRef ?? 'agg', sets);
   const python = ctx.python ?? recipe.python;
-  const runId = newRunId(recipe.name);
-  const plan = await planFor(ctx, recipe, runDir(ctx.stateDir, runId), python, recipeRef ?? 'agg');
+  let runId = newRunId(recipe.name);
+  const planAt = await planner(ctx, recipe, python, recipeRef ?? 'agg');
+  let plan = planAt(runDir(ctx.stateDir, runId));
 
   if (opts.dryRun) {
     if (ctx.json) ctx.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
@@ -65,7 +66,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   ctx.stdout.on('error', ignoreWriteError);
   ctx.stderr.on('error', ignoreWriteError);
 
-  const { acquireUpLock, findRunView } = await import('../run/state.js');
+  const { acquireUpLock, findRunView, createRunDir, removeEmptyRunDir } = await import('../run/state.js');
   const lock = await acquireUpLock(ctx.stateDir, runId);
   let renderer: UpRenderer | null = null;
   try {
@@ -77,22 +78,33 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
         `dynamo-dev teardown --run ${live.record.id}   (or use another --state-dir)`,
       );
     }
+    // Created exclusively (never through a symlink someone planted at the id); a taken id gets a suffix.
+    const made = createRunDir(ctx.stateDir, runId);
+    if (made !== runId) {
+      runId = made;
+      plan = planAt(runDir(ctx.stateDir, runId));
+    }
+    lock.describe(runId);
     renderer = await makeRenderer(ctx, plan, runId);
     const emit = (e: UpEvent) => renderer!.onEvent(e);
     emit({ event: 'plan', runId, plan });
 
     if (opts.preflight !== false) {
       const ok = await preflight(ctx, recipe, plan, python, emit);
-      if (!ok) return EXIT.failed;
+      if (!ok) {
+        removeEmptyRunDir(ctx.stateDir, runId); // nothing was started: no empty run left behind
+        return EXIT.failed;
+      }
     }
 
-    const { Supervisor } = await import('../run/supervisor.js');
+    const [{ Supervisor }, { markerFor }] = await Promise.all([import('../run/supervisor.js'), import('../run/run-scan.js')]);
     const timeoutS = opts.readyTimeout ?? 900;
     const sup = new Supervisor({
       plan, recipe, runId, stateDir: ctx.stateDir, env: ctx.env,
       readyTimeoutMs: timeoutS > 0 ? Math.min(timeoutS * 1000, 2 ** 31 - 1) : 2 ** 31 - 1,
       graceMs: Math.round((opts.grace ?? 10) * 1000),
       detach: Boolean(opts.detach),
+      runMarker: markerFor(ctx.stateDir, runId),
     });
     sup.on('event', emit);
     sup.on('warning', (w: string) => ctx.stderr.write(`dynamo-dev: ${w}\n`));
@@ -114,8 +126,8 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   }
 }
 
-/** The plan with what the machine tells: the GPU's total memory, the model's KV shape when cached. */
-async function planFor(ctx: CommandContext, recipe: Recipe, dir: string, python: string, recipeSource: string): Promise<Plan> {
+/** The plan for a run dir, with what the machine tells: the GPU's total memory, the model's KV shape when cached. */
+async function planner(ctx: CommandContext, recipe: Recipe, python: string, recipeSource: string): Promise<(dir: string) => Plan> {
   let gpuTotalMiB: number | null = null;
   let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
   if (recipe.engine !== 'mocker') {
@@ -133,7 +145,7 @@ async function planFor(ctx: CommandContext, recipe: Recipe, dir: string, python:
       }
     }
   }
-  return buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python, source: recipeSource });
+  return (dir: string) => buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python, source: recipeSource });
 }
 
 async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python: string, emit: (e: UpEvent) => void): Promise<boolean> {

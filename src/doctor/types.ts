@@ -27,6 +27,8 @@ export interface RunView {
   live: boolean;
   /** Pids (and engine descendants) belonging to this run, alive now. */
   pids: number[];
+  /** Of those, the ones found only by the run's marker in their environment (no record names them). */
+  marked?: number[];
   logsDir: string;
 }
 

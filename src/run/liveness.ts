@@ -19,6 +19,8 @@ export interface RunLiveness {
   /** Any pid of any process of the run alive (leader, group member or recorded descendant). */
   processes: boolean;
   perProcess: ProcessLiveness[];
+  /** Live pids found only by the run's marker (in no record): stopped by teardown one by one. */
+  marked: number[];
   /** Supervisor (when alive) and every live pid of the run, sorted. */
   pids: number[];
 }
@@ -39,36 +41,51 @@ export function sameIn(index: ScanIndex, pid: number | null, startTicks: number 
   return index.get(pid)?.startTicks === startTicks;
 }
 
+/** A pid or pgid we may ever act on: 0 means "my own group" to kill(2), 1 is init (and -1 "everyone"). */
+export const signallable = (n: number | null | undefined): n is number => typeof n === 'number' && Number.isInteger(n) && n > 1;
+
 /**
- * Pure: live pids of one recorded process. The group is trusted only while the leader is the same
- * process, or (leader gone, e.g. it exited first and left its engine behind) for members that
- * started after it: a pgid stays reserved while any member lives, so those are the group's.
+ * Pure: live pids of one recorded process. Its group counts only while something proves it is
+ * still the one we started: the live leader (same start ticks) still in it, or a recorded
+ * descendant (pid and start ticks) in it. A group whose leader is gone and that nothing recorded
+ * lives in may be a stranger that reused the pgid. Pids and pgids 0 and 1 are never ours.
  */
 export function processPids(p: ProcessRecord, scan: readonly ProcStat[], index: ScanIndex = indexScan(scan)): ProcessLiveness {
   const pids = new Set<number>();
-  const leader = p.pid === null ? undefined : index.get(p.pid);
-  const alive = sameIn(index, p.pid, p.startTicks);
+  const leader = signallable(p.pid) ? index.get(p.pid) : undefined;
+  const alive = signallable(p.pid) && sameIn(index, p.pid, p.startTicks);
   const recycled = leader !== undefined && !alive;
-  if (p.pid !== null && !recycled && p.startTicks !== null) {
-    if (alive) {
-      pids.add(p.pid);
-      for (const d of descendantsIn(scan, p.pid)) pids.add(d.pid);
-    }
-    const pgid = p.pgid ?? p.pid;
-    for (const m of membersOf(scan, pgid)) {
-      if (alive || (index.get(m)?.startTicks ?? -1) >= p.startTicks) pids.add(m);
+  const liveDescendants = (p.descendants ?? []).filter((d) => signallable(d.pid) && sameIn(index, d.pid, d.startTicks));
+  for (const d of liveDescendants) pids.add(d.pid);
+  if (alive) {
+    pids.add(p.pid!);
+    for (const d of descendantsIn(scan, p.pid!)) pids.add(d.pid);
+  }
+  const pgid = p.pgid ?? p.pid;
+  if (signallable(pgid) && !recycled && p.startTicks !== null) {
+    const leaderInGroup = alive && leader!.pgid === pgid;
+    const provenByDescendant = liveDescendants.some((d) => index.get(d.pid)?.pgid === pgid);
+    if (leaderInGroup || provenByDescendant) {
+      for (const m of membersOf(scan, pgid)) {
+        if (leaderInGroup || (index.get(m)?.startTicks ?? -1) >= p.startTicks) pids.add(m);
+      }
     }
   }
-  for (const d of p.descendants ?? []) if (sameIn(index, d.pid, d.startTicks)) pids.add(d.pid);
   return { name: p.name, alive, recycled, pids: [...pids].sort((a, b) => a - b) };
 }
 
-export function runLiveness(rec: RunRecord, scan: readonly ProcStat[]): RunLiveness {
+/**
+ * `marked`: live pids that carry this run's marker in their environment (run-scan.ts), found even
+ * when no record names them (a double fork out of the group, a spawn `up` never got to record).
+ */
+export function runLiveness(rec: RunRecord, scan: readonly ProcStat[], marked: readonly number[] = []): RunLiveness {
   const index = indexScan(scan);
   const supervisor = sameIn(index, rec.supervisor?.pid ?? null, rec.supervisor?.startTicks ?? null);
   const perProcess = rec.processes.map((p) => processPids(p, scan, index));
   const all = new Set<number>(perProcess.flatMap((p) => p.pids));
+  const unrecorded = marked.filter((pid) => index.has(pid) && !all.has(pid) && pid !== rec.supervisor?.pid);
+  for (const pid of unrecorded) all.add(pid);
   const processes = all.size > 0;
   if (supervisor) all.add(rec.supervisor.pid);
-  return { supervisor, processes, perProcess, pids: [...all].sort((a, b) => a - b) };
+  return { supervisor, processes, perProcess, marked: [...new Set(unrecorded)].sort((a, b) => a - b), pids: [...all].sort((a, b) => a - b) };
 }

@@ -18,9 +18,9 @@ export const upLockPath = (stateDir: string) => join(stateDir, 'up.lock');
 export const liveDir = (stateDir: string) => join(stateDir, 'live');
 export const liveMarkerPath = (stateDir: string, id: string) => join(stateDir, 'live', id);
 
-/** Sortable, readable run ids: 20261130-101500-agg-router. */
+/** Sortable, readable run ids, unique to the millisecond: 20261130-101500-123-agg-router. */
 export function newRunId(recipe: string, now = new Date()): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  const stamp = `${now.getFullYear()}${p(now.getMonth() + 1)}${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}${p(now.getSeconds())}`;
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  const stamp = `${now.getFullYear()}${p(now.getMonth() + 1)}${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}${p(now.getSeconds())}-${p(now.getMilliseconds(), 3)}`;
   return `${stamp}-${recipe.replace(/[^\w.-]+/g, '-')}`;
 }

@@ -1,10 +1,12 @@
-import { link, mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { closeSync, constants as fsConstants, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { UserError } from '../errors.js';
 import type { RunView } from '../doctor/types.js';
-import { runLiveness } from './liveness.js';
-import { liveDir, liveMarkerPath, runDir, runJsonPath, runsDir, upLockPath } from './paths.js';
-import { readStartTicks, scanFor, type ProcStat } from './proc.js';
+import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
+import { liveDir, liveMarkerPath, logPath, runDir, runJsonPath, runsDir, upLockPath } from './paths.js';
+import { parseRunRecord } from './record-schema.js';
 import { checkStateDir, prepareStateDir } from './state-dir.js';
 import type { RunRecord, RunStatus } from './types.js';
 
@@ -45,6 +47,15 @@ export async function writeRun(stateDir: string, rec: RunRecord): Promise<void> 
 
 const marked = new Set<string>();
 
+/** markLive, synchronously (the supervisor's writes are; see RunWriter). */
+function markLiveSync(stateDir: string, id: string): void {
+  const key = `${stateDir}\0${id}`;
+  if (marked.has(key)) return;
+  mkdirSync(liveDir(stateDir), { recursive: true, mode: 0o700 });
+  writeFileSync(liveMarkerPath(stateDir, id), '', { flag: 'a' });
+  marked.add(key);
+}
+
 /** `recheck`: write even if this process wrote it before (a reader found it missing). */
 async function markLive(stateDir: string, id: string, recheck = false): Promise<void> {
   const key = `${stateDir}\0${id}`;
@@ -84,14 +95,57 @@ async function syncLiveIndex(
   }));
 }
 
-async function tryReadRun(stateDir: string, id: string): Promise<RunRecord | null> {
+/** writeRun, synchronously: the supervisor's writes (see RunWriter). */
+export function writeRunSync(stateDir: string, rec: RunRecord): void {
+  checkRunId(rec.id);
+  if (rec.state !== 'stopped' && rec.state !== 'failed') markLiveSync(stateDir, rec.id);
+  const path = runJsonPath(stateDir, rec.id);
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = tmpName(path);
+  writeFileSync(tmp, `${JSON.stringify(rec, null, 2)}\n`);
+  renameSync(tmp, path);
+}
+
+/** The most a run.json may take (a real one is a few KB; a planted 1 GB file must not be read whole). */
+const MAX_RECORD_BYTES = 4 * 1024 * 1024;
+
+/** Warned once per file per process: one bad record costs one line, never the other runs. */
+const warned = new Set<string>();
+let warnSink: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
+/** Tests and callers that collect warnings themselves. */
+export function onRecordWarning(sink: (line: string) => void): void {
+  warnSink = sink;
+}
+
+type ReadResult = { ok: true; record: RunRecord } | { ok: false; reason: string } | null;
+
+/** The record of runs/<id>/ (null: no run.json there, e.g. a run dir whose up never got to write). */
+async function readRecord(stateDir: string, id: string): Promise<ReadResult> {
+  const path = runJsonPath(stateDir, id);
+  let text: string;
   try {
-    const rec = JSON.parse(await readFile(runJsonPath(stateDir, id), 'utf8')) as RunRecord;
-    if (!rec || typeof rec !== 'object' || !Array.isArray(rec.processes)) return null;
-    return { ...rec, id: rec.id || id };
-  } catch {
-    return null;
+    const st = await stat(path);
+    if (!st.isFile()) return { ok: false, reason: 'not a regular file' };
+    if (st.size > MAX_RECORD_BYTES) return { ok: false, reason: `${Math.round(st.size / (1024 * 1024))} MiB is too large for a run record` };
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    return { ok: false, reason: `cannot read it (${code ?? (err as Error).message})` };
   }
+  return parseRunRecord(text, id, (name) => logPath(stateDir, id, name));
+}
+
+async function tryReadRun(stateDir: string, id: string): Promise<RunRecord | null> {
+  const r = await readRecord(stateDir, id);
+  if (r === null) return null;
+  if (r.ok) return r.record;
+  const path = runJsonPath(stateDir, id);
+  if (!warned.has(path)) {
+    warned.add(path);
+    warnSink(`dynamo-dev: warning: ${path}: skipped, not a valid run record: ${r.reason}`);
+  }
+  return null;
 }
 
 /** Pure: newest first (createdAt, then id, which sorts by time too). */
@@ -115,34 +169,11 @@ export async function listRuns(stateDir: string): Promise<RunRecord[]> {
   return sortRuns(recs.filter((r): r is RunRecord => r !== null));
 }
 
-/** The pids and groups of records, for scanFor. */
-function recordedIds(recs: readonly RunRecord[]): { pids: number[]; groups: number[] } {
-  const pids: number[] = [];
-  const groups: number[] = [];
-  for (const rec of recs) {
-    if (rec.supervisor?.pid) pids.push(rec.supervisor.pid);
-    for (const p of rec.processes) {
-      if (p.pid !== null) {
-        pids.push(p.pid);
-        groups.push(p.pgid ?? p.pid);
-      }
-      for (const d of p.descendants ?? []) pids.push(d.pid);
-    }
-  }
-  return { pids, groups };
-}
-
-/** One scan that judges every one of these records (see scanFor). */
-export function scanForRuns(recs: readonly RunRecord[]): Promise<ProcStat[]> {
-  const { pids, groups } = recordedIds(recs);
-  return scanFor(pids, groups);
-}
-
 export interface RunsAndScan {
   /** Sorted like listRuns. */
   recs: RunRecord[];
-  /** One scan that judges every record (scanFor). */
-  scan: ProcStat[];
+  /** One look at /proc that judges every record (scanRuns: scanFor, boot id, run markers). */
+  rs: RunsScan;
   /** Tells the live index which of these runs were found live on that scan. */
   settle(judged: readonly { id: string; live: boolean }[]): Promise<void>;
 }
@@ -153,7 +184,7 @@ export interface RunsAndScan {
  * readable ones (newest first by id, stopping there). Without it: every record.
  */
 export async function loadRuns(stateDir: string, o: { recent?: number } = {}): Promise<RunsAndScan> {
-  if (!(await checkStateDir(stateDir))) return { recs: [], scan: [], settle: async () => undefined };
+  if (!(await checkStateDir(stateDir))) return { recs: [], rs: await scanRuns(stateDir, []), settle: async () => undefined };
   const [ids, live] = await Promise.all([runIds(stateDir), liveIds(stateDir)]);
   const indexed = live === null ? null : new Set(live);
   let recs: RunRecord[];
@@ -174,14 +205,14 @@ export async function loadRuns(stateDir: string, o: { recent?: number } = {}): P
     }
     recs = sortRuns([...byId.values()]);
   }
-  const scan = await scanForRuns(recs);
-  return { recs, scan, settle: (judged) => syncLiveIndex(stateDir, judged, indexed, ids.length > 0) };
+  const rs = await scanRuns(stateDir, recs);
+  return { recs, rs, settle: (judged) => syncLiveIndex(stateDir, judged, indexed, ids.length > 0) };
 }
 
 /** Live runs and the `recent` newest (status without --all), each with its liveness from one scan. */
 export async function liveAndRecentViews(stateDir: string, recent: number): Promise<RunView[]> {
-  const { recs, scan, settle } = await loadRuns(stateDir, { recent });
-  const views = recs.map((rec) => viewOf(stateDir, rec, scan));
+  const { recs, rs, settle } = await loadRuns(stateDir, { recent });
+  const views = recs.map((rec) => viewOf(stateDir, rec, rs));
   await settle(views.map((v) => ({ id: v.record.id, live: v.live })));
   return views;
 }
@@ -189,8 +220,9 @@ export async function liveAndRecentViews(stateDir: string, recent: number): Prom
 export async function readRun(stateDir: string, id: string): Promise<RunRecord> {
   checkRunId(id);
   await checkStateDir(stateDir);
-  const rec = await tryReadRun(stateDir, id);
-  if (rec) return rec;
+  const r = await readRecord(stateDir, id);
+  if (r?.ok) return r.record;
+  if (r) throw new UserError(`--run ${id}: ${runJsonPath(stateDir, id)} is not a valid run record: ${r.reason}`);
   const recent = (await listRuns(stateDir)).slice(0, 5).map((r) => r.id);
   throw new UserError(
     recent.length > 0
@@ -218,21 +250,22 @@ export function runStatus(rec: RunRecord, alive: { supervisor: boolean; processe
   return 'failed';
 }
 
-/** Every recorded run with its status and live pids, from one scan of /proc. */
+/** Every recorded run with its status and live pids, from one scan of /proc (markers and boot id included). */
 export async function listRunViews(stateDir: string): Promise<RunView[]> {
-  const { recs, scan, settle } = await loadRuns(stateDir);
-  const views = recs.map((rec) => viewOf(stateDir, rec, scan));
+  const { recs, rs, settle } = await loadRuns(stateDir);
+  const views = recs.map((rec) => viewOf(stateDir, rec, rs));
   await settle(views.map((v) => ({ id: v.record.id, live: v.live })));
   return views;
 }
 
-export function viewOf(stateDir: string, rec: RunRecord, scan: readonly ProcStat[]): RunView {
-  const l = runLiveness(rec, scan);
+export function viewOf(stateDir: string, rec: RunRecord, rs: RunsScan): RunView {
+  const l = livenessIn(stateDir, rec, rs);
   return {
     record: rec,
     status: runStatus(rec, { supervisor: l.supervisor, processes: l.processes }),
     live: l.supervisor || l.processes,
     pids: l.pids,
+    marked: l.marked,
     logsDir: join(runDir(stateDir, rec.id), 'logs'),
   };
 }
@@ -241,85 +274,117 @@ export function viewOf(stateDir: string, rec: RunRecord, scan: readonly ProcStat
 export async function findRunView(stateDir: string, id?: string): Promise<RunView | null> {
   if (id) {
     const rec = await readRun(stateDir, id);
-    return viewOf(stateDir, rec, await scanForRuns([rec]));
+    return viewOf(stateDir, rec, await scanRuns(stateDir, [rec]));
   }
   // The live run is in the live index; the latest is the newest readable record.
   const views = await liveAndRecentViews(stateDir, 1);
   return views.find((v) => v.live) ?? views[0] ?? null;
 }
 
+// ---- run directories ----
+
+/**
+ * Creates runs/<id>/ (with logs/ and discovery/) private to the user, exclusively: mkdir never
+ * follows a symlink planted at the name, and an id already taken gets a suffix (-2, -3, ...).
+ * Returns the id used.
+ */
+export function createRunDir(stateDir: string, id: string): string {
+  for (let n = 1; n <= 100; n++) {
+    const candidate = n === 1 ? id : `${id}-${n}`;
+    const dir = runDir(stateDir, candidate);
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw new UserError(`${dir}: cannot create the run folder (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    mkdirSync(join(dir, 'logs'), { mode: 0o700 });
+    mkdirSync(join(dir, 'discovery'), { mode: 0o700 });
+    return candidate;
+  }
+  throw new UserError(`${runDir(stateDir, id)}: that run id and 99 suffixes are taken; clean up ${runsDir(stateDir)}`);
+}
+
+/** Removes a run dir nothing was started in (empty logs/ and discovery/ only): never anything with content. */
+export function removeEmptyRunDir(stateDir: string, id: string): void {
+  const dir = runDir(stateDir, id);
+  for (const d of [join(dir, 'logs'), join(dir, 'discovery'), dir]) {
+    try {
+      rmdirSync(d);
+    } catch {
+      return; // not empty (or gone): leave it
+    }
+  }
+}
+
 // ---- the up lock ----
 
 export interface LockOwner {
   pid: number;
-  startTicks: number | null;
   runId: string;
   createdAt?: string;
 }
 
-/** Pure: parse a lock file; null when unreadable (a crash mid-write never happens: it is linked whole). */
+/** Pure: the owner a lock file describes; null when it says nothing usable (being written, or empty). */
 export function parseLock(text: string): LockOwner | null {
   try {
     const o = JSON.parse(text) as Partial<LockOwner>;
     if (typeof o.pid !== 'number' || !Number.isInteger(o.pid) || o.pid <= 0) return null;
-    return { pid: o.pid, startTicks: typeof o.startTicks === 'number' ? o.startTicks : null, runId: String(o.runId ?? '?'), createdAt: o.createdAt };
+    return { pid: o.pid, runId: String(o.runId ?? '?'), createdAt: o.createdAt };
   } catch {
     return null;
   }
 }
 
-/**
- * Pure takeover rule: a lock is held only while its owner is alive and is the same process (start
- * ticks; without recorded ticks, any live process with that pid counts, to stay on the safe side).
- * Unparseable or owner gone -> stale, taken over.
- */
-export function judgeLock(owner: LockOwner | null, startTicksOf: (pid: number) => number | null): 'held' | 'stale' {
-  if (!owner) return 'stale';
-  const now = startTicksOf(owner.pid);
-  if (now === null) return 'stale';
-  if (owner.startTicks === null) return 'held';
-  return now === owner.startTicks ? 'held' : 'stale';
+export interface UpLock {
+  /** Records the run id in the lock file (for the message a second `up` prints). */
+  describe(runId: string): void;
+  release(): Promise<void>;
 }
 
-/** One `up` per state directory: lock file with owner pid (+ start ticks) and run id; a stale lock (owner gone)
- *  is taken over; a live one -> UserError "another up is running: run <id> (pid N)". */
-export async function acquireUpLock(stateDir: string, runId: string): Promise<{ release(): Promise<void> }> {
+/**
+ * One `up` per state directory: an flock(2) on up.lock, held for the life of `up` and released by
+ * the kernel when it ends however it ends (SIGKILL too). The kernel judges it, not a pid: a pid
+ * means nothing across pid namespaces (a container sharing the state dir). Node has no flock, so
+ * flock(1) takes it on our open file description (passed as its fd 3), which we keep open.
+ * A held lock -> UserError naming the run and pid its holder wrote in the file.
+ */
+export async function acquireUpLock(stateDir: string, runId: string): Promise<UpLock> {
   const path = upLockPath(stateDir);
   await prepareStateDir(stateDir);
-  const me: LockOwner = { pid: process.pid, startTicks: readStartTicks(process.pid), runId, createdAt: new Date().toISOString() };
-  const mine = JSON.stringify(me);
-  // Written whole to a private file, then hard-linked: link() fails if the lock exists, so the
-  // lock appears atomically with its content and two racing `up`s cannot both create it.
-  const tmp = tmpName(path);
-  await writeFile(tmp, mine);
+  let fd: number;
   try {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await link(tmp, path);
-        return {
-          async release() {
-            const cur = await readFile(path, 'utf8').catch(() => null);
-            if (cur === mine) await unlink(path).catch(() => undefined);
-          },
-        };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      const text = await readFile(path, 'utf8').catch(() => null);
-      if (text === null) continue; // released between link and read: try again
-      const owner = parseLock(text);
-      if (judgeLock(owner, readStartTicks) === 'held') {
-        throw new UserError(
-          `another up is running: run ${owner!.runId} (pid ${owner!.pid}); one up per state directory`,
-          `dynamo-dev teardown --run ${owner!.runId}   (or use another --state-dir)`,
-        );
-      }
-      // Stale: the owner is gone. Remove only if it is still the same stale content.
-      const again = await readFile(path, 'utf8').catch(() => null);
-      if (again === text) await unlink(path).catch(() => undefined);
-    }
-    throw new Error(`could not take the lock ${path}: it keeps changing (another up starting at the same moment?)`);
-  } finally {
-    await unlink(tmp).catch(() => undefined);
+    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    throw new UserError(`${path}: cannot open the lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
+  const r = spawnSync('flock', ['--nonblock', '--exclusive', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
+  if (r.error || (r.status !== 0 && r.status !== 1)) {
+    closeSync(fd);
+    const why = r.error ? `flock(1) cannot run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it comes with util-linux` : String(r.stderr).trim();
+    throw new Error(`cannot lock ${path}: ${why}`);
+  }
+  if (r.status === 1) {
+    const owner = parseLock(readFileSync(fd, 'utf8'));
+    closeSync(fd);
+    throw new UserError(
+      owner ? `another up is running: run ${owner.runId} (pid ${owner.pid}); one up per state directory` : 'another up is starting in this state directory; one up per state directory',
+      owner ? `dynamo-dev teardown --run ${owner.runId}   (or use another --state-dir)` : 'wait for it, or use another --state-dir',
+    );
+  }
+  const describe = (id: string) => {
+    const text = JSON.stringify({ pid: process.pid, runId: id, createdAt: new Date().toISOString() } satisfies LockOwner);
+    ftruncateSync(fd, 0);
+    writeSync(fd, text, 0);
+  };
+  describe(runId);
+  let open = true;
+  return {
+    describe,
+    async release() {
+      // Closing our descriptor releases the lock; the file stays (removing it would race a waiter).
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
 }

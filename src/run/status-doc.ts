@@ -1,7 +1,9 @@
 import { join } from 'node:path';
-import { runLiveness, type RunLiveness } from './liveness.js';
+import type { RunLiveness } from './liveness.js';
 import { runDir } from './paths.js';
-import { loadRuns, readRun, runStatus, scanForRuns } from './state.js';
+import { livenessIn, scanRuns } from './run-scan.js';
+import { readCmdline } from './proc.js';
+import { loadRuns, readRun, runStatus } from './state.js';
 import type { ProcessState, RunRecord, RunStatus } from './types.js';
 
 // The `status --json` document, built purely from records and liveness; the human table renders it.
@@ -38,9 +40,12 @@ export interface RunStatusDoc {
   supervisor: { pid: number; alive: boolean };
   logsDir: string;
   processes: ProcessStatus[];
+  /** Live processes of the run that no record names, found by the run marker in their environment
+   *  (a helper that double-forked out of its group, a spawn a SIGKILLed `up` never recorded). */
+  unrecorded: { pid: number; cmd: string }[];
 }
 
-export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string, now: number): RunStatusDoc {
+export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string, now: number, cmdOf: (pid: number) => string = () => ''): RunStatusDoc {
   const processes = rec.processes.map((p, i): ProcessStatus => {
     const pl = l.perProcess[i];
     const started = p.startedAt ? Date.parse(p.startedAt) : NaN;
@@ -74,6 +79,7 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
     supervisor: { pid: rec.supervisor?.pid ?? 0, alive: l.supervisor },
     logsDir: join(runDir(stateDir, rec.id), 'logs'),
     processes,
+    unrecorded: (l.marked ?? []).map((pid) => ({ pid, cmd: cmdOf(pid) })),
   };
 }
 
@@ -91,11 +97,11 @@ export function pickRuns(docs: RunStatusDoc[], o: { all?: boolean; recent?: numb
 export async function collectStatus(stateDir: string, o: { runId?: string; all?: boolean }): Promise<RunStatusDoc[]> {
   if (o.runId) {
     const rec = await readRun(stateDir, o.runId);
-    return [buildRunStatus(rec, runLiveness(rec, await scanForRuns([rec])), stateDir, Date.now())];
+    return [buildRunStatus(rec, livenessIn(stateDir, rec, await scanRuns(stateDir, [rec])), stateDir, Date.now(), readCmdline)];
   }
-  const { recs, scan, settle } = await loadRuns(stateDir, o.all ? {} : { recent: RECENT_RUNS });
+  const { recs, rs, settle } = await loadRuns(stateDir, o.all ? {} : { recent: RECENT_RUNS });
   const now = Date.now();
-  const docs = recs.map((r) => buildRunStatus(r, runLiveness(r, scan), stateDir, now));
+  const docs = recs.map((r) => buildRunStatus(r, livenessIn(stateDir, r, rs), stateDir, now, readCmdline));
   await settle(docs.map((d) => ({ id: d.id, live: d.live })));
   return pickRuns(docs, o);
 }

@@ -1,5 +1,6 @@
 import { ancestorsIn, descendantsIn, membersOf, readCmdline, scanProc, type ProcStat } from './proc.js';
-import { indexScan, sameIn, type ScanIndex } from './liveness.js';
+import { statSync } from 'node:fs';
+import { indexScan, sameIn, signallable, type ScanIndex } from './liveness.js';
 import { realClock, type Clock } from './clock.js';
 import { escalationStep, nextScanInMs } from './policy/escalation.js';
 import type { DescendantRecord, ProcessRecord } from './types.js';
@@ -72,6 +73,11 @@ export interface StopDeps {
   clock: Pick<Clock, 'now' | 'sleep'>;
   /** Never signalled, nor its ancestors, whatever a record says. */
   selfPid: number;
+  /** Our uid: only processes it owns are ever signalled (as root too: root's teardown must not hit
+   *  another user's process a record names). Absent: no ownership check (fake process tables). */
+  uid?: number | null;
+  /** Owner uid of a live pid (null: gone). */
+  owner?(pid: number): number | null;
 }
 
 export const realStopDeps: StopDeps = {
@@ -80,7 +86,30 @@ export const realStopDeps: StopDeps = {
   cmdline: readCmdline,
   clock: realClock,
   selfPid: process.pid,
+  uid: typeof process.getuid === 'function' ? process.getuid() : null,
+  owner(pid) {
+    try {
+      return statSync(`/proc/${pid}`).uid;
+    } catch {
+      return null;
+    }
+  },
 };
+
+/** Whether a live process is ours to signal, its owner remembered per process (pid and start ticks). */
+function ownership(deps: StopDeps): (pid: number, index: ScanIndex) => boolean {
+  if (deps.uid === undefined || deps.uid === null || !deps.owner) return () => true;
+  const seen = new Map<string, boolean>();
+  return (pid, index) => {
+    const key = `${pid}:${index.get(pid)?.startTicks}`;
+    let ok = seen.get(key);
+    if (ok === undefined) {
+      ok = deps.owner!(pid) === deps.uid;
+      seen.set(key, ok);
+    }
+    return ok;
+  };
+}
 
 export interface StopHandle {
   readonly done: Promise<{ stopped: StopResult[]; remaining: Survivor[] }>;
@@ -113,7 +142,7 @@ function send(deps: StopDeps, pid: number, sig: NodeJS.Signals): string | null {
   }
 }
 
-function aliveOf(tr: Tracked, scan: readonly ProcStat[], index: ScanIndex, protectedPids: Set<number>): number[] {
+function aliveOf(tr: Tracked, scan: readonly ProcStat[], index: ScanIndex, protectedPids: Set<number>, ours: (pid: number, index: ScanIndex) => boolean): number[] {
   const out = new Set<number>();
   if (tr.group !== null) {
     for (const m of membersOf(scan, tr.group)) if ((index.get(m)?.startTicks ?? -1) >= tr.minTicks) out.add(m);
@@ -127,27 +156,38 @@ function aliveOf(tr: Tracked, scan: readonly ProcStat[], index: ScanIndex, prote
     }
   }
   for (const p of protectedPids) out.delete(p);
+  for (const p of out) if (!signallable(p) || !ours(p, index)) out.delete(p);
   return [...out].sort((a, b) => a - b);
 }
 
-function signalAll(deps: StopDeps, tr: Tracked, alive: number[], index: ScanIndex, sig: NodeJS.Signals): void {
+function signalAll(
+  deps: StopDeps, tr: Tracked, alive: number[], scan: readonly ProcStat[], index: ScanIndex, sig: NodeJS.Signals,
+  ours: (pid: number, index: ScanIndex) => boolean,
+): void {
   const errors: string[] = [];
-  if (tr.group !== null) {
-    const e = send(deps, -tr.group, sig);
+  // A group signal reaches every member: sent only while each one is ours (else one by one).
+  const group = tr.group !== null && signallable(tr.group) && membersOf(scan, tr.group).every((m) => ours(m, index)) ? tr.group : null;
+  if (group !== null) {
+    const e = send(deps, -group, sig);
     if (e) errors.push(e);
   }
   for (const pid of alive) {
-    if (tr.group !== null && index.get(pid)?.pgid === tr.group) continue; // reached by the group signal
+    if (group !== null && index.get(pid)?.pgid === group) continue; // reached by the group signal
     const e = send(deps, pid, sig);
     if (e) errors.push(e);
   }
   if (errors.length > 0 && !tr.result.note) tr.result.note = errors[0];
 }
 
-/** What of a target we may signal, decided once before any signal (the pid-reuse guard). */
-function track(t: StopTarget, scan: readonly ProcStat[], index: ScanIndex, ownGroup: number): Tracked {
-  const leader = index.get(t.pid);
-  const same = sameIn(index, t.pid, t.startTicks);
+/**
+ * What of a target we may signal, decided once before any signal: the pid-reuse guard (start
+ * ticks), never pid/pgid 0 or 1, only processes of our uid, and a group only while its live leader
+ * is still in it or a recorded descendant (same start ticks) lives in it: a group whose leader is
+ * gone and that nothing recorded proves may be a stranger that reused the pgid.
+ */
+function track(t: StopTarget, scan: readonly ProcStat[], index: ScanIndex, ownGroup: number, ours: (pid: number, index: ScanIndex) => boolean): Tracked {
+  const leader = signallable(t.pid) ? index.get(t.pid) : undefined;
+  const same = signallable(t.pid) && sameIn(index, t.pid, t.startTicks);
   const tr: Tracked = {
     target: t,
     result: { name: t.name, pid: t.pid, signal: null, ms: 0 },
@@ -159,22 +199,30 @@ function track(t: StopTarget, scan: readonly ProcStat[], index: ScanIndex, ownGr
     alive: [],
     survivors: [],
   };
-  const groupOk = !t.single && t.pgid > 1 && t.pgid !== ownGroup;
+  if (!signallable(t.pid)) {
+    tr.result.note = `pid ${t.pid} is not a process teardown may signal; not signalled`;
+    return tr;
+  }
+  const descendants = (t.descendants ?? []).filter((d) => signallable(d.pid) && sameIn(index, d.pid, d.startTicks));
+  const groupOk = !t.single && signallable(t.pgid) && t.pgid !== ownGroup && t.startTicks !== null;
+  const provenByDescendant = descendants.some((d) => index.get(d.pid)?.pgid === t.pgid);
+  if (same && !ours(t.pid, index)) {
+    tr.result.note = `pid ${t.pid} belongs to another user: not signalled`;
+    return tr;
+  }
   if (same) {
     tr.watch.set(t.pid, t.startTicks);
-    if (groupOk) tr.group = t.pgid;
+    if (groupOk && (leader!.pgid === t.pgid || provenByDescendant)) tr.group = t.pgid;
   } else if (leader) {
     tr.result.note = t.startTicks === null
       ? `pid ${t.pid} is alive but its start time was never recorded; not signalled`
       : `pid ${t.pid} now belongs to another process (start time differs): recycled, not signalled`;
-  } else if (groupOk && t.startTicks !== null) {
-    // Leader gone: its group lives on while any member does (the pgid cannot be reused meanwhile).
-    if (membersOf(scan, t.pgid).some((m) => (index.get(m)?.startTicks ?? -1) >= t.startTicks!)) {
-      tr.group = t.pgid;
-      tr.result.note = 'leader had already exited; its group had not';
-    }
+  } else if (groupOk && provenByDescendant) {
+    // Leader gone: its group lives on in a recorded descendant (the pgid cannot be reused meanwhile).
+    tr.group = t.pgid;
+    tr.result.note = 'leader had already exited; its group had not';
   }
-  for (const d of t.descendants ?? []) if (sameIn(index, d.pid, d.startTicks)) tr.watch.set(d.pid, d.startTicks);
+  for (const d of descendants) tr.watch.set(d.pid, d.startTicks);
   return tr;
 }
 
@@ -195,7 +243,8 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
   // Never ourselves or the shell that runs us, whatever a record says.
   const protectedPids = new Set<number>([deps.selfPid, ...ancestorsIn(scan, deps.selfPid)]);
   const ownGroup = index.get(deps.selfPid)?.pgid ?? -1;
-  const tracked = targets.map((t) => track(t, scan, index, ownGroup));
+  const ours = ownership(deps);
+  const tracked = targets.map((t) => track(t, scan, index, ownGroup, ours));
 
   const snapshot = () => {
     if (!opts.onState) return;
@@ -217,14 +266,14 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
   };
 
   for (const tr of tracked) {
-    tr.alive = aliveOf(tr, scan, index, protectedPids);
+    tr.alive = aliveOf(tr, scan, index, protectedPids, ours);
     if (tr.alive.length === 0) {
       if (!tr.result.note) tr.result.note = 'already gone';
       finish(tr, t0);
       continue;
     }
     tr.result.signal = 'SIGTERM';
-    signalAll(deps, tr, tr.alive, index, 'SIGTERM');
+    signalAll(deps, tr, tr.alive, scan, index, 'SIGTERM', ours);
   }
   snapshot();
 
@@ -238,7 +287,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
       let changed = false;
       for (const tr of tracked) {
         if (tr.done) continue;
-        tr.alive = aliveOf(tr, scan, index, protectedPids);
+        tr.alive = aliveOf(tr, scan, index, protectedPids, ours);
         switch (escalationStep({ killed: tr.killed, aliveCount: tr.alive.length, now, killAt, killWaitMs })) {
           case 'finish':
             finish(tr, now);
@@ -247,11 +296,11 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
           case 'kill':
             tr.killed = true;
             tr.result.signal = 'SIGKILL';
-            signalAll(deps, tr, tr.alive, index, 'SIGKILL');
+            signalAll(deps, tr, tr.alive, scan, index, 'SIGKILL', ours);
             changed = true;
             break;
           case 'kill-again':
-            signalAll(deps, tr, tr.alive, index, 'SIGKILL');
+            signalAll(deps, tr, tr.alive, scan, index, 'SIGKILL', ours);
             break;
           case 'give-up':
             tr.survivors = tr.alive.map((pid) => ({ name: tr.target.name, pid, cmd: deps.cmdline(pid) }));

@@ -3,10 +3,11 @@ import { realClock, type Clock } from './clock.js';
 import { diagnoseLog, type Diagnosis } from './diagnosis.js';
 import { followFile, type FollowOptions, type Follower } from './follow.js';
 import { getJson } from '../host/http.js';
-import { descendants, readStartTicks } from './proc.js';
+import { descendants, readCmdline, readStartTicks } from './proc.js';
 import type { HttpGetter } from './readiness.js';
 import { spawnLogged, type Spawned } from './spawn.js';
-import { writeRun } from './state.js';
+import { writeRunSync } from './state.js';
+import { markedProcesses, readBootId } from './run-scan.js';
 import { startStop, type StopHandle, type StopOptions, type StopTarget } from './stop.js';
 import type { DescendantRecord, RunRecord } from './types.js';
 
@@ -25,10 +26,13 @@ export interface SupervisorDeps {
   descendants(pid: number): DescendantRecord[];
   /** SIGTERM -> grace -> SIGKILL of the targets (stop.ts), escalatable. */
   stop(targets: StopTarget[], opts: StopOptions): StopHandle;
-  writeRun(stateDir: string, rec: RunRecord): Promise<void>;
+  /** Writes run.json whole and at once (synchronous: see RunWriter). */
+  writeRun(stateDir: string, rec: RunRecord): void;
   mkdirs(dir: string): void;
-  /** This process, recorded so teardown can stop a foreground supervisor and nothing else. */
-  self: { pid: number; startTicks: number | null };
+  /** Live processes carrying the run marker (started since `minTicks`): what a stop must not leave. */
+  marked(marker: string, minTicks: number): Promise<{ pid: number; startTicks: number; cmd: string }[]>;
+  /** This process, recorded so teardown can stop a foreground supervisor and nothing else; the boot it runs in. */
+  self: { pid: number; startTicks: number | null; bootId?: string | null };
 }
 
 export function realSupervisorDeps(): SupervisorDeps {
@@ -40,8 +44,9 @@ export function realSupervisorDeps(): SupervisorDeps {
     diagnose: diagnoseLog,
     descendants,
     stop: (targets, opts) => startStop(targets, opts),
-    writeRun,
+    writeRun: writeRunSync,
     mkdirs: (dir) => void mkdirSync(dir, { recursive: true }),
-    self: { pid: process.pid, startTicks: readStartTicks(process.pid) },
+    marked: async (marker, minTicks) => (await markedProcesses(marker, minTicks)).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) })),
+    self: { pid: process.pid, startTicks: readStartTicks(process.pid), bootId: readBootId() },
   };
 }

@@ -12,6 +12,9 @@ import { curlLine, type ReadyWorker, type UpEvent } from './events.js';
 import { processTargets, type StopHandle, type StopResult, type StopSnapshot, type Survivor } from './stop.js';
 import type { TimerHandle } from './clock.js';
 import { RunWriter } from './run-writer.js';
+import { RUN_MARKER } from './run-scan.js';
+import { orphanName } from './orphans.js';
+import { runDir } from './paths.js';
 import { realSupervisorDeps, type SupervisorDeps } from './supervisor-deps.js';
 import { startable } from './policy/start-order.js';
 import { ProcessReadiness, readinessPlan, type LockWait } from './policy/readiness.js';
@@ -43,6 +46,8 @@ export interface SupervisorOptions {
   pollMs?: number;
   /** How often engine descendants are re-scanned while running (default 2000 ms). */
   descendantsMs?: number;
+  /** The run marker's value every child inherits (RUN_MARKER; default the run's directory). */
+  runMarker?: string;
 }
 
 export type SupervisorResult =
@@ -84,6 +89,7 @@ export class Supervisor extends EventEmitter {
   private stopHandle: StopHandle | null = null;
   private escalated = false;
   private readonly signalHandlers: [NodeJS.Signals, () => void][] = [];
+  private readonly marker: string;
 
   constructor(private readonly o: SupervisorOptions, deps: Partial<SupervisorDeps> = {}) {
     super();
@@ -99,9 +105,10 @@ export class Supervisor extends EventEmitter {
     });
     this.record = newRunRecord({
       runId: o.runId, plan: o.plan, recipe: o.recipe, processes: this.procs.map((p) => p.rec), now: new Date(),
-      supervisor: { pid: this.d.self.pid, startTicks: this.d.self.startTicks, detached: o.detach },
+      supervisor: { pid: this.d.self.pid, startTicks: this.d.self.startTicks, detached: o.detach }, bootId: this.d.self.bootId,
     });
     this.writer = new RunWriter(this.record, (rec) => this.d.writeRun(o.stateDir, rec), (w) => this.emit('warning', w));
+    this.marker = o.runMarker ?? runDir(o.stateDir, o.runId);
   }
 
   /** A listener that throws (a renderer on a dead terminal) must never stop supervision. */
@@ -130,7 +137,9 @@ export class Supervisor extends EventEmitter {
     // The per-run discovery directory (DYN_FILE_KV) exists before anyone registers in it.
     const dirs = new Set(this.o.plan.processes.map((p) => p.env.DYN_FILE_KV).filter((d): d is string => Boolean(d)));
     for (const d of dirs) this.d.mkdirs(d);
-    await this.d.writeRun(this.o.stateDir, this.record);
+    // Before any spawn, and a failure here is up's failure: nothing may run unrecorded.
+    this.record.updatedAt = new Date().toISOString();
+    this.d.writeRun(this.o.stateDir, this.record);
     if (this.o.handleSignals !== false) {
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as NodeJS.Signals[]) {
         const h = () => void this.stop(sig);
@@ -183,11 +192,16 @@ export class Supervisor extends EventEmitter {
   }
 
   private start(p: Proc): void {
-    const env = { ...this.o.env, ...p.spec.env };
+    // The marker: everything this process ever forks inherits it, so status and teardown find
+    // even what escapes its group or what a SIGKILLed `up` never recorded.
+    const env = { ...this.o.env, ...p.spec.env, [RUN_MARKER]: this.marker };
     const s = this.d.spawn(p.spec.argv, env, p.rec.log);
     p.spawned = s;
     p.startedMs = this.d.clock.now();
     Object.assign(p.rec, { pid: s.pid, pgid: s.pgid, startTicks: s.startTicks, startedAt: s.startedAt });
+    p.rec.state = 'starting';
+    // On disk before anyone hears of it: `up` SIGKILLed right after `starting` leaves the pid recorded.
+    this.writer.writeNow();
     this.emitEvent({ event: 'starting', process: p.spec.name, pid: s.pid, log: p.rec.log, waitedFor: p.spec.waitFor });
     this.setState(p, 'starting');
     p.follower = this.d.follow(p.rec.log, (line) => this.onLine(p, line), { pollMs: 100 });
@@ -330,6 +344,7 @@ export class Supervisor extends EventEmitter {
       if (this.escalated) this.stopHandle.escalate();
       res = await this.stopHandle.done;
     }
+    res = await this.stopUnrecorded(res);
     // Collect exit codes of the children we signalled (they are gone: the group is empty).
     let grace: TimerHandle | null = null;
     await Promise.race([
@@ -340,6 +355,24 @@ export class Supervisor extends EventEmitter {
     for (const p of this.procs) {
       p.follower?.stop();
       if (p.rec.state !== 'failed' && p.rec.state !== 'stopped') this.setState(p, 'stopped');
+    }
+    return res;
+  }
+
+  /**
+   * What the stop of the recorded targets missed but the run marker names (a helper that
+   * double-forked out of its group): stopped alone, in up to two more passes, so `stopped` never
+   * reports nothing remaining while something of the run lives.
+   */
+  private async stopUnrecorded(res: { stopped: StopResult[]; remaining: Survivor[] }): Promise<{ stopped: StopResult[]; remaining: Survivor[] }> {
+    for (let pass = 0; pass < 2; pass++) {
+      const left = (await this.d.marked(this.marker, this.d.self.startTicks ?? 0)).filter((m) => !res.remaining.some((r) => r.pid === m.pid));
+      if (left.length === 0) break;
+      const targets = left.map((m) => ({ name: orphanName(m.cmd), pid: m.pid, pgid: m.pid, startTicks: m.startTicks, single: true }));
+      this.stopHandle = this.d.stop(targets, { graceMs: this.o.graceMs });
+      if (this.escalated) this.stopHandle.escalate();
+      const more = await this.stopHandle.done;
+      res = { stopped: [...res.stopped, ...more.stopped], remaining: [...res.remaining, ...more.remaining] };
     }
     return res;
   }

@@ -1,6 +1,7 @@
 import type { RunView } from '../doctor/types.js';
 import { selectOrphans, orphanName } from './orphans.js';
-import { ancestors } from './proc.js';
+import { ancestors, readCmdline, readStartTicks } from './proc.js';
+import { livenessIn, scanRuns } from './run-scan.js';
 import { findRunView, listRunViews, readRun, writeRun } from './state.js';
 import { processTargets, stopTargets, type StopResult, type StopTarget, type Survivor } from './stop.js';
 import type { RunRecord } from './types.js';
@@ -64,6 +65,49 @@ export function markStopped(rec: RunRecord, results: StopResult[], clean: boolea
   };
 }
 
+/** A target for a live pid no record names (found by the run marker): that pid alone, never its group. */
+function unrecordedTarget(pid: number): StopTarget | null {
+  const startTicks = readStartTicks(pid);
+  if (startTicks === null) return null;
+  return { name: orphanName(readCmdline(pid)), pid, pgid: pid, startTicks, single: true };
+}
+
+const MARKED_NOTE = 'no record named it; found by the run marker in its environment';
+
+/**
+ * Stops one run, then looks again: whatever of it still lives (a process that forked out of its
+ * group meanwhile, one only the run marker names) is stopped in another round. What survives the
+ * last round is reported as remaining, so "nothing remains" is only ever said of a fresh scan.
+ */
+async function stopRun(o: TeardownOptions, v: RunView, first: StopTarget[], onProgress: (r: StopResult) => void): Promise<{ stopped: StopResult[]; remaining: Survivor[] }> {
+  const stopped: StopResult[] = [];
+  const remaining = new Map<number, Survivor>();
+  const unrecorded = new Set(v.marked ?? []);
+  let targets = [...first, ...[...unrecorded].map(unrecordedTarget).filter((t): t is StopTarget => t !== null)];
+  const noted = (r: StopResult) => (unrecorded.has(r.pid) && r.note === undefined ? { ...r, note: MARKED_NOTE } : r);
+  const protectedPids = new Set([process.pid, ...ancestors(process.pid)]);
+  for (let round = 0; round < 3; round++) {
+    if (targets.length > 0) {
+      const res = await stopTargets(targets, { graceMs: o.graceMs, onProgress: (r) => onProgress(noted(r)) });
+      stopped.push(...res.stopped.map(noted));
+      for (const s of res.remaining) remaining.set(s.pid, s);
+    }
+    const now = livenessIn(o.stateDir, v.record, await scanRuns(o.stateDir, [v.record]));
+    const alive = now.pids.filter((pid) => !remaining.has(pid));
+    // Ourselves or the shell that runs us, carrying the run's marker: never signalled, never hidden.
+    for (const pid of alive.filter((p) => protectedPids.has(p))) remaining.set(pid, { name: orphanName(readCmdline(pid)), pid, cmd: readCmdline(pid) });
+    const left = alive.filter((pid) => !protectedPids.has(pid));
+    if (left.length === 0) break;
+    if (round === 2) {
+      for (const pid of left) remaining.set(pid, { name: orphanName(readCmdline(pid)), pid, cmd: readCmdline(pid) });
+      break;
+    }
+    for (const pid of now.marked) unrecorded.add(pid);
+    targets = left.map(unrecordedTarget).filter((t): t is StopTarget => t !== null);
+  }
+  return { stopped, remaining: [...remaining.values()] };
+}
+
 export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   const views = o.runId ? [await findRunView(o.stateDir, o.runId)].filter((v): v is RunView => v !== null) : (await listRunViews(o.stateDir)).filter((v) => v.live);
   const live = views.filter((v) => v.live);
@@ -77,7 +121,7 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   const perRun = await Promise.all(live.map(async (v) => {
     const run = v.record.id;
     const supAlive = v.pids.includes(v.record.supervisor?.pid ?? -1);
-    const res = await stopTargets(runTargets(v, supAlive), { graceMs: o.graceMs, onProgress: (r) => o.onProgress?.({ ...r, run }) });
+    const res = await stopRun(o, v, runTargets(v, supAlive), (r) => o.onProgress?.({ ...r, run }));
     // Re-read: the supervisor may have written exit codes meanwhile; our marks go on top.
     const rec = await readRun(o.stateDir, run).catch(() => v.record);
     try {

@@ -53,6 +53,8 @@ export interface RunRecord {
   createdAt: string;
   updatedAt: string;
   supervisor: { pid: number; startTicks: number | null; detached: boolean };
+  /** /proc/sys/kernel/random/boot_id when the run started: a record of another boot has nothing alive. */
+  bootId?: string | null;
   state: RunState;
   frontendUrl: string;
   plan: Plan;

@@ -135,12 +135,15 @@ describe('status', () => {
     expect(bad.stderr).toMatch(/no run "nope" in .*; recent runs: 20261136-run6, /);
   });
 
-  it('skips an unreadable run.json instead of failing', async () => {
+  it('skips an unreadable run.json instead of failing, with one warning naming it', async () => {
     const h = home();
     await writeFakeRun(h.stateDir, { id: 'good', state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 }, processes: [] });
     const { mkdirSync, writeFileSync } = await import('node:fs');
     mkdirSync(`${h.stateDir}/runs/bad`, { recursive: true });
     writeFileSync(`${h.stateDir}/runs/bad/run.json`, '{"id": "bad", "proc');
-    expect((await status(h.env)).runs.map((r) => r.id)).toEqual(['good']);
+    const r = await runCli(['status', '--json'], h.env);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as Doc).runs.map((x) => x.id)).toEqual(['good']);
+    expect(r.stderr).toMatch(new RegExp(`^dynamo-dev: warning: ${h.stateDir}/runs/bad/run\\.json: skipped, not a valid run record: not JSON \\(.*\\)$`));
   });
 });

@@ -16,6 +16,8 @@ export interface FakeProc {
   unkillable?: boolean;
   /** Gone on its own at this time (ms). */
   exitAt?: number;
+  /** Owner uid (default 1000, the uid the stop runs as). */
+  uid?: number;
 }
 
 export interface SignalSent { t: number; pid: number; sig: NodeJS.Signals }
@@ -87,6 +89,8 @@ export class FakeMachine {
         },
       },
       selfPid: 11,
+      uid: 1000,
+      owner: (pid) => (this.procs.has(pid) ? this.procs.get(pid)!.uid ?? 1000 : null),
     };
   }
 }

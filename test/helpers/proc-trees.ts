@@ -11,7 +11,7 @@ import type { DescendantRecord, ProcessRecord, RunRecord } from '../../src/run/t
 // spawns its children (each leads its own process group), and a registry of everything started so
 // afterEach can SIGKILL it whatever happened in the test.
 
-export type TreeMode = 'honour' | 'ignore' | 'leader-first' | 'escape';
+export type TreeMode = 'honour' | 'ignore' | 'leader-first' | 'escape' | 'double-fork';
 
 export interface Tree {
   pid: number;
@@ -35,8 +35,9 @@ export async function waitUntil<T>(f: () => T | null | undefined | false, what: 
   }
 }
 
-export async function spawnTree(mode: TreeMode): Promise<Tree> {
-  const child = spawn('bash', [join(FIXTURES, 'proc-trees', 'tree.sh'), mode], { detached: true, stdio: 'ignore' });
+/** `env`: added to the tree's environment (e.g. the run marker, as the supervisor sets it). */
+export async function spawnTree(mode: TreeMode, env: Record<string, string> = {}): Promise<Tree> {
+  const child = spawn('bash', [join(FIXTURES, 'proc-trees', 'tree.sh'), mode], { detached: true, stdio: 'ignore', env: { ...process.env, ...env } });
   const pid = child.pid!;
   started.add(pid);
   child.unref();

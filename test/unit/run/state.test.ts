@@ -1,9 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempHome } from '../../helpers/cli.js';
-import { deadPid, writeFakeRun } from '../../helpers/proc-trees.js';
-import { acquireUpLock, findRunView, judgeLock, listRuns, parseLock, readRun, runStatus } from '../../../src/run/state.js';
+import { ROOT, tempHome } from '../../helpers/cli.js';
+import { deadPid, waitUntil, writeFakeRun } from '../../helpers/proc-trees.js';
+import { acquireUpLock, createRunDir, findRunView, listRuns, onRecordWarning, parseLock, readRun, removeEmptyRunDir, runStatus } from '../../../src/run/state.js';
+import { newRunId } from '../../../src/run/paths.js';
 import { readStartTicks } from '../../../src/run/proc.js';
 import { UserError } from '../../../src/errors.js';
 import type { RunRecord } from '../../../src/run/types.js';
@@ -39,56 +42,83 @@ describe('runStatus', () => {
   });
 });
 
-describe('lock takeover rules', () => {
-  it('parseLock: valid JSON with a pid; anything else is unreadable', () => {
-    expect(parseLock('{"pid":42,"startTicks":7,"runId":"r"}')).toMatchObject({ pid: 42, startTicks: 7, runId: 'r' });
+describe('the up lock (flock, held for the life of up)', () => {
+  it('parseLock: the owner the file describes; anything else says nothing', () => {
+    expect(parseLock('{"pid":42,"runId":"r"}')).toMatchObject({ pid: 42, runId: 'r' });
     expect(parseLock('')).toBeNull();
     expect(parseLock('{"pid":"x"}')).toBeNull();
   });
-  it('judgeLock: held only while the owner is the same live process', () => {
-    const ticks = (m: Record<number, number>) => (pid: number) => m[pid] ?? null;
-    expect(judgeLock({ pid: 42, startTicks: 7, runId: 'r' }, ticks({ 42: 7 }))).toBe('held');
-    expect(judgeLock({ pid: 42, startTicks: 7, runId: 'r' }, ticks({}))).toBe('stale'); // owner gone
-    expect(judgeLock({ pid: 42, startTicks: 7, runId: 'r' }, ticks({ 42: 9 }))).toBe('stale'); // pid reused
-    expect(judgeLock({ pid: 42, startTicks: null, runId: 'r' }, ticks({ 42: 9 }))).toBe('held'); // cannot tell: be safe
-    expect(judgeLock(null, ticks({}))).toBe('stale');
+
+  it('one up per state dir: a second acquire while the first holds it names its run and pid; release lets the next one in', async () => {
+    const h = home();
+    const lock = await acquireUpLock(h.stateDir, 'run-a');
+    lock.describe('run-a-2');
+    expect(JSON.parse(readFileSync(join(h.stateDir, 'up.lock'), 'utf8'))).toMatchObject({ pid: process.pid, runId: 'run-a-2' });
+    const err = await acquireUpLock(h.stateDir, 'run-b').catch((e) => e);
+    expect(err).toBeInstanceOf(UserError);
+    expect(err.message).toBe(`another up is running: run run-a-2 (pid ${process.pid}); one up per state directory`);
+    await lock.release();
+    const again = await acquireUpLock(h.stateDir, 'run-b');
+    await again.release();
+    expect(readdirSync(h.stateDir).sort()).toEqual(['runs', 'up.lock']); // the file stays; no tmp files
+  });
+
+  it('the kernel judges it, not a pid: a holder whose file names a pid that is gone here (another pid namespace) still holds it', async () => {
+    const h = home();
+    mkdirSync(h.stateDir, { recursive: true, mode: 0o700 });
+    const path = join(h.stateDir, 'up.lock');
+    writeFileSync(path, JSON.stringify({ pid: deadPid(), runId: 'in-a-container' }));
+    // One process holds it (the shell locks its fd 9, then becomes sleep): killing it releases it.
+    const holder = spawn('bash', ['-c', `exec 9<>'${path}' && flock --exclusive 9 && exec sleep 30`], { stdio: 'ignore' });
+    try {
+      await waitUntil(() => spawnSync('flock', ['--nonblock', path, 'true']).status === 1, 'the holder to take the lock');
+      const err = await acquireUpLock(h.stateDir, 'mine').catch((e) => e);
+      expect(err).toBeInstanceOf(UserError);
+      expect(err.message).toMatch(/^another up is running: run in-a-container \(pid \d+\)/);
+    } finally {
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
+    }
+    // And a file naming a live pid that holds nothing is no lock at all.
+    writeFileSync(path, JSON.stringify({ pid: process.pid, runId: 'stale' }));
+    const lock = await acquireUpLock(h.stateDir, 'new');
+    expect(JSON.parse(readFileSync(path, 'utf8')).runId).toBe('new');
+    await lock.release();
+  });
+
+  it('an up killed with SIGKILL releases it (the kernel closes its descriptor)', async () => {
+    const h = home();
+    const code = `import('${join(ROOT, 'dist', 'run', 'state.js')}').then(async (m) => { await m.acquireUpLock(${JSON.stringify(h.stateDir)}, 'killed'); console.log('locked'); setInterval(() => {}, 1000); })`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((r) => child.stdout!.once('data', () => r()));
+    expect((await acquireUpLock(h.stateDir, 'mine').catch((e) => e)).message).toMatch(/run killed/);
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const lock = await acquireUpLock(h.stateDir, 'mine');
+    await lock.release();
   });
 });
 
-describe('acquireUpLock', () => {
-  it('one up per state dir: a second acquire while the first owner lives names its run and pid', async () => {
+describe('run directories', () => {
+  it('created exclusively and private; a taken id (or a symlink planted at it) gets a suffix, never followed', () => {
     const h = home();
-    const lock = await acquireUpLock(h.stateDir, 'run-a');
-    const content = JSON.parse(readFileSync(join(h.stateDir, 'up.lock'), 'utf8'));
-    expect(content).toMatchObject({ pid: process.pid, startTicks: readStartTicks(process.pid), runId: 'run-a' });
-    const err = await acquireUpLock(h.stateDir, 'run-b').catch((e) => e);
-    expect(err).toBeInstanceOf(UserError);
-    expect(err.message).toBe(`another up is running: run run-a (pid ${process.pid}); one up per state directory`);
-    await lock.release();
-    expect(existsSync(join(h.stateDir, 'up.lock'))).toBe(false);
-    const again = await acquireUpLock(h.stateDir, 'run-b');
-    await again.release();
-    expect(readdirSync(h.stateDir)).toEqual(['runs']); // no tmp files left behind
+    mkdirSync(join(h.stateDir, 'runs'), { recursive: true });
+    const elsewhere = join(h.dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    symlinkSync(elsewhere, join(h.stateDir, 'runs', 'r1'));
+    expect(createRunDir(h.stateDir, 'r1')).toBe('r1-2');
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(lstatSync(join(h.stateDir, 'runs', 'r1-2')).mode & 0o777).toBe(0o700);
+    expect(readdirSync(join(h.stateDir, 'runs', 'r1-2')).sort()).toEqual(['discovery', 'logs']);
+    expect(createRunDir(h.stateDir, 'r1')).toBe('r1-3');
+    removeEmptyRunDir(h.stateDir, 'r1-3');
+    expect(existsSync(join(h.stateDir, 'runs', 'r1-3'))).toBe(false);
   });
 
-  it('takes over a stale lock whose owner is gone (or whose pid was reused)', async () => {
-    const h = home();
-    mkdirSync(h.stateDir, { recursive: true });
-    writeFileSync(join(h.stateDir, 'up.lock'), JSON.stringify({ pid: deadPid(), startTicks: 123, runId: 'old' }));
-    const lock = await acquireUpLock(h.stateDir, 'new');
-    expect(JSON.parse(readFileSync(join(h.stateDir, 'up.lock'), 'utf8')).runId).toBe('new');
-    await lock.release();
-    writeFileSync(join(h.stateDir, 'up.lock'), JSON.stringify({ pid: process.pid, startTicks: 1, runId: 'reused' }));
-    const lock2 = await acquireUpLock(h.stateDir, 'new2');
-    await lock2.release();
-  });
-
-  it('release never removes a lock someone else took meanwhile', async () => {
-    const h = home();
-    const lock = await acquireUpLock(h.stateDir, 'mine');
-    writeFileSync(join(h.stateDir, 'up.lock'), JSON.stringify({ pid: 1, startTicks: readStartTicks(1), runId: 'theirs' }));
-    await lock.release();
-    expect(JSON.parse(readFileSync(join(h.stateDir, 'up.lock'), 'utf8')).runId).toBe('theirs');
+  it('run ids are unique to the millisecond', () => {
+    const t = new Date(2026, 10, 30, 10, 15, 0, 7);
+    expect(newRunId('agg', t)).toBe('20261130-101500-007-agg');
+    expect(newRunId('agg', new Date(t.getTime() + 1))).not.toBe(newRunId('agg', t));
   });
 });
 
@@ -99,7 +129,10 @@ describe('run records', () => {
     await writeFakeRun(h.stateDir, { id: '20261130-100000-agg', createdAt: '2026-11-30T10:00:00Z', state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 }, processes: [] });
     mkdirSync(join(h.stateDir, 'runs', 'broken'), { recursive: true });
     writeFileSync(join(h.stateDir, 'runs', 'broken', 'run.json'), 'not json');
+    const warnings: string[] = [];
+    onRecordWarning((w) => warnings.push(w));
     expect((await listRuns(h.stateDir)).map((r) => r.id)).toEqual(['20261130-100000-agg', '20261130-090000-agg']);
+    expect(warnings).toEqual([expect.stringMatching(/^dynamo-dev: warning: .*runs\/broken\/run\.json: skipped, not a valid run record: not JSON/)]);
     expect((await readRun(h.stateDir, '20261130-090000-agg')).createdAt).toBe('2026-11-30T09:00:00Z');
     await expect(readRun(h.stateDir, 'nope')).rejects.toThrow(/no run "nope" in .*recent runs: 20261130-100000-agg, 20261130-090000-agg/);
     await expect(readRun(h.stateDir, '../x')).rejects.toBeInstanceOf(UserError);

@@ -33,16 +33,57 @@ describe('stopTargets with injected scan, kill and clock', () => {
     expect(r.stopped[0]).toMatchObject({ signal: 'SIGTERM', ms: 1234 });
   });
 
-  it('leader gone but its group alive: the group is still stopped, escalation included, and the note says so', async () => {
-    // The worker crashed first; its engine child lives on in the worker's group.
+  it('leader gone but its group alive in a recorded descendant: the group is still stopped, escalation included, and the note says so', async () => {
+    // The worker crashed first; its engine child (recorded while it ran) lives on in the worker's group.
     const m = new FakeMachine([{ ...engine, ppid: 1, termExitMs: null }]);
-    const r = await stopTargets([target], { graceMs: 500 }, m.deps());
+    const recorded = { ...target, descendants: [{ pid: 101, startTicks: 510, cmd: 'VLLM::EngineCore' }] };
+    const r = await stopTargets([recorded], { graceMs: 500 }, m.deps());
     expect(m.signals).toEqual([
       { t: 0, pid: -100, sig: 'SIGTERM' },
       { t: 500, pid: -100, sig: 'SIGKILL' },
     ]);
     expect(r.stopped[0]).toMatchObject({ signal: 'SIGKILL', note: 'leader had already exited; its group had not' });
     expect(m.alive(101)).toBe(false);
+  });
+
+  it('leader gone and nothing recorded lives in its group: the group is not signalled (a stranger may have reused the pgid)', async () => {
+    // A daemon that got pid 100 later and leads its own group 100: it started after our leader.
+    const m = new FakeMachine([{ pid: 100, ppid: 1, pgid: 100, startTicks: 900, cmd: 'sshd' }, { pid: 120, ppid: 100, pgid: 100, startTicks: 910, cmd: 'sshd: child' }]);
+    const r = await stopTargets([{ ...target, descendants: [{ pid: 101, startTicks: 510, cmd: 'VLLM::EngineCore' }] }], { graceMs: 100 }, m.deps());
+    expect(m.signals).toEqual([]);
+    expect(r.stopped[0]).toMatchObject({ signal: null });
+    expect(m.alive(120)).toBe(true);
+  });
+
+  it('the live leader left its recorded group (setsid): the old group is not signalled unless a recorded descendant is in it', async () => {
+    const m = new FakeMachine([{ ...worker, pgid: 300, termExitMs: 0 }, { pid: 130, ppid: 1, pgid: 100, startTicks: 600, cmd: 'stranger' }]);
+    await stopTargets([target], { graceMs: 100 }, m.deps());
+    expect(m.signals).toEqual([{ t: 0, pid: 100, sig: 'SIGTERM' }]);
+    expect(m.alive(130)).toBe(true);
+  });
+
+  it('pid and pgid 0 and 1 are never signalled, whatever a record says', async () => {
+    const m = new FakeMachine([{ pid: 2, ppid: 0, pgid: 0, startTicks: 2, cmd: 'kthreadd' }]);
+    const r = await stopTargets([
+      { name: 'zero', pid: 0, pgid: 0, startTicks: 0 }, { name: 'init', pid: 1, pgid: 1, startTicks: 1 },
+      { name: 'kthread-group', pid: 50, pgid: 0, startTicks: 2, descendants: [{ pid: 2, startTicks: 2, cmd: 'kthreadd' }] },
+    ], { graceMs: 100 }, m.deps());
+    expect(m.signals.filter((s) => s.pid === 0 || s.pid === 1 || s.pid === -1 || s.pid === -0)).toEqual([]);
+    expect(r.stopped.slice(0, 2).map((x) => x.note)).toEqual([
+      'pid 0 is not a process teardown may signal; not signalled', 'pid 1 is not a process teardown may signal; not signalled',
+    ]);
+  });
+
+  it('only processes of our own uid are signalled: another user\'s process a record names, or a member of a group, is left alone', async () => {
+    const m = new FakeMachine([{ ...worker, uid: 1001 }]);
+    const r = await stopTargets([target], { graceMs: 100 }, m.deps());
+    expect(m.signals).toEqual([]);
+    expect(r.stopped[0].note).toBe('pid 100 belongs to another user: not signalled');
+    // Our worker with a stranger in its group: no group signal; ours one by one.
+    const mixed = new FakeMachine([{ ...worker, termExitMs: 0 }, { ...engine, termExitMs: 0 }, { pid: 140, ppid: 1, pgid: 100, startTicks: 520, cmd: 'su', uid: 0 }]);
+    await stopTargets([target], { graceMs: 100 }, mixed.deps());
+    expect(mixed.signals.map((s) => s.pid).sort()).toEqual([100, 101]);
+    expect(mixed.alive(140)).toBe(true);
   });
 
   it('leader gone and a newer group member that started before the leader: not ours, never signalled', async () => {

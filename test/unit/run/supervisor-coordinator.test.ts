@@ -40,10 +40,14 @@ function harness(opts: { readyTimeoutMs?: number; graceMs?: number } = {}) {
   const exits = new Map<string, (e: ExitInfo) => void>();
   const healthy = new Set<string>();
   const writes: RunRecord['state'][] = [];
+  /** What was on disk at each write, and what each spawn got: the order of the two matters. */
+  const journal: string[] = [];
+  const envs = new Map<string, NodeJS.ProcessEnv>();
   let nextPid = 100;
   const deps: Partial<SupervisorDeps> = {
     clock,
-    spawn(argv, _env, log) {
+    spawn(argv, env, log) {
+      envs.set(log.replace(/^.*\//, '').replace(/\.log$/, ''), env);
       const pid = nextPid++;
       machine.add({ pid, ppid: 11, pgid: pid, startTicks: 1000 + pid, cmd: argv.join(' ') });
       const name = log.replace(/^.*\//, '').replace(/\.log$/, '');
@@ -78,21 +82,44 @@ function harness(opts: { readyTimeoutMs?: number; graceMs?: number } = {}) {
         },
       });
     },
-    writeRun: async (_dir, rec) => void writes.push(rec.state),
+    writeRun: (_dir, rec) => {
+      writes.push(rec.state);
+      journal.push(`write ${rec.processes.map((p) => `${p.name}=${p.pid}`).join(',')}`);
+    },
     mkdirs() {},
+    marked: async () => [],
     self: { pid: 11, startTicks: 6 },
   };
   const sup = new Supervisor({
-    plan, runId: 'r1', stateDir: '/state', env: {}, readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
-    detach: false, handleSignals: false,
+    plan, runId: 'r1', stateDir: '/state', env: { HOME: '/home/u', DYNAMO_DEV_RUN: '/old/run' }, readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
+    detach: false, handleSignals: false, runMarker: '/real/state/runs/r1',
   }, deps);
   const events: UpEvent[] = [];
-  sup.on('event', (e: UpEvent) => events.push(e));
+  sup.on('event', (e: UpEvent) => {
+    events.push(e);
+    if (e.event === 'starting') journal.push(`starting ${e.process}`);
+  });
   const states = () => Object.fromEntries(sup.record.processes.map((p) => [p.name, p.state]));
-  return { sup, clock, machine, lines, exits, healthy, writes, events, states };
+  return { sup, clock, machine, lines, exits, healthy, writes, events, states, journal, envs };
 }
 
 describe('Supervisor coordinator with fake deps', () => {
+  it('every child carries the run marker; each pid is on disk (synchronously) before its `starting` is told', async () => {
+    const h = harness();
+    void h.sup.run();
+    await h.clock.advance(0);
+    expect(h.envs.get('frontend')).toMatchObject({ HOME: '/home/u', DYNAMO_DEV_RUN: '/real/state/runs/r1' });
+    expect(h.envs.get('agg-0')!.DYNAMO_DEV_RUN).toBe('/real/state/runs/r1');
+    expect(h.journal.slice(0, 4)).toEqual([
+      'write frontend=null,agg-0=null,agg-1=null', // before the first spawn
+      'write frontend=100,agg-0=null,agg-1=null', 'starting frontend',
+      'write frontend=100,agg-0=101,agg-1=null',
+    ]);
+    expect(h.journal[4]).toBe('starting agg-0');
+    void h.sup.stop('SIGTERM');
+    await h.clock.advance(2000); // the fake processes end on SIGTERM; let the stop finish
+  });
+
   it('starts in plan order, is ready only when every process is, and stops everything when a worker dies after ready', async () => {
     const h = harness();
     let result: SupervisorResult | null = null;

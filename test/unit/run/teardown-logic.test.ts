@@ -70,7 +70,7 @@ describe('status document', () => {
   it('per process: alive, ready only when alive and ready, uptime only when alive', () => {
     const rec = record([proc({ name: 'frontend' }), proc({ name: 'agg-0', state: 'ready' })]);
     const doc = buildRunStatus(rec, {
-      supervisor: true, processes: true, pids: [50, 100],
+      supervisor: true, processes: true, marked: [], pids: [50, 100],
       perProcess: [{ name: 'frontend', alive: true, recycled: false, pids: [100] }, { name: 'agg-0', alive: false, recycled: false, pids: [] }],
     }, '/state', Date.parse('2026-11-30T10:05:00Z'));
     expect(doc).toMatchObject({ id: 'r', state: 'ready', live: true, logsDir: '/state/runs/r/logs', supervisor: { pid: 50, alive: true } });

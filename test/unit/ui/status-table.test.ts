@@ -15,7 +15,7 @@ describe('status table of a failed run', () => {
     const doc: RunStatusDoc = {
       id: 'r1', recipe: 'agg-router', model: 'Qwen/Qwen3-0.6B', state: 'failed', live: false, createdAt: '', updatedAt: '',
       frontendUrl: 'http://127.0.0.1:8000', detached: false, supervisor: { pid: 1, alive: false }, logsDir: '/s/logs',
-      processes: [proc('frontend'), proc('agg-0', { state: 'failed', exitCode: null, signal: 'SIGKILL' }), proc('agg-1', { state: 'failed', exitCode: 1 })],
+      processes: [proc('frontend'), proc('agg-0', { state: 'failed', exitCode: null, signal: 'SIGKILL' }), proc('agg-1', { state: 'failed', exitCode: 1 })], unrecorded: [],
     };
     const text = formatRunTable(doc);
     expect(text).toMatch(/agg-0\s+100\s+no\s+no\s+failed \(SIGKILL\)/);
