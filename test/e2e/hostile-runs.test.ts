@@ -3,7 +3,7 @@ import { execa } from 'execa';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, fakeEnv, ROOT, runCli, tempHome } from '../helpers/cli.js';
+import { BIN, fakeEnv, FIXTURES, ROOT, runCli, tempHome } from '../helpers/cli.js';
 import { deadPid, isAlive, killStarted, spawnLone, spawnTree, track, waitUntil, writeFakeRun } from '../helpers/proc-trees.js';
 import { freeBlock } from '../helpers/ports.js';
 import { killChildren } from '../helpers/children.js';
@@ -168,6 +168,37 @@ describe('cause 4: a child that double-forked out of its group', () => {
       expect.arrayContaining([['helper-daemon', 'SIGTERM'], ['VLLM::Worker', 'SIGTERM']]),
     );
     for (const pid of [tree.pid, tree.engine.pid, ...escaped]) expect(isAlive(pid), String(pid)).toBe(false);
+  });
+
+  it('a foreground up stopped with SIGTERM stops the helpers its processes double-forked too; none left, none unreported', async () => {
+    const h = home();
+    const base = await freeBlock(5_000, 300, 20, [0, 1, 10]);
+    const child = spawn(process.execPath, [BIN, 'up', 'agg', '--json', '--no-preflight', '--python', join(FIXTURES, 'hostile', 'python-double-forks'),
+      '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--set', `ports.kvEvents=${base + 10}`], {
+      env: h.env as NodeJS.ProcessEnv, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    const events: { event: string; runId?: string; stopped?: { name: string; pid: number }[]; remaining?: unknown[] }[] = [];
+    let buf = '';
+    child.stdout!.on('data', (d) => {
+      buf += d;
+      const lines = buf.split('\n');
+      buf = lines.pop()!;
+      for (const l of lines) events.push(JSON.parse(l));
+    });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    await waitUntil(() => events.some((e) => e.event === 'ready'), 'the run to be ready', 20_000);
+    const runId = events.find((e) => e.event === 'plan')!.runId!;
+    const marker = markerOf(h.stateDir, runId);
+    const helpers = markedPids(marker).filter((p) => cmdOf(p).startsWith('helper-daemon'));
+    expect(helpers).toHaveLength(2); // one per process: the frontend's and the worker's
+    helpers.forEach(track);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const stopped = events.find((e) => e.event === 'stopped')!;
+    expect(stopped.remaining).toEqual([]);
+    expect(stopped.stopped!.filter((s) => s.name === 'helper-daemon').map((s) => s.pid).sort()).toEqual(helpers);
+    expect(markedPids(marker)).toEqual([]);
   });
 
   it('a marked process teardown may not signal (the shell it runs in) is listed as remaining, exit 1: never "nothing remains"', async () => {
