@@ -13,18 +13,24 @@ type Commander = typeof import('commander');
 
 function argParsers(InvalidArgumentError: Commander['InvalidArgumentError']) {
   // Number('') and Number(' ') are 0: an empty value would mean "no grace" instead of an error.
-  const intArg = (name: string, min = 0) => (v: string) => {
+  // `max`: timers hold at most 2^31-1 ms; past that Node fires them at once (a 30-day --timeout
+  // would time out every request immediately).
+  const range = (min: number, max: number) => (max === Infinity ? `>= ${min}` : `from ${min} to ${max}`);
+  const intArg = (name: string, min = 0, max = Infinity) => (v: string) => {
     const n = v.trim() === '' ? NaN : Number(v);
-    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a whole number ${range(min, max)}`);
     return n;
   };
-  const numArg = (name: string, min = 0) => (v: string) => {
+  const numArg = (name: string, min = 0, max = Infinity) => (v: string) => {
     const n = v.trim() === '' ? NaN : Number(v);
-    if (!Number.isFinite(n) || n < min) throw new InvalidArgumentError(`${name} must be a number >= ${min}`);
+    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number ${range(min, max)}`);
     return n;
   };
   return { intArg, numArg };
 }
+/** The longest time a timer can wait: 2^31-1 ms (about 24.8 days). */
+const MAX_MS = 2 ** 31 - 1;
+const MAX_S = Math.floor(MAX_MS / 1000);
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 const csv = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
 
@@ -148,7 +154,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--skip <ids>', 'skip these checks (comma-separated)', csv)
     .option('--strict', 'exit 1 on warnings too')
     .option('--list', 'list check ids and titles')
-    .option('--timeout <ms>', 'per-check timeout', intArg('--timeout', 1), 5000)
+    .option('--timeout <ms>', 'per-check timeout', intArg('--timeout', 1, MAX_MS), 5000)
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/doctor.js')));
 
@@ -161,9 +167,9 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--dry-run', 'print the plan and exit')
     .option('--script', 'print an equivalent bash script and exit')
     .option('--detach', 'exit once ready; processes keep running')
-    .option('--ready-timeout <seconds>', 'readiness deadline', numArg('--ready-timeout', 0), 900)
+    .option('--ready-timeout <seconds>', 'readiness deadline', numArg('--ready-timeout', 0, MAX_S), 900)
     .option('--no-preflight', 'skip the doctor checks before starting')
-    .option('--grace <seconds>', 'when stopping: time between SIGTERM and SIGKILL', numArg('--grace', 0), 10)
+    .option('--grace <seconds>', 'when stopping: time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), 10)
     .option('--json', 'NDJSON events')
     .action(lazy(() => import('./commands/up.js')));
 
@@ -172,7 +178,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .alias('down')
     .description('stop live runs and verify nothing of them remains')
     .option('--run <id>', 'only this run')
-    .option('--grace <seconds>', 'time between SIGTERM and SIGKILL', numArg('--grace', 0), 10)
+    .option('--grace <seconds>', 'time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), 10)
     .option('--orphans', 'also stop your leftover engine processes that belong to no live run')
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/teardown.js')));
@@ -225,7 +231,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--prefixes <n>', 'shared prefixes', intArg('--prefixes', 1), 12)
     .option('--repeats <n>', 'sends per prefix', intArg('--repeats', 2), 6)
     .option('--prefix-tokens <n>', 'approximate tokens per prefix', intArg('--prefix-tokens', 1), 1500)
-    .option('--timeout <seconds>', 'per-request timeout', numArg('--timeout', 1), 60)
+    .option('--timeout <seconds>', 'per-request timeout', numArg('--timeout', 1, MAX_S), 60)
     .option('--seed <n>', 'seed of the prompts\' words and the send order, to repeat a probe (default: a new one each run)', intArg('--seed', 0))
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/probe.js')));

@@ -72,7 +72,7 @@ function unrecordedTarget(pid: number): StopTarget | null {
   return { name: orphanName(readCmdline(pid)), pid, pgid: pid, startTicks, single: true };
 }
 
-const MARKED_NOTE = 'no record named it; found by the run marker in its environment';
+const MARKED_NOTE = 'found by its run marker';
 
 /**
  * Stops one run, then looks again: whatever of it still lives (a process that forked out of its

@@ -66,7 +66,7 @@ export function formatRunTable(d: RunStatusDoc): string {
   ];
   const lines = [head, ...table(rows).map((l) => `  ${l}`)];
   for (const u of d.unrecorded ?? []) {
-    lines.push(`  ${chalk.yellow('!')} pid ${u.pid} ${chalk.dim(u.cmd.length > 60 ? `${u.cmd.slice(0, 59)}…` : u.cmd)} is of this run (its marker) but no record names it`);
+    lines.push(`  ${chalk.yellow('!')} pid ${u.pid} ${chalk.dim(u.cmd.length > 32 ? `${u.cmd.slice(0, 31)}…` : u.cmd)}: the run's (its marker), in no record`);
   }
   if (d.state === 'orphaned') {
     lines.push(`  ${chalk.red('!')} its supervisor (pid ${d.supervisor.pid}) is gone but processes live; stop them: ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}`);

@@ -141,6 +141,20 @@ describe('cause 11: flags', () => {
     }
   });
 
+  it('a time no timer can hold (past 2^31-1 ms) is refused, not turned into "at once"', async () => {
+    const h = home();
+    for (const [args, msg] of [
+      [['probe', '--url', 'http://127.0.0.1:9', '--timeout', '3000000'], /--timeout must be a number from 1 to 2147483$/m],
+      [['doctor', '--timeout', '3000000000'], /--timeout must be a whole number from 1 to 2147483647$/m],
+      [['teardown', '--grace', '1e12'], /--grace must be a number from 0 to 2147483$/m],
+      [['up', 'agg', '--dry-run', '--ready-timeout', '1e12'], /--ready-timeout must be a number from 0 to 2147483$/m],
+    ] as const) {
+      const r = await runCli([...args], h.env);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(msg);
+    }
+  });
+
   it('dynamo-dev alone prints help on stderr and exits 2; --help and help exit 0', async () => {
     const h = home();
     const r = await runCli([], h.env);

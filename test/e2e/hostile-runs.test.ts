@@ -123,7 +123,7 @@ describe('cause 3: up SIGKILLed just after a spawn', () => {
     expect(t.code, t.stderr).toBe(0);
     const doc = JSON.parse(t.stdout) as TeardownDoc;
     expect(doc.remaining).toEqual([]);
-    expect(doc.stopped.filter((s) => s.note === 'no record named it; found by the run marker in its environment').map((s) => s.pid).sort((a, b) => a - b))
+    expect(doc.stopped.filter((s) => s.note === 'found by its run marker').map((s) => s.pid).sort((a, b) => a - b))
       .toEqual([tree.pid, tree.engine.pid].sort((a, b) => a - b));
     expect(isAlive(tree.pid) || isAlive(tree.engine.pid)).toBe(false);
   });
@@ -152,7 +152,7 @@ describe('cause 4: a child that double-forked out of its group', () => {
     expect(run.unrecorded.map((u) => u.pid)).toEqual(escaped);
     expect(run.unrecorded.map((u) => u.cmd).sort()).toEqual(['VLLM::Worker 3000', 'helper-daemon 3000']);
     const human = await runCli(['status'], h.env);
-    expect(human.stdout).toMatch(/! pid \d+ helper-daemon 3000 is of this run \(its marker\) but no record names it/);
+    expect(human.stdout).toMatch(/! pid \d+ helper-daemon 3000: the run's \(its marker\), in no record/);
 
     const d = await runCli(['doctor', '--only', 'procs.leftover', '--json'], h.env);
     const check = (JSON.parse(d.stdout) as { checks: { evidence: { ourPids: number[]; processes: { pid: number }[] } }[] }).checks[0];
