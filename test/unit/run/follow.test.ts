@@ -3,6 +3,7 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { followFile, type Follower } from '../../../src/run/follow.js';
+import { MAX_LINE } from '../../../src/run/log-read.js';
 
 const dirs: string[] = [];
 const followers: Follower[] = [];
@@ -63,5 +64,27 @@ describe('followFile', () => {
     const f = followFile(s.path, s.onLine);
     f.stop();
     expect(s.lines).toEqual(['größe ✓', 'end']);
+  });
+});
+
+describe('followFile on a hostile log (issue 12, cause 10)', () => {
+  it('a line without end arrives in MAX_LINE pieces as it grows (memory bounded, each byte searched once), nothing lost', async () => {
+    const s = setup();
+    writeFileSync(s.path, 'start\n');
+    const f = followFile(s.path, s.onLine, { pollMs: 10 });
+    followers.push(f);
+    const piece = 'x'.repeat(64 * 1024);
+    const t0 = performance.now();
+    for (let i = 0; i < 64; i++) {
+      appendFileSync(s.path, piece); // 4 MiB in 64 KiB writes, no newline
+      f.drain();
+    }
+    appendFileSync(s.path, 'tail\n');
+    f.drain();
+    await s.until((l) => l.endsWith('tail'));
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(s.lines[0]).toBe('start');
+    expect(s.lines.slice(1).map((l) => l.length)).toEqual([MAX_LINE, MAX_LINE, MAX_LINE, MAX_LINE, 4]);
+    expect(s.lines.slice(1).join('')).toBe(`${'x'.repeat(4 * MAX_LINE)}tail`);
   });
 });
