@@ -41,9 +41,16 @@ export interface LineMatch {
 
 /** The first signature (table order) a raw line matches, or null. */
 export function matchLine(raw: string): LineMatch | null {
-  if (!PREFILTER.test(raw)) return null;
+  return PREFILTER.test(raw) ? matchCandidate(raw) : null;
+}
+
+/** matchLine for a line the prefilter already passed (the streaming scan searched whole chunks with it). */
+function matchCandidate(raw: string): LineMatch | null {
   const text = normalizeLine(raw);
   for (const signature of SIGNATURES) {
+    // A pattern can only match where one of its signature's needles is (signatures.ts): a few
+    // substring checks spare the patterns of every other signature (failure-dense logs, measured).
+    if (!signature.needles.some((n) => text.includes(n))) continue;
     for (const p of signature.patterns) {
       if (p.test(text)) return { signature, text };
     }
@@ -79,7 +86,12 @@ export class Scanner {
 
   /** One raw line (without its newline); lineNo counts from 1. */
   feed(file: string, lineNo: number, raw: string): void {
-    const m = matchLine(raw);
+    if (PREFILTER.test(raw)) this.feedCandidate(file, lineNo, raw);
+  }
+
+  /** feed() for a line that contains a needle (the caller ran the prefilter over its whole chunk). */
+  feedCandidate(file: string, lineNo: number, raw: string): void {
+    const m = matchCandidate(raw);
     if (!m) return;
     this.addFile(file);
     const state = this.perFile.get(file)!;

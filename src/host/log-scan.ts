@@ -1,5 +1,7 @@
-import { createReadStream, type Stats } from 'node:fs';
-import { open, readdir, realpath, stat } from 'node:fs/promises';
+import {
+  closeSync, constants as fsConstants, createReadStream, fstatSync, openSync, read as readAsync, readdirSync, readSync, realpathSync, statSync, type Stats,
+} from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { prefilterRegExps, Scanner } from '../diagnose/scanner.js';
@@ -7,9 +9,16 @@ import type { Finding, ScanResult } from '../diagnose/types.js';
 import { UserError } from '../errors.js';
 
 // Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should
-// take a few seconds): whole chunks are searched with the prefilter regexes over an ascii view
-// (byte offsets = string offsets, and every needle is ASCII), and only the lines they hit are
-// decoded and matched per signature. Newlines are counted with Buffer.indexOf (memchr).
+// take a few seconds, a state directory with 10,000 logs too): whole chunks are searched with the
+// prefilter regexes over an ascii view (byte offsets = string offsets, and every needle is ASCII),
+// and only the lines they hit are decoded and matched per signature. Newlines are counted with
+// Buffer.indexOf (memchr).
+//
+// Reading (measured with --cpu-prof, bench/README.md): two 1 MiB buffers serve the whole scan. A
+// file's first chunk is read synchronously (a small log is then done in three syscalls; a promise
+// per open/read/close cost more than the read, and a fresh 1 MiB buffer per file kept the garbage
+// collector busy); a bigger file is read ahead into the other buffer, on the thread pool, while
+// the chunk before is scanned. Between files the event loop gets a turn every few milliseconds.
 
 // 1 MiB: above Node's threshold (~1,007 KiB) for making the ascii view an external string (see block()).
 const CHUNK = 1 << 20;
@@ -34,14 +43,29 @@ export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promis
   for (const p of paths) files.push(...(await expand(p, opts)));
   const seen = new Set<string>();
   const partial: { file: string; reason: string }[] = [];
+  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], pres: prefilterRegExps() };
+  let slice = performance.now();
   for (const f of files) {
     if (seen.has(f)) continue;
     seen.add(f);
-    const damage = await scanFile(scanner, f);
+    const damage = await scanFile(scanner, f, io);
     if (damage) partial.push({ file: f, reason: damage });
+    if (performance.now() - slice > YIELD_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
   }
   const result = scanner.result();
   return partial.length ? { ...result, partial } : result;
+}
+
+/** How long scanning small files may hold the event loop before it yields (timers, renders, signals). */
+const YIELD_MS = 8;
+
+/** What a scan reuses for every file: the read buffers (the second made on the first big file) and the prefilter regexes. */
+interface ScanIo {
+  bufs: [Buffer, Buffer | null];
+  pres: RegExp[];
 }
 
 /** The findings of one log (the supervisor explains a crashed process with it). */
@@ -85,40 +109,64 @@ async function expand(path: string, opts: ScanOptions): Promise<string[]> {
   if (!st) return [];
   if (st.isDirectory()) {
     const out: string[] = [];
-    await walk(path, out, new Set([await realpath(path)]));
+    await walk(path, await realpath(path), out);
     return out;
   }
   return [path];
 }
 
-/** Depth-first, names sorted, symlinks followed once (a link loop is visited once). */
-async function walk(dir: string, out: string[], visited: Set<string>): Promise<void> {
-  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const e of entries) {
-    const p = join(dir, e.name);
-    let isDir = e.isDirectory();
-    let isFile = e.isFile();
-    if (e.isSymbolicLink()) {
-      const st = await stat(p).catch(() => null);
-      if (!st) continue;
-      isDir = st.isDirectory();
-      isFile = st.isFile();
+/**
+ * Depth-first, names sorted, symlinks followed once (a link loop is visited once). Sync calls
+ * (a promise round trip per folder cost more than listing it), yielding every few milliseconds.
+ */
+async function walk(dir: string, realDir: string, out: string[]): Promise<void> {
+  const visited = new Set([realDir]);
+  let slice = performance.now();
+  // realD: d's real path, so a folder that is no symlink needs no realpath call of its own.
+  const visit = async (d: string, realD: string): Promise<void> => {
+    const entries = readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const p = join(d, e.name);
+      let isDir = e.isDirectory();
+      let isFile = e.isFile();
+      if (e.isSymbolicLink()) {
+        let st: Stats;
+        try {
+          st = statSync(p);
+        } catch {
+          continue;
+        }
+        isDir = st.isDirectory();
+        isFile = st.isFile();
+      }
+      if (isDir) {
+        let real = join(realD, e.name);
+        if (e.isSymbolicLink()) {
+          try {
+            real = realpathSync.native(p);
+          } catch {
+            continue; // vanished
+          }
+        }
+        if (visited.has(real)) continue;
+        visited.add(real);
+        if (performance.now() - slice > YIELD_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
+        await visit(p, real);
+      } else if (isFile && LOG_NAME.test(e.name)) {
+        out.push(p);
+      }
     }
-    if (isDir) {
-      const real = await realpath(p).catch(() => p);
-      if (visited.has(real)) continue;
-      visited.add(real);
-      await walk(p, out, visited);
-    } else if (isFile && LOG_NAME.test(e.name)) {
-      out.push(p);
-    }
-  }
+  };
+  await visit(dir, realDir);
 }
 
 /** Scans one file; returns why it was read only in part (a damaged .gz), else null. */
-async function scanFile(scanner: Scanner, file: string): Promise<string | null> {
+async function scanFile(scanner: Scanner, file: string, io: ScanIo): Promise<string | null> {
   scanner.addFile(file);
-  const splitter = new LineSplitter(scanner, file);
+  const splitter = new LineSplitter(scanner, file, io.pres);
   let damage: string | null = null;
   if (/\.gz$/i.test(file)) {
     const source = createReadStream(file, { highWaterMark: 1 << 20 });
@@ -138,23 +186,57 @@ async function scanFile(scanner: Scanner, file: string): Promise<string | null> 
         : `damaged gzip after ${lines.toLocaleString('en-US')} line${lines === 1 ? '' : 's'} (${e.message}); the lines before were scanned`;
     }
   } else {
-    // Plain files: read into one reused buffer (no per-chunk allocation).
-    const fh = await open(file, 'r').catch((err: NodeJS.ErrnoException) => {
-      throw new UserError(`${file}: cannot read (${err.code ?? err.message})`);
-    });
-    try {
-      const buf = Buffer.allocUnsafe(CHUNK);
-      for (;;) {
-        const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
-        if (bytesRead === 0) break;
-        splitter.push(buf.subarray(0, bytesRead), true);
-      }
-    } finally {
-      await fh.close();
-    }
+    await scanPlain(file, splitter, io);
   }
   splitter.end();
   return damage;
+}
+
+const cannotRead = (file: string, err: unknown) => new UserError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+
+/** A plain file through the scan's buffers: the first chunk read at once, later ones read ahead while the one before is scanned. */
+async function scanPlain(file: string, splitter: LineSplitter, io: ScanIo): Promise<void> {
+  let fd: number;
+  try {
+    // O_NONBLOCK: a file swapped for a FIFO since the folder was listed must not block the read.
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  } catch (err) {
+    throw cannotRead(file, err);
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new UserError(`${file}: not a regular file any more; pass log files or folders`);
+    const [first] = io.bufs;
+    let n: number;
+    try {
+      n = readSync(fd, first, 0, CHUNK, 0);
+    } catch (err) {
+      throw cannotRead(file, err);
+    }
+    let pos = n;
+    let cur = first;
+    if (n === CHUNK) {
+      // A big file: from now on the next chunk is read while this one is scanned.
+      const other = (io.bufs[1] ??= Buffer.allocUnsafe(CHUNK));
+      for (;;) {
+        const next = cur === first ? other : first;
+        const ahead = readAt(fd, next, pos).catch((err: unknown) => {
+          throw cannotRead(file, err);
+        });
+        splitter.push(cur.subarray(0, n), true);
+        n = await ahead;
+        if (n === 0) return;
+        pos += n;
+        cur = next;
+      }
+    }
+    if (n > 0) splitter.push(cur.subarray(0, n), true);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readAt(fd: number, buf: Buffer, position: number): Promise<number> {
+  return new Promise((resolve, reject) => readAsync(fd, buf, 0, buf.length, position, (err, n) => (err ? reject(err) : resolve(n))));
 }
 
 /** Cuts chunks into lines and feeds the scanner the lines the prefilter hits. */
@@ -166,11 +248,11 @@ class LineSplitter {
   private pendingBytes = 0;
   /** Every byte pushed (tells an unreadable .gz from a damaged one). */
   private seenBytes = 0;
-  private readonly pres = prefilterRegExps();
-
   constructor(
     private readonly scanner: Scanner,
     private readonly file: string,
+    /** The scan's prefilter regexes (global: lastIndex is reset before each use). */
+    private readonly pres: RegExp[],
   ) {}
 
   /** `reused`: the caller overwrites chunk afterwards, so whatever is kept must be copied. */
@@ -230,18 +312,17 @@ class LineSplitter {
 
   /** buf[start, end) holds complete lines, the last one ending with '\n'. */
   private block(buf: Buffer, start: number, end: number): void {
-    // 'ascii' maps each byte to one char (high bit dropped), so string offsets are byte offsets, and
-    // for chunks >= 1 MiB Node hands V8 an external string: ~4x cheaper than 'latin1' (measured).
-    // Every needle is ASCII, so no hit is lost; a masked UTF-8 byte can only add a candidate,
-    // which the real match on the UTF-8 decoded line rejects. Line bounds come from the Buffer.
-    const text = buf.toString('ascii', start, end);
+    // 'latin1' maps each byte to one char, so string offsets are byte offsets (line bounds come from
+    // the Buffer), and an ASCII needle matches exactly where its bytes are: a UTF-8 sequence is
+    // made of bytes >= 0x80 and never forms one. As cheap as 'ascii' (measured on Node 20).
+    const text = buf.toString('latin1', start, end);
     const starts = this.pres.length === 1 ? lineStartsHit(this.pres[0], text, buf, start) : mergeSorted(this.pres.map((re) => lineStartsHit(re, text, buf, start)));
     let counted = start; // newlines before this offset are already in this.lines
     for (const lineStart of starts) {
       const lineEnd = buf.indexOf(NL, lineStart);
       this.lines += countNewlines(buf, counted, lineStart);
       counted = lineStart;
-      this.scanner.feed(this.file, this.lines + 1, buf.toString('utf8', lineStart, lineEnd));
+      this.scanner.feedCandidate(this.file, this.lines + 1, buf.toString('utf8', lineStart, lineEnd));
     }
     this.lines += countNewlines(buf, counted, end);
   }
@@ -261,12 +342,25 @@ function lineStartsHit(re: RegExp, text: string, buf: Buffer, base: number): num
   return out;
 }
 
-/** Ascending union of ascending lists, duplicates removed. */
+/** Ascending union of ascending lists, duplicates removed (a line both regexes hit is fed once). */
 function mergeSorted(lists: number[][]): number[] {
-  const nonEmpty = lists.filter((l) => l.length > 0);
-  if (nonEmpty.length <= 1) return nonEmpty[0] ?? [];
-  const all = nonEmpty.flat().sort((a, b) => a - b);
-  return all.filter((v, i) => i === 0 || v !== all[i - 1]);
+  let out: number[] = [];
+  for (const list of lists) {
+    if (list.length === 0) continue;
+    if (out.length === 0) {
+      out = list;
+      continue;
+    }
+    const merged: number[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < out.length || j < list.length) {
+      const v = j >= list.length || (i < out.length && out[i] <= list[j]) ? out[i++] : list[j++];
+      if (merged.length === 0 || merged[merged.length - 1] !== v) merged.push(v);
+    }
+    out = merged;
+  }
+  return out;
 }
 
 function countNewlines(buf: Buffer, from: number, to: number): number {

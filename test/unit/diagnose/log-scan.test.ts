@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -119,6 +119,40 @@ describe('scanPaths', () => {
     writeFileSync(join(dir, 'last.log'), only);
     const r2 = await scanPaths([join(dir, 'last.log')]);
     expect(r2.findings[0]).toMatchObject({ count: 1, line: lines });
+  });
+
+  it('a file of exactly one read chunk, then small files after a big one: each counted on its own', async () => {
+    const hit = 'OSError: [Errno 98] Address already in use\n';
+    const filler = `${'x'.repeat(1023)}\n`; // 1 KiB lines: 1,023 of them plus the hit fill exactly 1 MiB
+    const exact = filler.repeat(1023) + hit.padStart(1024, ' ');
+    expect(Buffer.byteLength(exact)).toBe(1 << 20);
+    writeFileSync(join(dir, 'a-exact.log'), exact);
+    writeFileSync(join(dir, 'b-big.log'), `${filler.repeat(3000)}${hit}`);
+    writeFileSync(join(dir, 'c-small.log'), 'INFO start\nOSError: [Errno 98] Address already in use');
+    writeFileSync(join(dir, 'd-small.log'), 'INFO nothing here\n');
+    const r = await scanPaths([dir]);
+    expect(r.files).toBe(4);
+    expect(r.byFile![join(dir, 'a-exact.log')]).toEqual([expect.objectContaining({ code: 'net.port-in-use', count: 1, line: 1024 })]);
+    expect(r.byFile![join(dir, 'b-big.log')]).toEqual([expect.objectContaining({ count: 1, line: 3001 })]);
+    expect(r.byFile![join(dir, 'c-small.log')]).toEqual([expect.objectContaining({ count: 1, line: 2 })]);
+    expect(r.byFile![join(dir, 'd-small.log')]).toEqual([]);
+  });
+
+  it('follows a symlinked folder once and never loops on a link back up', async () => {
+    const logs = mkdtempSync(join(tmpdir(), 'dd-scan-linked-'));
+    try {
+      writeFileSync(join(logs, 'w.log'), 'OSError: [Errno 98] Address already in use\n');
+      mkdirSync(join(dir, 'runs', 'r1'), { recursive: true });
+      writeFileSync(join(dir, 'runs', 'r1', 'x.log'), 'OSError: [Errno 98] Address already in use\n');
+      symlinkSync(logs, join(dir, 'runs', 'linked'));
+      symlinkSync(logs, join(dir, 'runs', 'linked-again'));
+      symlinkSync('..', join(dir, 'runs', 'r1', 'up'));
+      const r = await scanPaths([dir]);
+      expect(Object.keys(r.kvTokens).sort()).toEqual([join(dir, 'runs', 'linked', 'w.log'), join(dir, 'runs', 'r1', 'x.log')]);
+      expect(r.findings[0].count).toBe(2);
+    } finally {
+      rmSync(logs, { recursive: true, force: true });
+    }
   });
 
   it('keeps memory bounded on a line without newlines and still finds a hit after it', async () => {

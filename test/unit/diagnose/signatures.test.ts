@@ -137,6 +137,13 @@ describe('signatures', () => {
     it(`${sig.code}: matches its real lines and not the healthy near-misses`, () => {
       expect(c, `test cases for ${sig.code}`).toBeDefined();
       for (const line of c.hits) expect(matchLine(line)?.signature.code, line).toBe(sig.code);
+      // The scan relies on it: every match of a pattern contains one of its signature's needles.
+      for (const line of c.hits) {
+        const text = matchLine(line)!.text;
+        const matched = sig.patterns.map((p) => p.exec(text)?.[0]).filter((m): m is string => m !== undefined);
+        expect(matched.length, line).toBeGreaterThan(0);
+        for (const m of matched) expect(sig.needles.some((n) => m.includes(n)), `${sig.code}: "${m}" holds no needle`).toBe(true);
+      }
       for (const line of c.misses) expect(matchLine(line)?.signature.code ?? null, line).not.toBe(sig.code);
     });
   }
