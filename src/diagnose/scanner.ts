@@ -44,13 +44,18 @@ export function matchLine(raw: string): LineMatch | null {
   return PREFILTER.test(raw) ? matchCandidate(raw) : null;
 }
 
+function containsAny(text: string, needles: readonly string[]): boolean {
+  for (let i = 0; i < needles.length; i++) if (text.includes(needles[i])) return true;
+  return false;
+}
+
 /** matchLine for a line the prefilter already passed (the streaming scan searched whole chunks with it). */
 function matchCandidate(raw: string): LineMatch | null {
   const text = normalizeLine(raw);
   for (const signature of SIGNATURES) {
     // A pattern can only match where one of its signature's needles is (signatures.ts): a few
     // substring checks spare the patterns of every other signature (failure-dense logs, measured).
-    if (!signature.needles.some((n) => text.includes(n))) continue;
+    if (!containsAny(text, signature.needles)) continue;
     for (const p of signature.patterns) {
       if (p.test(text)) return { signature, text };
     }
