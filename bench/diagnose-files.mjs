@@ -37,7 +37,7 @@ try {
     ['machine', `${before} (before); ${loadNote()} (after)`],
     [`grep -rEc, ${doc.files.toLocaleString('en-US')} files (median of ${PAIRS})`, `${gm.toFixed(0)} ms`],
     [`diagnose (median of ${PAIRS})`, `${dm.toFixed(0)} ms, peak RSS ${Math.max(...d.map((r) => r.rssMB)).toFixed(0)} MB`],
-    ['ratio', `${ratio.toFixed(2)}x (target <= 5x); matching lines ${found.toLocaleString('en-US')} vs grep ${grepCount.toLocaleString('en-US')}${found === grepCount ? '' : ' DIFFER'}`],
+    ['ratio', `${ratio.toFixed(2)}x (target <= 5x; CPU ${(median(d.map((r) => r.cpuMs)) / median(g.map((r) => r.cpuMs))).toFixed(2)}x); matching lines ${found.toLocaleString('en-US')} vs grep ${grepCount.toLocaleString('en-US')}${found === grepCount ? '' : ' DIFFER'}`],
   ]);
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -50,8 +50,9 @@ try {
     const ratio = dm / gm;
     const pass = ratio <= c.max && rss <= MAX_RSS_MB && found === grepCount && d.every((r) => r.code === 1);
     ok &&= pass;
+    const cpu = median(d.map((r) => r.cpuMs)) / median(g.map((r) => r.cpuMs));
     rows.push([`${c.name} (median of ${c.pairs} pairs)`,
-      `grep ${(gm / 1000).toFixed(2)} s, diagnose ${(dm / 1000).toFixed(2)} s: ${ratio.toFixed(2)}x (target <= ${c.max}x); ` +
+      `grep ${(gm / 1000).toFixed(2)} s, diagnose ${(dm / 1000).toFixed(2)} s: ${ratio.toFixed(2)}x (target <= ${c.max}x; CPU ${cpu.toFixed(2)}x); ` +
       `peak RSS ${rss.toFixed(0)} MB (<= ${MAX_RSS_MB}); lines ${found.toLocaleString('en-US')} vs grep ${grepCount.toLocaleString('en-US')}${found === grepCount ? '' : ' DIFFER'}${pass ? '' : '  MISSED'}`]);
   }
 } finally {

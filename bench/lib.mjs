@@ -25,6 +25,7 @@ export function timeRun(cmd, args, env = process.env) {
 /** The environment the e2e tests use: fakes first on PATH and PYTHONPATH, a temp state dir. */
 export function fakeEnv(vars = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'dd-bench-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   return {
     ...process.env,
     PATH: [join(FIXTURES, 'bin', 'gpu'), join(FIXTURES, 'bin', 'ucx'), process.env.PATH].join(delimiter),

@@ -40,11 +40,11 @@ export function block(lines, every, offset = 13) {
   return Buffer.from(`${out.join('\n')}\n`);
 }
 
-/** Runs a command; resolves with wall time, peak RSS (MB, GNU time) and stdout. */
+/** Runs a command; resolves with wall time, CPU time (user + system), peak RSS (MB; GNU time) and stdout. */
 export function measure(cmd, args) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const child = spawn('/usr/bin/time', ['-f', '@@rss %M', cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('/usr/bin/time', ['-f', '@@rss %M %U %S', cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -52,8 +52,10 @@ export function measure(cmd, args) {
     child.on('error', reject);
     child.on('close', (code) => {
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-      const m = /@@rss (\d+)/.exec(err);
-      resolve({ code, ms, rssMB: m ? Number(m[1]) / 1024 : NaN, out, err: err.replace(/@@rss \d+\n?/, '') });
+      const m = /@@rss (\d+) ([\d.]+) ([\d.]+)/.exec(err);
+      resolve({
+        code, ms, rssMB: m ? Number(m[1]) / 1024 : NaN, cpuMs: m ? (Number(m[2]) + Number(m[3])) * 1000 : NaN, out, err: err.replace(/@@rss .*\n?/, ''),
+      });
     });
   });
 }
