@@ -6,7 +6,6 @@ import { UserError } from '../errors.js';
 import type { RunView } from '../doctor/types.js';
 import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
 import { liveDir, liveMarkerPath, logPath, runDir, runJsonPath, runsDir, upLockPath } from './paths.js';
-import { parseRunRecord } from './record-schema.js';
 import { checkStateDir, prepareStateDir } from './state-dir.js';
 import type { RunRecord, RunStatus } from './types.js';
 
@@ -133,6 +132,9 @@ async function readRecord(stateDir: string, id: string): Promise<ReadResult> {
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
     return { ok: false, reason: `cannot read it (${code ?? (err as Error).message})` };
   }
+  // The schema (zod, ~45 ms to load) only once there is a record to check: doctor on a machine
+  // without runs, and every command before its first run, never pays for it.
+  const { parseRunRecord } = await import('./record-schema.js');
   return parseRunRecord(text, id, (name) => logPath(stateDir, id, name));
 }
 
