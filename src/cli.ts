@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { isUserError } from './errors.js';
 import type { CommandContext } from './commands/context.js';
 import { resolveStateDir } from './run/paths.js';
+import { examplesFor, programFooter, toolError } from './help-text.js';
 
 // Nothing heavy is loaded at start-up: `--version` answers before commander is imported, and each
 // command's module (and ink, zod, yaml, ...) is imported only when that command runs.
@@ -137,7 +138,6 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--state-dir <dir>', 'state directory (default $DYNAMO_DEV_HOME, $XDG_STATE_HOME/dynamo-dev, ~/.local/state/dynamo-dev)')
     .option('--python <path>', 'Python interpreter with dynamo and vllm (default $DYNAMO_DEV_PYTHON, the recipe\'s python, python3)')
     .enablePositionalOptions(false)
-    .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .hook('preAction', (_program, actionCommand) => {
       const problem = emptyValueProblem(actionCommand);
@@ -203,8 +203,9 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
 
   program
     .command('diagnose')
-    .description('scan log files or folders for known failure signatures')
-    .argument('<path...>', 'log files or folders (.gz too)')
+    .description('scan log files or folders for known failure signatures (default: the latest run\'s logs)')
+    .argument('[path...]', 'log files or folders (.gz too); none: the latest run\'s logs')
+    .option('--run <id>', 'the logs of this run (default: the latest)')
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/diagnose.js')));
 
@@ -268,7 +269,20 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--json', 'as JSON')
     .action(lazy(() => import('./commands/recipes-show.js')));
 
+  decorateHelp(program);
   return program;
+}
+
+/** Examples and a docs path under every command's --help; commander's errors in the tool's one-line style. */
+function decorateHelp(program: Command): void {
+  const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
+  for (const c of all(program)) {
+    const path: string[] = [];
+    for (let x: Command | null = c; x && x !== program; x = x.parent) path.unshift(x.name());
+    c.configureOutput({ outputError: (str, write) => write(toolError(path.join(' '), str)) });
+    const text = c === program ? programFooter() : examplesFor(path[0] ?? '');
+    if (text && (c === program || path.length === 1)) c.addHelpText('after', text);
+  }
 }
 
 export async function main(argv: string[]): Promise<void> {
