@@ -1,11 +1,26 @@
 import { UserError } from '../errors.js';
-import { renderDiagnosis } from '../ui/diagnose-report.js';
+import { diedOnItsOwn, renderDiagnosis, type RunEnd } from '../ui/diagnose-report.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 
 // `dynamo-dev diagnose PATH...`: scan logs, print each finding once (errors first), exit 1 on errors.
 
-export default async function diagnose(ctx: CommandContext, paths: string[], _opts: { json?: boolean }): Promise<number> {
+export default async function diagnose(ctx: CommandContext, given: string[], opts: { json?: boolean; run?: string }): Promise<number> {
+  if (given.length > 0 && opts.run) throw new UserError('diagnose: give log paths or --run ID, not both');
+  // No path: the latest run's logs (or --run's), like logs, status and doctor.
+  let run: RunEnd | null = null;
+  let paths = given;
+  if (given.length === 0) {
+    const { pickRun } = await import('../run/pick-run.js');
+    const { existsSync } = await import('node:fs');
+    const rec = await pickRun(ctx.stateDir, opts.run, 'logs to diagnose');
+    run = {
+      id: rec.id,
+      processes: rec.processes.map((p) => ({ name: p.name, state: p.state, exitCode: p.exitCode, signal: p.signal, log: p.log, started: p.pid !== null })),
+    };
+    paths = rec.processes.map((p) => p.log).filter((l) => existsSync(l));
+    if (paths.length === 0) throw new UserError(`run ${rec.id} has no log files yet (${rec.processes.map((p) => p.log).join(', ')})`);
+  }
   const { scanPaths, LOG_NAMES_TEXT } = await import('../host/log-scan.js');
   const t0 = performance.now();
   const result = await scanPaths(paths);
@@ -33,9 +48,11 @@ export default async function diagnose(ctx: CommandContext, paths: string[], _op
         code: f.code, severity: f.severity, count: f.count, file: f.file, line: f.line, text: f.text, explanation: f.explanation, fix: f.fix,
       })),
     };
-    ctx.stdout.write(`${JSON.stringify(doc)}\n`);
+    ctx.stdout.write(`${JSON.stringify(run ? { ...doc, run } : doc)}\n`);
   } else {
-    ctx.stdout.write(renderDiagnosis(result, ms));
+    ctx.stdout.write(renderDiagnosis(result, ms, run));
   }
-  return result.findings.some((f) => f.severity === 'error') ? EXIT.failed : EXIT.ok;
+  // A process that died on its own is a failure even when its log matches nothing known.
+  const crashed = run?.processes.some(diedOnItsOwn) ?? false;
+  return crashed || result.findings.some((f) => f.severity === 'error') ? EXIT.failed : EXIT.ok;
 }

@@ -2,9 +2,9 @@ import type { CommandContext } from './context.js';
 import { UserError } from '../errors.js';
 import { followFile, type Follower } from '../run/follow.js';
 import { readAllLines, tailFile } from '../run/log-read.js';
-import { listRuns, readRun } from '../run/state.js';
-import type { RunRecord } from '../run/types.js';
+import { pickRun } from '../run/pick-run.js';
 import { linePrefixer } from '../ui/log-prefix.js';
+import { stripAnsi } from '../diagnose/line.js';
 
 export interface LogsOptions {
   run?: string;
@@ -13,23 +13,20 @@ export interface LogsOptions {
   json?: boolean;
 }
 
-async function pickRun(stateDir: string, id?: string): Promise<RunRecord> {
-  if (id) return readRun(stateDir, id);
-  const [latest] = await listRuns(stateDir);
-  if (!latest) throw new UserError(`no runs recorded in ${stateDir}, so no logs to show`, 'dynamo-dev up [RECIPE]');
-  return latest;
-}
 
-/** `logs [PROCESS]`: one process plain, or all of them with a name prefix; --lines N from the end; --follow until Ctrl-C. */
+/** `logs [PROCESS]`: one process plain, or all of them with a name prefix; --lines N from the end; --follow until the run stops or Ctrl-C. */
 export default async function logs(ctx: CommandContext, processName: string | undefined, opts: LogsOptions = {}): Promise<number> {
-  const rec = await pickRun(ctx.stateDir, opts.run);
+  const rec = await pickRun(ctx.stateDir, opts.run, 'logs to show');
   const names = rec.processes.map((p) => p.name);
   const chosen = processName ? rec.processes.filter((p) => p.name === processName) : rec.processes;
   if (processName && chosen.length === 0) {
     throw new UserError(`unknown process "${processName}" in run ${rec.id}; valid: ${names.join(', ') || '(none recorded)'}`);
   }
   const prefixed = !processName && chosen.length > 1;
-  const fmt = linePrefixer(names, { prefixed, json: ctx.json });
+  const prefix = linePrefixer(names, { prefixed, json: ctx.json });
+  // vLLM colours its prefixes: raw escape codes are noise in a file or a pipe (grep, less without -R).
+  const plain = !ctx.json && (!(ctx.stdout as NodeJS.WriteStream).isTTY || !ctx.color);
+  const fmt = plain ? (name: string, line: string) => prefix(name, stripAnsi(line)) : prefix;
   // The reader went away (`logs | head`, a closed terminal): stop reading at once, quietly. A write
   // waiting for 'drain' must not wait forever for a pipe that will never drain.
   let broken = false;
@@ -72,10 +69,25 @@ export default async function logs(ctx: CommandContext, processName: string | un
 
   // Follow every chosen log; lines of different processes interleave as they arrive.
   const followers: Follower[] = chosen.map((p) => followFile(p.log, (line) => void write(fmt(p.name, line)), { offset: offsets.get(p.name) ?? 0 }));
+  const { findRunView } = await import('../run/state.js');
+  let ended: string | null = null;
   await new Promise<void>((resolve) => {
+    // Once the run has stopped nothing will be written any more: end, as `tail -f --pid` does.
+    let checking = false;
     const keepAlive = setInterval(() => {
-      if (broken) done();
-    }, 250); // the followers' own timers are unref'd: this holds the process until Ctrl-C
+      if (broken) return done();
+      if (checking) return;
+      checking = true;
+      findRunView(ctx.stateDir, rec.id).then((v) => {
+        checking = false;
+        if (v && !v.live) {
+          ended = v.status;
+          done();
+        }
+      }, () => {
+        checking = false;
+      });
+    }, 1000);
     const done = () => {
       clearInterval(keepAlive);
       process.off('SIGINT', done);
@@ -86,5 +98,6 @@ export default async function logs(ctx: CommandContext, processName: string | un
     process.once('SIGTERM', done);
   });
   for (const f of followers) f.stop();
+  if (ended !== null && !broken) ctx.stderr.write(`dynamo-dev: run ${rec.id} has ${ended === 'stopped' ? 'stopped' : `ended (${ended})`}; nothing more will be logged\n`);
   return 0;
 }

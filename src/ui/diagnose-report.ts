@@ -12,16 +12,44 @@ const MARK: Record<Severity, (s: string) => string> = {
 };
 const SYMBOL: Record<Severity, string> = { error: '✗', warn: '!', info: 'i' };
 
+/** How each process of a run ended (run.json), for `diagnose` without paths. */
+export interface RunEnd {
+  id: string;
+  processes: { name: string; state: string; exitCode: number | null; signal: string | null; log: string; started: boolean }[];
+}
+
+/** Failed by itself (an exit code or a signal we did not send), not stopped by us. */
+export const diedOnItsOwn = (p: RunEnd['processes'][number]): boolean => p.state === 'failed' && (p.exitCode !== null && p.exitCode !== 0 || p.signal !== null);
+
+function endOf(p: RunEnd['processes'][number]): string {
+  if (!p.started) return chalk.dim('never started');
+  if (diedOnItsOwn(p)) return chalk.red(`failed: ${p.signal ? `killed by ${p.signal}` : `exit code ${p.exitCode}`}`);
+  if (p.state === 'failed') return chalk.red('failed (see the run\'s report)');
+  return p.state === 'stopped' ? `stopped${p.signal ? ` (${p.signal})` : ''}` : p.state;
+}
+
 /** Human report: findings grouped by severity, each with count, first place, line, why and fix; then a footer. */
-export function renderDiagnosis(result: ScanResult, ms: number): string {
+export function renderDiagnosis(result: ScanResult, ms: number, run: RunEnd | null = null): string {
   const out: string[] = [];
+  if (run) {
+    out.push(chalk.bold(`run ${run.id}`));
+    const w = Math.max(...run.processes.map((p) => p.name.length));
+    for (const p of run.processes) out.push(`  ${p.name.padEnd(w)}  ${endOf(p)}`);
+    out.push('');
+  }
   for (const sev of ['error', 'warn', 'info'] as const) {
     const group = result.findings.filter((f) => f.severity === sev);
     if (group.length === 0) continue;
     out.push(chalk.bold(`${HEADINGS[sev]} (${group.length})`));
     for (const f of group) out.push(...renderFinding(f), '');
   }
-  if (result.findings.length === 0) out.push(chalk.green('No known failure signature found.'), '');
+  const crashed = run?.processes.filter(diedOnItsOwn) ?? [];
+  if (result.findings.length === 0 && crashed.length === 0) out.push(chalk.green('No known failure signature found.'), '');
+  else if (result.findings.length === 0) {
+    out.push(chalk.yellow(`No known failure signature, but ${crashed.map((p) => p.name).join(', ')} failed; read the end of its log:`));
+    for (const p of crashed) out.push(`dynamo-dev logs ${p.name} --run ${run!.id} -n 40`);
+    out.push('');
+  }
   const n = (sev: Severity) => result.findings.filter((f) => f.severity === sev).length;
   out.push(
     chalk.dim(
