@@ -10,7 +10,7 @@ import {
 } from '../host/openai-stream.js';
 import { probeDocument } from '../probe/document.js';
 import { runProbe, type ProbeSettings } from '../probe/run.js';
-import { summarize } from '../probe/stats.js';
+import { estimatedPrefixTokens, summarize } from '../probe/stats.js';
 import { judge, verdictExitCode, type VerdictContext } from '../probe/verdict.js';
 import { findRunView } from '../run/state.js';
 import type { RunView } from '../doctor/types.js';
@@ -199,7 +199,11 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
   }
 
   const stats = summarize(sends);
-  const verdict = judge(stats, rc);
+  // The prefixes' real size (the frontend's prompt_tokens), not the requested approximation.
+  const sizes = sends.filter((x) => x.promptTokens !== null).map((x) => estimatedPrefixTokens(x));
+  const verdict = judge(stats, {
+    ...rc, prefixes: settings.prefixes, prefixTokens: sizes.length ? sizes.reduce((a, b) => a + b, 0) / sizes.length : settings.prefixTokens,
+  });
   const doc = probeDocument({
     url,
     model,

@@ -102,6 +102,12 @@ export function buildKvReport(input: {
     if (weights === null || weights === undefined) {
       throw new UserError(`--weights-mib: no weight files (*.safetensors, *.bin) beside ${input.configPath}; pass --weights-mib N`);
     }
+    // No model weighs nothing: 0 would make an exact-looking estimate out of a missing number.
+    if (!(weights > 0)) {
+      throw new UserError(opts.weightsMib !== undefined
+        ? '--weights-mib: 0 MiB of weights is not a model; pass the size of its weight files in MiB, e.g. 1144'
+        : `--weights-mib: the weight files beside ${input.configPath} add up to 0 MiB (not downloaded yet?); pass --weights-mib N`);
+    }
     const overhead = overheadMiB(true);
     const requested = opts.gpuMib * opts.fraction;
     const kvTokens = kvTokensFor({ gpuTotalMiB: opts.gpuMib, fraction: opts.fraction, weightsMiB: weights, overheadMiB: overhead, bytesPerToken: bpt });

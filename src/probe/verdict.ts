@@ -32,6 +32,34 @@ export interface VerdictContext {
   workersExpected?: number | null;
   /** The run's --router-mode, when known. */
   routerMode?: string | null;
+  /** The smallest KV cache (tokens) the run's caching workers logged, when known. */
+  kvTokensMin?: number | null;
+  /** Prefixes sent and their measured mean size in tokens. */
+  prefixes?: number;
+  prefixTokens?: number | null;
+}
+
+/**
+ * When the prefixes cannot all stay cached (FACTS §7): even a perfect router gives each of the n
+ * workers prefixes / n of them, and a worker whose share exceeds its KV cache evicts; then misses
+ * say nothing about routing. Null when they fit or the numbers are unknown. Pure.
+ */
+export function evictionNote(ctx: VerdictContext, n: number | null): { line: string; fitPrefixes: number } | null {
+  const kv = ctx.kvTokensMin ?? null;
+  const tokens = ctx.prefixTokens ?? null;
+  const prefixes = ctx.prefixes ?? null;
+  if (kv === null || tokens === null || prefixes === null || tokens <= 0) return null;
+  const workers = Math.max(1, n ?? 1);
+  const perWorker = Math.ceil(prefixes / workers) * tokens;
+  if (perWorker <= kv) return null;
+  const fitPrefixes = Math.max(1, Math.floor(kv / tokens) * workers);
+  const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+  return {
+    line: `Eviction: ${prefixes} prefixes of ~${fmt(tokens)} tokens are ~${fmt(prefixes * tokens)} tokens; ` +
+      `${workers === 1 ? 'the worker\'s' : `even perfectly split over ${workers} workers, each holds ~${fmt(perWorker)} tokens, but its`} KV cache holds ${fmt(kv)}, ` +
+      `so prefixes are evicted before their repeats arrive and misses say nothing about routing. At most ~${fitPrefixes} such prefixes fit.`,
+    fitPrefixes,
+  };
 }
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
@@ -50,12 +78,28 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
   const n = stats.workers.length > 0 ? stats.workers.length : ctx.workersExpected ?? null;
   const hitLine = `${stats.hits} of ${stats.repeatsJudged} repeats hit the prefix cache (${pct(stats.hitRate)}, judged by ${stats.method === 'ttft' ? 'first-token time' : stats.method === 'mixed' ? 'cached_tokens and first-token time' : 'cached_tokens'})`;
 
+  const evict = evictionNote(ctx, n);
   if (n === 1 && (stats.workerIdsReported || stats.workers.length === 1)) {
     return {
       code: 'inconclusive',
       summary: 'one worker served every request: prefix routing cannot be judged with a single worker',
-      details: [hitLine, 'With one worker every repeat lands where its prefix is cached, whatever the router does.'],
+      details: [
+        hitLine,
+        evict
+          ? evict.line
+          : 'With one worker every repeat lands where its prefix is cached, whatever the router does.',
+        'Use a recipe with two or more workers that cache prompts behind the KV router, e.g. agg-router.',
+      ],
       next: 'dynamo-dev up agg-router',
+    };
+  }
+  // Misses caused by a cache too small for the probe: say so instead of blaming the router.
+  if (evict && stats.hitRate < WORKS_HIT_RATE) {
+    return {
+      code: 'inconclusive',
+      summary: `the prefixes do not fit the workers' KV caches (${pct(stats.hitRate)} hit): eviction, not routing, explains the misses`,
+      details: [hitLine, evict.line],
+      next: `dynamo-dev probe --prefixes ${evict.fitPrefixes}`,
     };
   }
 
