@@ -82,6 +82,8 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
 
   ctx.stdout.write(formatHeader(await system, target.source));
   const width = titleWidth(checks);
+  // A terminal's width (pipes: none, lines stay whole for grep).
+  const columns = (ctx.stdout as NodeJS.WriteStream).isTTY ? (ctx.stdout.columns || Infinity) : Infinity;
   let outcomes: CheckOutcome[];
   let footer = formatFooter;
   // A terminal that reports no height (a pty opened without a size) would make ink clear the
@@ -104,7 +106,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     // Plain: print in declared order as soon as every earlier check has settled.
     let next = 0;
     const flush = () => {
-      while (next < settled.length && settled[next]) ctx.stdout.write(formatOutcome(settled[next++]!, width));
+      while (next < settled.length && settled[next]) ctx.stdout.write(formatOutcome(settled[next++]!, width, columns));
     };
     listeners.add(flush);
     flush();
@@ -112,6 +114,29 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     flush();
   }
   const ok = doctorOk(outcomes, Boolean(opts.strict));
+  // Asked about GPU memory: a picture of how the plan would use it.
+  const mem = outcomes.find((o) => o.id === 'gpu.memory');
+  if (mem && opts.only?.includes('gpu.memory') && mem.status !== 'skip') {
+    const [{ gpuPicture, formatGpuPicture }, { modelKvInfo }, { buildPlan }] = await Promise.all([
+      import('../ui/gpu-bar.js'), import('../host/model-config.js'), import('../plan/build.js'),
+    ]);
+    const total = typeof mem.evidence.totalMiB === 'number' ? mem.evidence.totalMiB : null;
+    // The plan again with what the check measured and the cached model's size: the picture's split.
+    let plan = target.plan;
+    try {
+      plan = buildPlan({
+        recipe: target.recipe, runDir: target.plan.runDir, gpuTotalMiB: total, model: await modelKvInfo(target.recipe.model, ctx.env), source: target.source,
+      });
+    } catch {
+      // a plan that cannot fit is gpu.memory's or kv's finding, not the picture's
+    }
+    const pic = gpuPicture(plan);
+    if (pic) {
+      const free = typeof mem.evidence.freeMiB === 'number' ? `; nvidia-smi says ${mem.evidence.freeMiB.toLocaleString('en-US')} MiB are free now` : '';
+      ctx.stdout.write(`\n${chalk.bold(`how ${target.source} would use the GPU`)}${free}\n`);
+      ctx.stdout.write(formatGpuPicture(pic, { width: Number.isFinite(columns) ? columns : 100, fancy: ctx.interactive, indent: '  ' }));
+    }
+  }
   ctx.stdout.write(footer(tally(outcomes), performance.now() - t0, Boolean(opts.strict)));
   return ok ? 0 : 1;
 }

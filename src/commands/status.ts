@@ -17,6 +17,19 @@ export default async function status(ctx: CommandContext, opts: StatusOptions = 
     ctx.stdout.write(`${JSON.stringify({ runs: docs }, null, 2)}\n`);
     return 0;
   }
-  ctx.stdout.write(formatStatus(docs, { stateDir: ctx.stateDir, single: Boolean(opts.run), now: Date.now() }));
+  const tty = Boolean((ctx.stdout as NodeJS.WriteStream).isTTY);
+  const columns = tty ? ctx.stdout.columns || Infinity : Infinity;
+  // The GPU picture of each run shown in full: its plan's shares with the KV each worker measured.
+  const gpu: Record<string, string | null> = {};
+  const shown = opts.run ? docs : docs.filter((d) => d.live);
+  if (shown.length > 0) {
+    const [{ readRun }, { gpuPicture, formatGpuPicture }] = await Promise.all([import('../run/state.js'), import('../ui/gpu-bar.js')]);
+    for (const d of shown) {
+      const rec = await readRun(ctx.stateDir, d.id).catch(() => null);
+      const pic = rec?.plan ? gpuPicture(rec.plan, Object.fromEntries(d.processes.map((p) => [p.name, p.kvTokens]))) : null;
+      gpu[d.id] = pic ? formatGpuPicture(pic, { width: Number.isFinite(columns) ? columns : 100, fancy: tty, indent: '  ' }) : null;
+    }
+  }
+  ctx.stdout.write(formatStatus(docs, { stateDir: ctx.stateDir, single: Boolean(opts.run), now: Date.now(), columns, gpu }));
   return 0;
 }

@@ -4,10 +4,10 @@ import { UserError } from '../errors.js';
 import { refuseConflicts } from './conflicts.js';
 import { loadRecipe } from '../host/recipes.js';
 import { buildPlan } from '../plan/build.js';
-import { kvBytesPerToken, kvShapeFromConfig } from '../plan/kv-math.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
-import { newRunId, runDir } from '../run/paths.js';
+import { dirname } from 'node:path';
+import { logPath, newRunId, runDir } from '../run/paths.js';
 import { formatNdjson, type UpEvent } from '../run/events.js';
 import type { UpRenderer } from '../ui/up-plain.js';
 
@@ -39,6 +39,8 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   const sets = [...(opts.set ?? [])];
   if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
   const recipe = await loadRecipe(recipeRef ?? 'agg', sets);
+  // The first line at once: probing the GPU and reading the model's config can take seconds.
+  if (!opts.dryRun && !opts.script && !ctx.json) ctx.stdout.write((await import('../ui/up-report.js')).formatHeader(recipe.name, recipe.model));
   const python = ctx.python ?? recipe.python;
   let runId = newRunId(recipe.name);
   const planAt = await planner(ctx, recipe, python, recipeRef ?? 'agg');
@@ -98,6 +100,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
     }
 
     const [{ Supervisor }, { markerFor }] = await Promise.all([import('../run/supervisor.js'), import('../run/run-scan.js')]);
+    emit({ event: 'run', runId, logsDir: dirname(logPath(ctx.stateDir, runId, plan.processes[0]?.name ?? 'frontend')) });
     const timeoutS = opts.readyTimeout ?? 900;
     const sup = new Supervisor({
       plan, recipe, runId, stateDir: ctx.stateDir, env: ctx.env,
@@ -131,19 +134,13 @@ async function planner(ctx: CommandContext, recipe: Recipe, python: string, reci
   let gpuTotalMiB: number | null = null;
   let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
   if (recipe.engine !== 'mocker') {
-    const [gpu, cfg] = await Promise.all([
+    const [gpu, info] = await Promise.all([
       import('../host/nvidia-smi.js').then((m) => m.probeGpu(ctx.env, PROBE_TIMEOUT_MS)).catch(() => null),
       // Not cached just means no KV estimate: the first start downloads it.
-      import('../host/model-config.js').then((m) => m.findModelConfig(recipe.model, ctx.env)).catch(() => null),
+      import('../host/model-config.js').then((m) => m.modelKvInfo(recipe.model, ctx.env)),
     ]);
     if (gpu?.ok) gpuTotalMiB = gpu.gpus.find((g) => g.index === recipe.gpu)?.memoryTotalMiB ?? null;
-    if (cfg) {
-      try {
-        model = { bytesPerToken: kvBytesPerToken(kvShapeFromConfig(cfg.config, cfg.path)), weightsMiB: cfg.weightsMiB };
-      } catch {
-        model = null; // an odd config.json only costs the estimate
-      }
-    }
+    model = info;
   }
   return (dir: string) => buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python, source: recipeSource });
 }
@@ -153,7 +150,18 @@ async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python
     import('../host/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
   ]);
   const facts = createFacts({ env: ctx.env, recipe, plan, stateDir: ctx.stateDir, python, timeoutMs: PROBE_TIMEOUT_MS });
-  const outcomes = await runChecks(selectChecks({ only: preflightIds(plan.disaggregated) }), facts, { timeoutMs: PROBE_TIMEOUT_MS });
+  const checks = selectChecks({ only: preflightIds(plan.disaggregated) });
+  const pending = new Set(checks.map((c) => c.title));
+  const progress = () => emit({ event: 'preflight-progress', pending: [...pending], done: checks.length - pending.size, total: checks.length });
+  progress();
+  const outcomes = await runChecks(checks, facts, {
+    timeoutMs: PROBE_TIMEOUT_MS,
+    // The spinner names what is still running: a cold `import torch` can take half a minute.
+    onSettled: (o) => {
+      pending.delete(o.title);
+      progress();
+    },
+  });
   const ok = outcomes.every((o) => o.status !== 'fail');
   emit({
     event: 'preflight', ok,

@@ -88,3 +88,14 @@ async function weightsMiB(dir: string): Promise<number | null> {
   }
   return null;
 }
+
+/** What the plan's KV estimate needs from the cached model; null when not cached or odd. */
+export async function modelKvInfo(model: string, env: NodeJS.ProcessEnv): Promise<{ bytesPerToken: number; weightsMiB: number | null } | null> {
+  const { kvBytesPerToken, kvShapeFromConfig } = await import('../plan/kv-math.js');
+  try {
+    const cfg = await findModelConfig(model, env);
+    return { bytesPerToken: kvBytesPerToken(kvShapeFromConfig(cfg.config, cfg.path)), weightsMiB: cfg.weightsMiB };
+  } catch {
+    return null; // not cached, or an odd config.json: only the estimate is lost
+  }
+}

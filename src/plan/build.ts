@@ -158,11 +158,12 @@ function planOf(input: PlanInput): Plan {
     }
     argv.push(...w.spec.args);
     Object.assign(env, w.spec.env);
-    const estimate = total !== null && input.model && !mocker
+    // Unknown (or empty) weights would make an exact-looking estimate of a guess: no estimate then.
+    const estimate = total !== null && input.model && input.model.weightsMiB && !mocker
       ? kvTokensFor({
           gpuTotalMiB: total,
           fraction: w.fraction,
-          weightsMiB: input.model.weightsMiB ?? 0,
+          weightsMiB: input.model.weightsMiB,
           overheadMiB: overheadMiB(recipe.enforceEager),
           bytesPerToken: input.model.bytesPerToken,
         })
@@ -203,6 +204,11 @@ function planOf(input: PlanInput): Plan {
     frontendUrl,
     runDir,
     processes: procs,
+    memory: {
+      bytesPerToken: input.model?.bytesPerToken ?? null,
+      weightsMiB: input.model?.weightsMiB || null,
+      overheadMiB: recipe.engine === 'mocker' ? null : overheadMiB(recipe.enforceEager),
+    },
   };
   checkPortRange(plan, recipe);
   checkPortsDistinct(plan);

@@ -39,6 +39,8 @@ export interface Plan {
   frontendUrl: string;
   runDir: string;
   processes: PlannedProcess[];
+  /** What the KV estimates were made of (absent in runs recorded before it existed): the GPU picture uses it. */
+  memory?: { bytesPerToken: number | null; weightsMiB: number | null; overheadMiB: number | null };
 }
 
 /** The KV size line vLLM logs once the cache is allocated (FACTS §3). */

@@ -57,9 +57,19 @@ export type UpEvent =
     }
   | { event: 'stopped'; runId: string; reason: 'user' | 'failure' | 'detached'; stopped: StopResult[]; remaining: Survivor[] }
   | { event: 'state'; process: string; state: ProcessState; kvTokens: number | null; pid: number | null }
-  | { event: 'line'; process: string; text: string };
+  | { event: 'line'; process: string; text: string }
+  /** Preflight checks still running (titles), for the view's spinner; view-only. */
+  | { event: 'preflight-progress'; pending: string[]; done: number; total: number }
+  /** The run's processes are about to start (the run id is now saved); view-only. */
+  | { event: 'run'; runId: string; logsDir: string }
+  /** Something a person should know about a process while it runs (a known warning in its log). */
+  | { event: 'hint'; process: string; code: string; text: string }
+  /** Stopping begins: every target gets SIGTERM now and SIGKILL at `killAt` (ms epoch). */
+  | { event: 'stopping'; reason: 'user' | 'failure' | 'teardown'; by: string | null; killAt: number; targets: { name: string; pid: number }[] }
+  /** One target of a stop is done, or was escalated to SIGKILL (done: false). */
+  | { event: 'stop-progress'; result: StopResult; done: boolean };
 
-export const NDJSON_EVENTS = new Set(['plan', 'preflight', 'starting', 'log-ready', 'ready', 'exited', 'failed', 'stopped']);
+export const NDJSON_EVENTS = new Set(['plan', 'preflight', 'starting', 'log-ready', 'hint', 'ready', 'exited', 'failed', 'stopping', 'stopped']);
 
 /** One NDJSON line with "event" first and "ts"; null for view-only events. Pure. */
 export function formatNdjson(e: UpEvent, now: Date = new Date()): string | null {

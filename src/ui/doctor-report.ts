@@ -3,6 +3,7 @@ import type { Tally } from '../doctor/runner.js';
 import type { CheckOutcome } from '../doctor/types.js';
 import type { SystemFacts } from '../host/system.js';
 import { MARK, paintStatus } from './marks.js';
+import { wrapWords } from './fit.js';
 
 // Plain-text rendering of doctor results; the ink view reuses these strings so a TTY and a pipe
 // show the same words.
@@ -12,13 +13,23 @@ export function formatHeader(sys: SystemFacts | null, target: string): string {
   return `${chalk.bold('dynamo-dev doctor')}  ${chalk.dim(`recipe ${target}`)}\n${machine ? `${chalk.dim(machine)}\n` : ''}`;
 }
 
-/** One check: mark, title, summary; under a warn or fail its evidence and a fix line. */
-export function formatOutcome(o: CheckOutcome, width: number): string {
-  const head = `${paintStatus(o.status, MARK[o.status])} ${chalk.bold(o.title.padEnd(width))}  ${o.status === 'skip' ? chalk.dim(o.summary) : o.summary}`;
-  if (o.status !== 'warn' && o.status !== 'fail') return `${head}\n`;
-  const lines = o.details.map((d) => `    ${chalk.dim(d)}`);
-  if (o.fix) lines.push(`    ${paintStatus(o.status, 'fix:')} ${o.fix}`);
-  return `${[head, ...lines].join('\n')}\n`;
+/**
+ * One check: mark, title, summary; under a warn or fail its evidence and a fix line. With
+ * `columns` (a terminal) lines wrap at word boundaries with a hanging indent, never mid-word; a
+ * `quoted command` stays on one line.
+ */
+export function formatOutcome(o: Pick<CheckOutcome, 'title' | 'status' | 'summary' | 'details' | 'fix'>, width: number, columns = Infinity): string {
+  const summary = o.status === 'skip' ? chalk.dim(o.summary) : o.summary;
+  const title = chalk.bold(o.title.padEnd(width));
+  // Summaries start after the title column when there is room for them there; else under the title.
+  const gutter = 2 + width + 2;
+  const head = columns - gutter >= 30
+    ? wrapWords(`${paintStatus(o.status, MARK[o.status])} ${title}  ${summary}`, columns, ' '.repeat(gutter))
+    : [`${paintStatus(o.status, MARK[o.status])} ${chalk.bold(o.title)}`, ...wrapWords(`    ${summary}`, columns, '    ')];
+  if (o.status !== 'warn' && o.status !== 'fail') return `${head.join('\n')}\n`;
+  const lines = o.details.flatMap((d) => wrapWords(`    ${chalk.dim(d)}`, columns, '      '));
+  if (o.fix) lines.push(...wrapWords(`    ${paintStatus(o.status, 'fix:')} ${o.fix}`, columns, '         '));
+  return `${[...head, ...lines].join('\n')}\n`;
 }
 
 export function formatFooter(t: Tally, durationMs: number, strict: boolean): string {

@@ -13,6 +13,8 @@ export interface DoctorViewProps {
   subscribe: (on: (o: CheckOutcome, i: number) => void) => () => void;
   /** Terminal height; the live part stays below it (undefined: no limit). */
   rows?: number;
+  /** Terminal width: finished results wrap at word boundaries to it. */
+  columns?: number;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface DoctorViewProps {
  * on every frame once the live part is as tall as the terminal; keeping it to one truncated line
  * per check, and under `rows`, prevents that.
  */
-export function DoctorView({ titles, subscribe, rows }: DoctorViewProps) {
+export function DoctorView({ titles, subscribe, rows, columns }: DoctorViewProps) {
   const [done, setDone] = useState<(CheckOutcome | null)[]>(() => titles.map(() => null));
   const [frame, setFrame] = useState(0);
   useEffect(() => subscribe((o, i) => setDone((d) => d.map((x, j) => (j === i ? o : x)))), [subscribe]);
@@ -42,7 +44,7 @@ export function DoctorView({ titles, subscribe, rows }: DoctorViewProps) {
   return (
     <>
       <Static items={printed}>
-        {(o, i) => <Text key={`${i}-${o.id}`}>{formatOutcome(o, width).replace(/\n$/, '')}</Text>}
+        {(o, i) => <Text key={`${i}-${o.id}`}>{formatOutcome(o, width, columns).replace(/\n$/, '')}</Text>}
       </Static>
       <Box flexDirection="column">
         {shown.map(({ title, i, o }) => (
@@ -59,8 +61,8 @@ export function DoctorView({ titles, subscribe, rows }: DoctorViewProps) {
 }
 
 /** Mounts the view; resolves to a function that unmounts it once the last result is drawn. */
-export function mountDoctorView(props: Omit<DoctorViewProps, 'rows'>, stdout: NodeJS.WriteStream): { finish: () => Promise<void> } {
-  const app = render(<DoctorView {...props} rows={stdout.rows || undefined} />, { stdout, exitOnCtrlC: true, patchConsole: false });
+export function mountDoctorView(props: Omit<DoctorViewProps, 'rows' | 'columns'>, stdout: NodeJS.WriteStream): { finish: () => Promise<void> } {
+  const app = render(<DoctorView {...props} rows={stdout.rows || undefined} columns={stdout.columns || undefined} />, { stdout, exitOnCtrlC: true, patchConsole: false });
   return {
     finish: async () => {
       // Let the final state paint before unmounting so the last line is not a spinner.

@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import type { RunStatusDoc } from '../run/status-doc.js';
 import type { RunStatus } from '../run/types.js';
 import { formatDuration as compactDuration } from '../format-duration.js';
+import { truncateWords, visibleLength, wrapWords } from './fit.js';
 
 // Plain-text `status`: a table per live run (or the one asked for), one line per other recent run.
 
@@ -35,15 +36,39 @@ function table(rows: string[][]): string[] {
   return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : pad(cell, widths[c]))).join('  ').trimEnd());
 }
 
+/**
+ * A table that fits `columns`: whole columns are dropped (least useful first, by header) before
+ * anything would wrap; what remains is never cut.
+ */
+export function fitTable(rows: string[][], columns: number, dropOrder: string[], indent = 2): string[] {
+  let keep = rows[0].map((_, i) => i);
+  const header = rows[0].map((h) => h.replace(/\u001b\[[0-9;]*m/g, ''));
+  const render = () => table(rows.map((r) => keep.map((i) => r[i])));
+  let out = render();
+  for (const name of dropOrder) {
+    if (Math.max(...out.map(visibleLength)) + indent <= columns) break;
+    const i = header.indexOf(name);
+    if (i < 0 || !keep.includes(i)) continue;
+    keep = keep.filter((k) => k !== i);
+    out = render();
+  }
+  return out;
+}
+
+/** Columns go in this order when the terminal is narrow (ports and pids are in `status --json`). */
+const DROP = ['PORTS', 'ALIVE', 'PID', 'UPTIME', 'READY'];
+
 /** The STATE cell: how a failed process ended says where to look (exit 1: its log; SIGKILL: OOM or us). */
 function stateCell(p: RunStatusDoc['processes'][number]): string {
   if (p.state === 'failed' && (p.exitCode !== null || p.signal !== null)) {
     return chalk.red(`failed (${p.signal ?? `exit ${p.exitCode}`})`);
   }
+  if (p.pid === null && (p.state === 'stopped' || p.state === 'waiting')) return chalk.dim('not started');
   return p.alive || ['exited', 'failed', 'stopped'].includes(p.state) ? p.state : chalk.dim(`${p.state} (gone)`);
 }
 
-export function formatRunTable(d: RunStatusDoc): string {
+export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: string | null } = {}): string {
+  const columns = o.columns ?? Infinity;
   const head = [
     chalk.bold(`run ${d.id}`),
     d.recipe,
@@ -64,35 +89,38 @@ export function formatRunTable(d: RunStatusDoc): string {
       formatDuration(p.uptimeMs),
     ]),
   ];
-  const lines = [head, ...table(rows).map((l) => `  ${l}`)];
+  const lines = [...wrapWords(head, columns, '  '), ...fitTable(rows, columns, DROP).map((l) => `  ${l}`)];
   for (const u of d.unrecorded ?? []) {
-    lines.push(`  ${chalk.yellow('!')} pid ${u.pid} ${chalk.dim(u.cmd.length > 32 ? `${u.cmd.slice(0, 31)}…` : u.cmd)}: the run's (its marker), in no record`);
+    lines.push(...wrapWords(`  ${chalk.yellow('!')} pid ${u.pid} ${chalk.dim(u.cmd.length > 32 ? `${u.cmd.slice(0, 31)}…` : u.cmd)}: the run's (its marker), in no record`, columns, '    '));
   }
+  if (o.gpu) lines.push(o.gpu.trimEnd());
   if (d.state === 'orphaned') {
-    lines.push(`  ${chalk.red('!')} its supervisor (pid ${d.supervisor.pid}) is gone but processes live; stop them: ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}`);
+    lines.push(...wrapWords(`  ${chalk.red('!')} its supervisor (pid ${d.supervisor.pid}) is gone but processes live; stop them with:`, columns, '    '));
+    lines.push(`    ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}`);
   }
   lines.push(`  ${chalk.dim(`logs: ${d.logsDir}`)}`);
   return `${lines.join('\n')}\n`;
 }
 
 /** One line per run that is not live: id, recipe, state, process count, last change. */
-export function formatRunLines(docs: RunStatusDoc[], now: number): string {
+export function formatRunLines(docs: RunStatusDoc[], now: number, columns = Infinity): string {
   const rows = docs.map((d) => {
     const ago = Number.isFinite(Date.parse(d.updatedAt)) ? `${formatDuration(now - Date.parse(d.updatedAt))} ago` : '';
     const n = d.processes.length;
     return [d.id, d.recipe, paintRunState(d.state), chalk.dim(`${n} process${n === 1 ? '' : 'es'}${ago ? `, ${ago}` : ''}`)];
   });
-  return rows.length === 0 ? '' : `${table(rows).map((l) => `  ${l}`).join('\n')}\n`;
+  if (rows.length === 0) return '';
+  return `${table(rows).map((l) => `  ${visibleLength(l) + 2 > columns ? truncateWords(l, columns - 2) : l}`).join('\n')}\n`;
 }
 
-export function formatStatus(docs: RunStatusDoc[], o: { stateDir: string; single: boolean; now: number }): string {
+export function formatStatus(docs: RunStatusDoc[], o: { stateDir: string; single: boolean; now: number; columns?: number; gpu?: Record<string, string | null> }): string {
   if (docs.length === 0) {
     return `no runs recorded in ${o.stateDir}\nstart one with: ${chalk.bold('dynamo-dev up [RECIPE]')} (e.g. dynamo-dev up agg)\n`;
   }
   const full = o.single ? docs : docs.filter((d) => d.live);
   const rest = o.single ? [] : docs.filter((d) => !d.live);
-  const parts: string[] = full.map(formatRunTable);
+  const parts: string[] = full.map((d) => formatRunTable(d, { columns: o.columns, gpu: o.gpu?.[d.id] ?? null }));
   if (full.length === 0) parts.push(`no live runs\n`);
-  if (rest.length > 0) parts.push(`${chalk.bold('recent runs')}\n${formatRunLines(rest, o.now)}`);
+  if (rest.length > 0) parts.push(`${chalk.bold('recent runs')}\n${formatRunLines(rest, o.now, o.columns)}`);
   return parts.join('\n');
 }

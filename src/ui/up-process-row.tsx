@@ -1,7 +1,8 @@
-import { Box, Text } from 'ink';
-import { STATE_LABEL, formatElapsed, type Row } from './up-state.js';
+import { Text } from 'ink';
+import { STATE_LABEL, formatElapsed, rowHint, type Row } from './up-state.js';
+import { truncateWords } from './fit.js';
 
-const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+export const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const COLOR: Record<Row['state'], string> = {
   waiting: 'gray', starting: 'cyan', loading: 'cyan', 'kv-allocated': 'blue', ready: 'green', exited: 'red', failed: 'red', stopped: 'gray',
 };
@@ -11,25 +12,67 @@ export interface UpProcessRowProps {
   nameWidth: number;
   frame: number;
   now: number;
-  /** Columns left for the last log line. */
-  lineWidth: number;
+  /** Terminal columns: the row never wraps (a wrapped live row breaks ink's redraw). */
+  columns: number;
 }
 
-/** One process: mark, name, state, elapsed, KV tokens, GPU fraction, last log line. */
-export function UpProcessRow({ row, nameWidth, frame, now, lineWidth }: UpProcessRowProps) {
-  const busy = row.state === 'starting' || row.state === 'loading' || row.state === 'kv-allocated';
-  const mark = row.state === 'ready' ? '✓' : row.state === 'failed' || row.state === 'exited' ? '✗' : busy ? FRAMES[frame % FRAMES.length] : '·';
+/** The fixed columns of a row: mark, name, state, elapsed, KV tokens, GPU fraction. Pure. */
+export function rowColumns(row: Row, nameWidth: number, now: number): string {
   const kv = row.kvTokens !== null ? `KV ${row.kvTokens.toLocaleString('en-US')}` : '';
-  const gpu = row.fraction !== null ? `gpu ${row.fraction}` : '';
-  const line = row.lastLine.length > lineWidth ? `${row.lastLine.slice(0, Math.max(0, lineWidth - 1))}…` : row.lastLine;
+  const gpu = row.fraction !== null ? String(row.fraction) : '';
+  const never = row.pid === null;
+  const elapsed = never ? '' : formatElapsed((row.doneAt ?? now) - row.since);
+  const label = never && row.state === 'stopped' ? 'not started' : STATE_LABEL[row.state];
+  return `${row.name.padEnd(nameWidth)} ${label.padEnd(12)} ${elapsed.padStart(6)}  ${kv.padEnd(10)} ${gpu.padEnd(4)}`;
+}
+
+/** One process: mark, fixed columns, then its last log message or, in yellow, what is wrong. */
+export function UpProcessRow({ row, nameWidth, frame, now, columns }: UpProcessRowProps) {
+  const busy = row.state === 'starting' || row.state === 'loading' || row.state === 'kv-allocated';
+  const hint = rowHint(row, now);
+  const mark = row.state === 'ready' ? (hint ? '!' : '✓') : row.state === 'failed' || row.state === 'exited' ? '✗' : busy ? FRAMES[frame % FRAMES.length] : '·';
+  const cols = rowColumns(row, nameWidth, now);
+  const room = Math.max(0, columns - 2 - cols.length - 2);
+  const color = hint && row.state !== 'failed' ? 'yellow' : COLOR[row.state];
   return (
-    <Box>
-      <Text color={COLOR[row.state]}>{mark} </Text>
-      <Text bold>{row.name.padEnd(nameWidth)}</Text>
-      <Text color={COLOR[row.state]}> {STATE_LABEL[row.state].padEnd(12)}</Text>
-      <Text dimColor> {(row.state === 'waiting' ? '' : formatElapsed((row.doneAt ?? now) - row.since)).padStart(6)}</Text>
-      <Text> {kv.padEnd(10)} {gpu.padEnd(8)}</Text>
-      <Text dimColor> {line}</Text>
-    </Box>
+    <Text wrap="truncate-end">
+      <Text color={color}>{mark} </Text>
+      <Text bold={!hint} color={hint ? 'yellow' : undefined}>{cols}</Text>
+      {hint
+        ? <Text color="yellow">  {truncateWords(hint, room)}</Text>
+        : <Text dimColor>  {truncateWords(row.lastLine, room)}</Text>}
+    </Text>
+  );
+}
+
+/** A row while stopping: what was sent, how long ago, and the countdown to SIGKILL. */
+export function StopRow({ row, nameWidth, frame, now, killAt, columns }: Omit<UpProcessRowProps, 'row'> & { row: Row; killAt: number }) {
+  const s = row.stop;
+  let text: string;
+  let mark: string;
+  let color: string;
+  if (s && (row.state === 'stopped' || row.state === 'failed') && s.ms >= 0 && (s.signal !== null || s.note)) {
+    mark = s.note?.includes('survived') ? '✗' : '✓';
+    color = mark === '✗' ? 'red' : s.signal === 'SIGKILL' ? 'yellow' : 'green';
+    text = `${row.name.padEnd(nameWidth)} stopped      ${s.signal ?? 'no signal'}${s.signal ? ` ${s.ms < 1000 ? `${s.ms} ms` : `${(s.ms / 1000).toFixed(1)} s`}` : ''}${s.signal === 'SIGKILL' ? ' (ignored SIGTERM)' : ''}${s.note && !s.signal ? ` (${s.note})` : ''}`;
+  } else if (row.pid === null) {
+    mark = '·';
+    color = 'gray';
+    text = `${row.name.padEnd(nameWidth)} never started`;
+  } else if (s?.signal === 'SIGKILL') {
+    mark = FRAMES[frame % FRAMES.length];
+    color = 'red';
+    text = `${row.name.padEnd(nameWidth)} stopping     SIGKILL sent, waiting for it to vanish`;
+  } else {
+    mark = FRAMES[frame % FRAMES.length];
+    color = 'yellow';
+    const left = Math.max(0, Math.ceil((killAt - now) / 1000));
+    text = `${row.name.padEnd(nameWidth)} stopping     SIGTERM sent; SIGKILL in ${left}s`;
+  }
+  return (
+    <Text wrap="truncate-end">
+      <Text color={color}>{mark} </Text>
+      <Text>{truncateWords(text, Math.max(10, columns - 2))}</Text>
+    </Text>
   );
 }

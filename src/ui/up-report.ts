@@ -1,28 +1,68 @@
 import chalk from 'chalk';
+import { basename } from 'node:path';
 import type { UpEvent } from '../run/events.js';
 import type { Diagnosis } from '../run/diagnosis.js';
+import type { Plan } from '../plan/types.js';
+import { formatGpuPicture, gpuPicture } from './gpu-bar.js';
+import { truncateWords } from './fit.js';
+import { logMessage } from './log-message.js';
+import { formatOutcome } from './doctor-report.js';
 
 // The words of `up`'s summary and failure report, shared by the plain renderer and the ink view.
+// They are printed as plain text (never inside the live view), so the terminal soft-wraps long
+// lines and a copied command or path comes out whole. Commands stand alone on their line. The
+// actionable part comes last: the screen's bottom is what a person reads first.
 
 type Ev<K extends UpEvent['event']> = Extract<UpEvent, { event: K }>;
 
-const num = (n: number | null) => (n === null ? '-' : n.toLocaleString('en-US'));
+export interface TextOptions {
+  /** Terminal columns (context lines such as log tails are cut to fit; commands never are). */
+  columns?: number;
+  /** Block characters and colours for the GPU picture (a terminal), else ASCII. */
+  fancy?: boolean;
+}
 
-export function formatReady(e: Ev<'ready'>): string {
+const num = (n: number) => n.toLocaleString('en-US');
+const ms = (x: number) => (x < 1000 ? `${Math.round(x)} ms` : `${(x / 1000).toFixed(1)} s`);
+
+export function formatHeader(recipe: string, model: string): string {
+  return `${chalk.bold(`up ${recipe}`)} ${chalk.dim(`· ${model}`)}\n`;
+}
+
+/** What will run and where it goes in memory (before start). */
+export function formatPlanSummary(plan: Plan, o: TextOptions = {}): string {
+  const gpu = plan.engine === 'mocker' ? 'mocker engine, no GPU memory'
+    : plan.gpu.totalMiB !== null ? `GPU ${plan.gpu.index}` : `GPU ${plan.gpu.index} (total memory unknown: no nvidia-smi answer)`;
+  const out = [`${plan.processes.length} processes (${plan.processes.map((p) => p.name).join(', ')}) on ${gpu}`];
+  const pic = gpuPicture(plan);
+  let text = `${out.join('\n')}\n`;
+  if (pic) text += formatGpuPicture(pic, { width: o.columns ?? 80, fancy: Boolean(o.fancy), indent: '  ' });
+  return text;
+}
+
+export function formatRunLine(e: Ev<'run'>): string {
+  return `run ${e.runId}  ${chalk.dim(`logs in ${e.logsDir}`)}\n`;
+}
+
+export function formatReady(e: Ev<'ready'>, plan: Plan | null = null, o: TextOptions = {}): string {
   const out: string[] = [];
   out.push(chalk.green.bold(`✓ ready in ${(e.ms / 1000).toFixed(1)} s`) + `  run ${e.runId}`);
-  out.push(`  url     ${e.url}`);
-  out.push(`  model   ${e.model}`);
-  out.push(`  try     ${e.curl}`);
-  const w = Math.max(...e.workers.map((x) => x.name.length), 8);
-  for (const x of e.workers) {
+  const w = Math.max(...Object.keys(e.logs).map((x) => x.length), 8);
+  const pic = plan ? gpuPicture(plan, Object.fromEntries(e.workers.map((x) => [x.name, x.kvTokens]))) : null;
+  // The picture names each worker's KV tokens; without one, a line per worker does.
+  for (const x of pic ? [] : e.workers) {
     const f = x.gpuMemoryUtilization !== null ? `gpu ${x.gpuMemoryUtilization}` : 'no gpu';
     out.push(`  ${x.name.padEnd(w)}  ${x.kvTokens !== null ? `KV ${num(x.kvTokens)} tokens` : 'no KV line'}  ${f}`);
   }
+  if (pic) out.push(formatGpuPicture(pic, { width: o.columns ?? 80, fancy: Boolean(o.fancy), indent: '  ' }).trimEnd());
   out.push('  logs');
   for (const [name, path] of Object.entries(e.logs)) out.push(`    ${name.padEnd(w)}  ${path}`);
+  out.push(`  url    ${e.url}`);
+  out.push(`  model  ${e.model}`);
+  out.push('  try it:');
+  out.push(e.curl);
   out.push(e.detached
-    ? `  detached: stop with \`dynamo-dev teardown --run ${e.runId}\`; status: \`dynamo-dev status\``
+    ? `  detached; stop with: dynamo-dev teardown --run ${e.runId}`
     : '  supervising: Ctrl-C stops every process');
   return `${out.join('\n')}\n`;
 }
@@ -30,63 +70,86 @@ export function formatReady(e: Ev<'ready'>): string {
 export function formatDiagnosis(d: Diagnosis, indent = '  '): string[] {
   return [
     `${indent}${chalk.bold('cause:')} ${d.title} [${d.code}]`,
-    `${indent}${chalk.dim(`${d.file}:${d.line}:`)} ${d.text.trim()}`,
+    `${indent}${chalk.dim(`${basename(d.file)}:${d.line}:`)} ${logMessage(d.text)}`,
     `${indent}${d.explanation}`,
     `${indent}${chalk.bold('fix:')} ${d.fix}`,
   ];
 }
 
-function lastLines(lines: string[], indent = '  ', n = 12): string[] {
-  const tail = lines.slice(-n);
-  if (tail.length === 0) return [];
-  return [`${indent}last lines of the log:`, ...tail.map((l) => `${indent}${chalk.dim('│')} ${l}`)];
+/** The tail of a log: a few lines when a known cause explains the failure, more when none does. */
+function tail(lines: string[], known: boolean, o: TextOptions, name: string | null): string[] {
+  const n = known ? 4 : 12;
+  const t = lines.filter((l) => l.trim() !== '').slice(-n);
+  if (t.length === 0) return [];
+  const room = Math.max(20, (o.columns ?? 200) - 4);
+  return [`  last lines${name ? ` of ${name}` : ''}:`, ...t.map((l) => `  ${chalk.dim('│')} ${truncateWords(l, room)}`)];
 }
 
-export function formatExited(e: Ev<'exited'>): string {
-  const how = e.error ? `could not be started: ${e.error}`
+/** How a process ended, in words. */
+export function exitWords(e: Ev<'exited'>): string {
+  return e.error ? `could not be started: ${e.error}`
     : `${e.signal ? `was killed by ${e.signal}` : `exited with code ${e.code}`} ${e.afterReady ? 'after the run was ready' : 'before it was ready'}`;
-  const out = [chalk.red.bold(`✗ ${e.process} ${how}`)];
-  if (e.diagnosis) out.push(...formatDiagnosis(e.diagnosis));
-  else if (!e.error) out.push('  no known failure signature in its log (see the last lines)');
-  out.push(...lastLines(e.lastLines));
-  out.push(`  log: ${e.log}`);
-  return `${out.join('\n')}\n`;
 }
 
-/** The failure block; `seen` says the process's exit report was already printed. */
-export function formatFailed(e: Ev<'failed'>, seen: boolean): string {
-  const out = [chalk.red.bold(`✗ up failed: ${e.reason}`)];
-  if (!seen) {
-    if (e.diagnosis) out.push(...formatDiagnosis(e.diagnosis));
-    if (e.hint) out.push(`  ${chalk.bold('what to do:')} ${e.hint}`);
-    out.push(...lastLines(e.lastLines));
-    if (e.log) out.push(`  log: ${e.log}`);
-  } else if (e.hint) {
-    out.push(`  ${chalk.bold('what to do:')} ${e.hint}`);
+/** One line at the moment a process dies (the full report waits until everything is stopped). */
+export function formatExitNotice(e: Ev<'exited'>): string {
+  return chalk.red(`✗ ${e.process} ${exitWords(e)}; stopping the others`) + '\n';
+}
+
+/**
+ * The failure report, printed once everything is stopped: the log's last lines, the cause and its
+ * fix, and last the `✗ up failed` line. `exited` is the process's exit report when it had one.
+ */
+export function formatFailureReport(f: Ev<'failed'>, exited: Ev<'exited'> | null, o: TextOptions = {}): string {
+  const diagnosis = f.diagnosis ?? exited?.diagnosis ?? null;
+  const lines = f.lastLines.length ? f.lastLines : exited?.lastLines ?? [];
+  const log = f.log ?? exited?.log ?? null;
+  const out: string[] = [];
+  out.push(...tail(lines, diagnosis !== null, o, f.process));
+  if (log) out.push(`  log: ${log}`);
+  if (diagnosis) out.push(...formatDiagnosis(diagnosis));
+  else if (f.process !== null && !exited?.error) {
+    out.push(`  ${chalk.bold('cause:')} no known failure signature in ${f.process}'s log; its last lines are above`);
   }
+  if (f.hint) out.push(`  ${chalk.bold(diagnosis ? 'also:' : 'fix:')} ${f.hint}`);
+  else if (!diagnosis && f.process !== null && !exited?.error) out.push(`  ${chalk.bold('fix:')} read the whole log: dynamo-dev logs ${f.process}`);
+  out.push(chalk.red.bold(`✗ up failed: ${f.reason}`));
   return `${out.join('\n')}\n`;
 }
 
-export function formatStopped(e: Ev<'stopped'>): string {
-  const parts = e.stopped.map((s) => `${s.name}${s.signal ? ` ${s.signal}` : ''} ${s.ms} ms${s.note ? ` (${s.note})` : ''}`);
-  const out = [`stopped ${e.stopped.length} process group(s)${parts.length ? `: ${parts.join(', ')}` : ''}`];
-  for (const r of e.remaining) out.push(chalk.red(`  still running: ${r.name} pid ${r.pid} ${r.cmd}`));
+export interface StopContext {
+  reason: 'user' | 'failure' | 'teardown' | 'detached';
+  /** Who asked (teardown from another terminal: its pid). */
+  by?: string | null;
+  /** Log path by process. */
+  logs: Record<string, string>;
+}
+
+/** The stop line(s): who was stopped how, who ignored SIGTERM (and where its log is), what remains. */
+export function formatStopped(e: Ev<'stopped'>, ctx: StopContext = { reason: e.reason, logs: {} }): string {
+  const signalled = e.stopped.filter((s) => s.signal !== null);
+  const took = Math.max(0, ...e.stopped.map((s) => s.ms));
+  const parts = e.stopped.map((s) => `${s.name} ${s.signal ?? (s.note ?? 'not running')}${s.signal ? ` ${ms(s.ms)}` : ''}`);
+  const who = ctx.reason === 'teardown' ? ` by dynamo-dev teardown${ctx.by ? ` (${ctx.by})` : ''} from another terminal` : '';
+  const out = [`stopped ${signalled.length} of ${e.stopped.length} process${e.stopped.length === 1 ? '' : 'es'}${who} in ${ms(took)}${parts.length ? `: ${parts.join(', ')}` : ''}`];
+  for (const s of e.stopped.filter((x) => x.signal === 'SIGKILL')) {
+    const log = ctx.logs[s.name];
+    out.push(chalk.yellow(`! ${s.name} ignored SIGTERM and was killed with SIGKILL after ${ms(s.ms)}${log ? `; its log: ${log}` : ''}`));
+  }
+  for (const r of e.remaining) out.push(chalk.red(`✗ still running: ${r.name} pid ${r.pid} ${r.cmd}`));
   if (e.remaining.length) out.push('  fix: dynamo-dev teardown --orphans');
   return `${out.join('\n')}\n`;
 }
 
-export function formatPreflightFailures(e: Ev<'preflight'>): string {
+export function formatPreflightFailures(e: Ev<'preflight'>, columns = Infinity): string {
   const out: string[] = [];
-  for (const c of e.checks) {
-    if (c.status !== 'fail' && c.status !== 'warn') continue;
-    const mark = c.status === 'fail' ? chalk.red('✗') : chalk.yellow('!');
-    out.push(`${mark} ${chalk.bold(c.title)}  ${c.summary}`);
-    for (const d of c.details) out.push(`    ${chalk.dim(d)}`);
-    if (c.fix) out.push(`    fix: ${c.fix}`);
-  }
+  const shown = e.checks.filter((c) => c.status === 'fail' || c.status === 'warn');
+  const width = Math.max(0, ...shown.map((c) => c.title.length));
+  for (const c of shown) out.push(formatOutcome(c, width, columns).trimEnd());
   const fails = e.checks.filter((c) => c.status === 'fail').length;
   out.push(e.ok
     ? `preflight: ${e.checks.length} checks, nothing stops the start`
-    : chalk.red.bold(`preflight failed: ${fails} check(s) would stop the start; nothing was started (skip with --no-preflight)`));
+    : chalk.red.bold(`✗ preflight failed: ${fails} check(s) would stop the start; nothing was started (skip with --no-preflight)`));
   return `${out.join('\n')}\n`;
 }
+

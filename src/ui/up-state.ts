@@ -1,8 +1,13 @@
 import type { UpEvent } from '../run/events.js';
 import type { ProcessState } from '../run/types.js';
 import type { Plan } from '../plan/types.js';
+import type { StopResult } from '../run/stop.js';
+import { logMessage } from './log-message.js';
 
 // The live view's model: events folded into rows. Pure, so the ink view and its tests share it.
+
+/** No log output for this long while a process is still coming up: the row says so. */
+export const STALL_MS = 60_000;
 
 export interface Row {
   name: string;
@@ -15,24 +20,32 @@ export interface Row {
   since: number;
   /** When it became ready or ended: the elapsed time stops there. */
   doneAt: number | null;
+  /** The last log message, without timestamp, level and process prefix. */
   lastLine: string;
+  /** When the log last said something (ms epoch; null: nothing yet). */
+  lastLineAt: number | null;
+  /** A known warning seen in its log (yellow row, one-line reason). */
+  hint: { code: string; text: string } | null;
+  /** While stopping: what was sent and how it ended. */
+  stop: StopResult | null;
 }
 
 export interface UpViewState {
   rows: Row[];
-  ready: Extract<UpEvent, { event: 'ready' }> | null;
-  exited: Extract<UpEvent, { event: 'exited' }>[];
-  failed: Extract<UpEvent, { event: 'failed' }> | null;
-  stopped: Extract<UpEvent, { event: 'stopped' }> | null;
   preflight: Extract<UpEvent, { event: 'preflight' }> | null;
+  preflightProgress: Extract<UpEvent, { event: 'preflight-progress' }> | null;
+  preflightSince: number;
+  started: boolean;
+  stopping: Extract<UpEvent, { event: 'stopping' }> | null;
 }
 
 export function initialState(plan: Plan, now = Date.now()): UpViewState {
   return {
     rows: plan.processes.map((p) => ({
-      name: p.name, role: p.role, state: 'waiting', kvTokens: null, fraction: p.gpuMemoryUtilization, pid: null, since: now, doneAt: null, lastLine: '',
+      name: p.name, role: p.role, state: 'waiting', kvTokens: null, fraction: p.gpuMemoryUtilization, pid: null, since: now, doneAt: null,
+      lastLine: '', lastLineAt: null, hint: null, stop: null,
     })),
-    ready: null, exited: [], failed: null, stopped: null, preflight: null,
+    preflight: null, preflightProgress: null, preflightSince: now, started: false, stopping: null,
   };
 }
 
@@ -40,32 +53,58 @@ const patch = (s: UpViewState, name: string, f: (r: Row) => Row): UpViewState =>
   ...s, rows: s.rows.map((r) => (r.name === name ? f(r) : r)),
 });
 
+const ENDED: ProcessState[] = ['ready', 'failed', 'stopped', 'exited'];
+
+/** A warning the row can show from one log line alone (the frontend's own diagnostic codes). */
+export function lineHint(text: string): { code: string; text: string } | null {
+  if (/kv_event_publisher_disabled|KV-event publishing is disabled/.test(text)) {
+    return { code: 'kv_event_publisher_disabled', text: 'a worker publishes no KV events: the KV router ignores the cache (see `dynamo-dev doctor --only kv.events`)' };
+  }
+  return null;
+}
+
 export function reduce(s: UpViewState, e: UpEvent, now = Date.now()): UpViewState {
   switch (e.event) {
+    case 'run':
+      return { ...s, started: true };
     case 'starting':
-      return patch(s, e.process, (r) => ({ ...r, pid: e.pid, since: now, doneAt: null }));
+      return patch({ ...s, started: true }, e.process, (r) => ({ ...r, pid: e.pid, since: now, doneAt: null, lastLineAt: now }));
     case 'state':
       return patch(s, e.process, (r) => ({
         ...r, state: e.state, kvTokens: e.kvTokens ?? r.kvTokens, pid: e.pid ?? r.pid,
-        doneAt: r.doneAt ?? (e.state === 'ready' || e.state === 'failed' || e.state === 'stopped' || e.state === 'exited' ? now : null),
+        doneAt: r.doneAt ?? (ENDED.includes(e.state) ? now : null),
       }));
     case 'log-ready':
       return patch(s, e.process, (r) => ({ ...r, kvTokens: e.kvTokens }));
-    case 'line':
-      return e.text.trim() === '' ? s : patch(s, e.process, (r) => ({ ...r, lastLine: e.text }));
-    case 'ready':
-      return { ...s, ready: e };
-    case 'exited':
-      return { ...s, exited: [...s.exited, e] };
-    case 'failed':
-      return { ...s, failed: e };
-    case 'stopped':
-      return { ...s, stopped: e };
+    case 'line': {
+      const msg = logMessage(e.text);
+      if (msg === '') return s;
+      const hint = lineHint(msg);
+      return patch(s, e.process, (r) => ({ ...r, lastLine: msg, lastLineAt: now, hint: hint ?? r.hint }));
+    }
+    case 'hint':
+      return patch(s, e.process, (r) => ({ ...r, hint: { code: e.code, text: e.text } }));
     case 'preflight':
       return { ...s, preflight: e };
+    case 'preflight-progress':
+      return { ...s, preflightProgress: e };
+    case 'stopping':
+      return { ...s, stopping: e };
+    case 'stop-progress':
+      return patch(s, e.result.name, (r) => ({ ...r, stop: e.result, ...(e.done ? { state: r.state === 'failed' ? 'failed' : 'stopped', doneAt: r.doneAt ?? now } : {}) }));
     default:
       return s;
   }
+}
+
+/** The hint a row shows now: a known warning, else a stall after STALL_MS without output. */
+export function rowHint(r: Row, now: number): string | null {
+  if (r.hint) return r.hint.text;
+  const coming = r.state === 'starting' || r.state === 'loading' || r.state === 'kv-allocated';
+  if (coming && r.lastLineAt !== null && now - r.lastLineAt >= STALL_MS) {
+    return `no log output for ${formatElapsed(now - r.lastLineAt)}: stuck? see \`dynamo-dev logs ${r.name}\``;
+  }
+  return null;
 }
 
 export const STATE_LABEL: Record<ProcessState, string> = {

@@ -1,76 +1,201 @@
-import { Box, Text, render } from 'ink';
+import { Box, Static, Text, render, type Instance } from 'ink';
 import { useEffect, useState } from 'react';
 import type { Plan } from '../plan/types.js';
 import type { UpEvent } from '../run/events.js';
-import { UpProcessRow } from './up-process-row.js';
-import { formatExited, formatFailed, formatPreflightFailures, formatReady, formatStopped } from './up-report.js';
-import { initialState, reduce } from './up-state.js';
-import type { UpRenderer } from './up-plain.js';
+import { FRAMES, StopRow, UpProcessRow } from './up-process-row.js';
+import {
+  formatExitNotice, formatFailureReport, formatPlanSummary, formatPreflightFailures, formatReady, formatRunLine,
+} from './up-report.js';
+import { finalText, newMemory, type UpRenderer } from './up-plain.js';
+import { formatElapsed, initialState, reduce, type UpViewState } from './up-state.js';
+import { truncateWords } from './fit.js';
+
+// The live view of `up` on a terminal. Only what changes lives in ink's redrawn region (a spinner
+// line during preflight, one row per process, the stop countdown); it is never taller than the
+// process list, so ink never clears the screen. Everything final (the plan, the ready summary, the
+// failure report, the stop line) is printed as plain text after the live region is gone: the
+// terminal soft-wraps it, so a copied command or path comes out whole, and it ends in a newline.
+// Between live phases nothing is mounted: an idle, ready run draws nothing and costs no CPU.
+
+type Listener = (e: UpEvent) => void;
 
 export interface UpViewProps {
   plan: Plan;
-  runId: string;
   columns: number;
   /** Subscribes to supervisor events; returns an unsubscribe. */
-  subscribe: (on: (e: UpEvent) => void) => () => void;
+  subscribe: (on: Listener) => () => void;
+  /** Finished blocks printed once above the live rows (ink's <Static>), e.g. preflight warnings. */
+  mode: 'start' | 'stop';
 }
 
-/** The live view of `up` on a TTY: one row per process, then the summary or the failure report. */
-export function UpView({ plan, runId, columns, subscribe }: UpViewProps) {
-  const [state, setState] = useState(() => initialState(plan));
+/** The live region: the preflight spinner, then a row per process; while stopping, the countdowns. */
+export function UpView({ plan, columns, subscribe, mode }: UpViewProps) {
+  const [state, setState] = useState<UpViewState>(() => initialState(plan));
+  const [done, setDone] = useState<string[]>([]);
   const [tick, setTick] = useState(0);
-  useEffect(() => subscribe((e) => setState((s) => reduce(s, e))), [subscribe]);
+  useEffect(() => subscribe((e) => {
+    setState((s) => reduce(s, e));
+    if (e.event === 'stop-progress' && e.done) {
+      setDone((d) => (d.includes(e.result.name) ? d : [...d, e.result.name]));
+    }
+  }), [subscribe]);
   useEffect(() => {
     const t = setInterval(() => setTick((n) => n + 1), 120);
     return () => clearInterval(t);
   }, []);
-  const nameWidth = Math.max(...state.rows.map((r) => r.name.length));
-  const lineWidth = Math.max(10, columns - nameWidth - 48);
   const now = Date.now();
-  const seen = new Set(state.exited.map((e) => e.process));
+  const nameWidth = Math.max(...state.rows.map((r) => r.name.length));
+  if (mode === 'stop') {
+    const killAt = state.stopping?.killAt ?? now;
+    const finished = state.rows.filter((r) => done.includes(r.name));
+    const live = state.rows.filter((r) => !done.includes(r.name));
+    return (
+      <>
+        <Static items={finished}>
+          {(r) => <StopRow key={r.name} row={r} nameWidth={nameWidth} frame={0} now={now} killAt={killAt} columns={columns} />}
+        </Static>
+        <Box flexDirection="column">
+          {live.map((r) => <StopRow key={r.name} row={r} nameWidth={nameWidth} frame={tick} now={now} killAt={killAt} columns={columns} />)}
+          {live.length > 0 ? <Text dimColor wrap="truncate-end">{truncateWords('press Ctrl-C again to SIGKILL now', columns)}</Text> : null}
+        </Box>
+      </>
+    );
+  }
+  if (!state.started) {
+    const p = state.preflightProgress;
+    const what = p && p.pending.length ? p.pending.join(', ') : 'starting checks';
+    const line = `preflight: ${what} ${formatElapsed(now - state.preflightSince)}${p ? ` (${p.done}/${p.total} done)` : ''}`;
+    return (
+      <Text wrap="truncate-end">
+        <Text color="cyan">{FRAMES[tick % FRAMES.length]} </Text>
+        {truncateWords(line, columns - 2)}
+      </Text>
+    );
+  }
   return (
     <Box flexDirection="column">
-      {state.preflight && state.preflight.checks.some((c) => c.status === 'fail' || c.status === 'warn')
-        ? <Text>{formatPreflightFailures(state.preflight).trimEnd()}</Text>
-        : null}
-      <Text bold>
-        up {plan.recipe} <Text dimColor>· {plan.model} · run {runId}</Text>
-      </Text>
       {state.rows.map((row) => (
-        <UpProcessRow key={row.name} row={row} nameWidth={nameWidth} frame={tick} now={now} lineWidth={lineWidth} />
+        <UpProcessRow key={row.name} row={row} nameWidth={nameWidth} frame={tick} now={now} columns={columns} />
       ))}
-      {state.ready ? <Text>{formatReady(state.ready).trimEnd()}</Text> : null}
-      {state.exited.map((e) => <Text key={`x-${e.process}`}>{formatExited(e).trimEnd()}</Text>)}
-      {state.failed ? <Text>{formatFailed(state.failed, state.failed.process !== null && seen.has(state.failed.process)).trimEnd()}</Text> : null}
-      {state.stopped ? <Text>{formatStopped(state.stopped).trimEnd()}</Text> : null}
     </Box>
   );
 }
 
-/** Mounts the view; the renderer feeds it events and unmounts it on close. */
+/**
+ * The interactive renderer: mounts a live region per phase and prints final text between them.
+ * Events that arrive before a region subscribes are replayed to it.
+ */
 export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStream): UpRenderer {
-  const listeners = new Set<(e: UpEvent) => void>();
-  // Events that arrive before the first effect subscribes are replayed to it.
+  void runId;
+  const columns = () => Math.max(20, stdout.columns ?? 100);
   const history: UpEvent[] = [];
-  const subscribe = (on: (e: UpEvent) => void) => {
+  const listeners = new Set<Listener>();
+  const subscribe = (on: Listener) => {
     for (const e of history) on(e);
     listeners.add(on);
     return () => {
       listeners.delete(on);
     };
   };
-  // exitOnCtrlC off: Ctrl-C is the supervisor's signal to stop every process cleanly.
-  const app = render(<UpView plan={plan} runId={runId} columns={stdout.columns ?? 100} subscribe={subscribe} />,
-    { stdout, exitOnCtrlC: false, patchConsole: false });
+  const mem = newMemory(plan);
+  let app: Instance | null = null;
+  let unmounting: Promise<void> = Promise.resolve();
+  // Writes wait for the live region to be gone, in order.
+  let queue: Promise<void> = Promise.resolve();
+  const later = (f: () => void) => {
+    queue = queue.then(() => unmounting).then(f);
+  };
+  const write = (text: string) => later(() => void stdout.write(text));
+  const mount = (mode: 'start' | 'stop') => later(() => {
+    app = render(<UpView plan={plan} columns={columns()} subscribe={subscribe} mode={mode} />,
+      // exitOnCtrlC off: Ctrl-C is the supervisor's signal to stop every process cleanly.
+      { stdout, exitOnCtrlC: false, patchConsole: false });
+  });
+  /** `clear`: erase the live region (a spinner line says nothing once it is over). */
+  const unmount = (clear = false) => later(() => {
+    const a = app;
+    app = null;
+    if (!a) return;
+    // ink draws at most every ~33 ms: let the last state (a row turning ready) reach the screen.
+    unmounting = new Promise<void>((r) => setTimeout(r, 40)).then(() => {
+      if (clear) a.clear();
+      a.unmount();
+      return a.waitUntilExit().then(() => undefined, () => undefined);
+    });
+  });
+
+  let ready = false;
+  let started = false;
   return {
     onEvent(e) {
       if (e.event !== 'line') history.push(e);
       for (const l of listeners) l(e);
+      switch (e.event) {
+        case 'plan':
+          write(formatPlanSummary(e.plan, { columns: columns(), fancy: true }));
+          break;
+        case 'preflight-progress':
+          if (!app && !started) mount('start');
+          break;
+        case 'preflight':
+          if (!e.ok || e.checks.some((c) => c.status === 'warn' || c.status === 'fail')) {
+            unmount(true);
+            write(formatPreflightFailures(e, columns()));
+            if (e.ok) mount('start');
+          }
+          break;
+        case 'run':
+          started = true;
+          unmount(true);
+          write(formatRunLine(e));
+          mount('start');
+          break;
+        case 'starting':
+          mem.logs[e.process] = e.log;
+          break;
+        case 'hint':
+          break;
+        case 'ready':
+          ready = true;
+          unmount();
+          write(formatReady(e, mem.plan, { columns: columns(), fancy: true }));
+          break;
+        case 'exited':
+          mem.exited.set(e.process, e);
+          if (ready) write(formatExitNotice(e));
+          break;
+        case 'failed':
+          mem.failed = e;
+          if (e.process === null && Object.keys(mem.logs).length === 0) {
+            unmount(true);
+            write(formatFailureReport(e, null, { columns: columns() }));
+          }
+          break;
+        case 'stopping':
+          mem.stopping = e;
+          unmount();
+          if (mem.failed) write(`${formatExitLine(mem)}`);
+          mount('stop');
+          break;
+        case 'stopped':
+          unmount();
+          write(finalText(mem, e, columns()));
+          break;
+        default:
+          break;
+      }
     },
     async close() {
-      await new Promise((r) => setTimeout(r, 30));
-      app.unmount();
-      await app.waitUntilExit();
+      unmount();
+      await queue;
+      await unmounting;
     },
   };
 }
+
+function formatExitLine(mem: ReturnType<typeof newMemory>): string {
+  const f = mem.failed!;
+  const ex = f.process ? mem.exited.get(f.process) : undefined;
+  return ex ? formatExitNotice(ex) : `✗ ${f.reason}; stopping the others\n`;
+}
+

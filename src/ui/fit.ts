@@ -1,0 +1,64 @@
+// Fitting text to a terminal width without cutting words (pure). Widths count code points; the
+// marks this tool prints (✓ ! ✗ · ⠋ █) are one column each.
+
+// eslint-disable-next-line no-control-regex
+const SGR = /\u001b\[[0-9;]*m/g;
+
+export const visibleLength = (s: string): number => [...s.replace(SGR, '')].length;
+
+/**
+ * Word-wraps `text` to `width` columns; continuation lines get `indent` (a hanging indent). A
+ * single word longer than the width (a path, a URL) is kept whole on its own line: the terminal
+ * soft-wraps it and copying it still gives the whole word.
+ */
+export function wrapWords(text: string, width: number, indent = ''): string[] {
+  // Each token keeps the spaces before it, so aligned columns survive on the first line.
+  // A `quoted command` is one token: it is never split across lines.
+  const tokens = text.match(/ *(?:[^\s`]*`[^`]*`\S*|\S+)/g);
+  if (!tokens) return [text];
+  const indentLen = visibleLength(indent);
+  const lines: string[] = [];
+  let cur = '';
+  let curLen = 0;
+  for (const t of tokens) {
+    const tl = visibleLength(t);
+    const word = t.trimStart();
+    const prefixLen = lines.length === 0 ? 0 : indentLen;
+    if (cur === '' || prefixLen + curLen + tl <= width) {
+      cur += cur === '' && lines.length > 0 ? word : t;
+      curLen = visibleLength(cur);
+    } else {
+      lines.push(cur);
+      cur = word;
+      curLen = visibleLength(word);
+    }
+  }
+  lines.push(cur);
+  return lines.map((l, i) => (i === 0 ? l : indent + l));
+}
+
+/** Wraps each line of a block (already indented lines keep their indent as the hanging indent). */
+export function wrapBlock(text: string, width: number, extraIndent = '  '): string {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    const lead = /^ */.exec(line.replace(SGR, ''))![0];
+    if (visibleLength(line) <= width || line.trim() === '') {
+      out.push(line);
+      continue;
+    }
+    out.push(...wrapWords(line, width, lead + extraIndent));
+  }
+  return out.join('\n');
+}
+
+/** Cuts to `width` columns at a word boundary, with an ellipsis; whole when it fits. */
+export function truncateWords(text: string, width: number): string {
+  if (visibleLength(text) <= width) return text;
+  if (width <= 1) return width === 1 ? '…' : '';
+  const chars = [...text];
+  let cut = chars.slice(0, width - 1).join('');
+  const space = cut.lastIndexOf(' ');
+  // A word boundary unless that would throw away most of the room (one long token: a path).
+  if (chars[width - 1] !== ' ' && space >= Math.floor((width - 1) / 2)) cut = cut.slice(0, space);
+  return `${cut.trimEnd()}…`;
+}
