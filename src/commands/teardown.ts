@@ -3,6 +3,7 @@ import type { CommandContext } from './context.js';
 import { runDir } from '../run/paths.js';
 import { teardown as stopRuns, type TeardownResult } from '../run/teardown.js';
 import { formatStopLine, formatVerdict } from '../ui/teardown-report.js';
+import { truncateWords } from '../ui/fit.js';
 
 export interface TeardownOptions {
   run?: string;
@@ -17,6 +18,26 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
   const graceMs = Math.round((opts.grace ?? 10) * 1000);
   const human = !ctx.json;
   const width = 12;
+  const logs = new Map<string, string>();
+  // On a terminal, one line below the results counts down to SIGKILL for what is still stopping.
+  const tty = human && Boolean((ctx.stdout as NodeJS.WriteStream).isTTY);
+  const waiting = new Map<string, { names: string[]; killAt: number }>();
+  let statusShown = false;
+  const clearStatus = () => {
+    if (statusShown) ctx.stdout.write('\r\u001b[K');
+    statusShown = false;
+  };
+  const drawStatus = () => {
+    clearStatus();
+    const now = Date.now();
+    const parts = [...waiting.values()].filter((w) => w.names.length > 0)
+      .map((w) => `${w.names.join(', ')}: SIGKILL in ${Math.max(0, Math.ceil((w.killAt - now) / 1000))}s`);
+    if (parts.length === 0) return;
+    const cols = (ctx.stdout as NodeJS.WriteStream).columns || 80;
+    ctx.stdout.write(truncateWords(`  waiting for ${parts.join('; ')}`, cols - 1));
+    statusShown = true;
+  };
+  const ticker = tty ? setInterval(drawStatus, 1000) : null;
   const out = await stopRuns({
     stateDir: ctx.stateDir,
     runId: opts.run,
@@ -26,6 +47,7 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
       if (!human) return;
       for (const v of notRunning) ctx.stdout.write(`run ${v.record.id} is not running (${v.status}); nothing to stop\n`);
       if (runs.length === 0 && notRunning.length === 0) ctx.stdout.write(`no live runs in ${ctx.stateDir}\n`);
+      for (const v of runs) for (const p of v.record.processes) logs.set(`${v.record.id}/${p.name}`, p.log);
       for (const v of runs) {
         const n = v.record.processes.filter((p) => p.pid !== null).length;
         ctx.stdout.write(`stopping run ${v.record.id} (${n} process${n === 1 ? '' : 'es'}, ${v.status}; SIGKILL after ${opts.grace ?? 10} s)\n`);
@@ -33,9 +55,19 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
       if (opts.orphans) ctx.stdout.write(`then: leftover engine processes of this user outside any live run\n`);
     },
     onProgress: (r: TeardownResult) => {
-      if (human) ctx.stdout.write(formatStopLine(r, width));
+      if (!human) return;
+      clearStatus();
+      ctx.stdout.write(formatStopLine(r, width, r.run ? logs.get(`${r.run}/${r.name}`) : undefined));
+      if (tty) drawStatus();
+    },
+    onState: (run, s) => {
+      if (!tty) return;
+      waiting.set(run, { names: s.targets.filter((t) => t.phase === 'terminating').map((t) => t.name), killAt: Date.now() + s.killInMs });
+      drawStatus();
     },
   });
+  if (ticker) clearInterval(ticker);
+  clearStatus();
   const ms = performance.now() - t0;
   for (const w of out.warnings) ctx.stderr.write(`dynamo-dev: warning: ${w}\n`);
   if (ctx.json) {

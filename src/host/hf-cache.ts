@@ -117,3 +117,17 @@ export async function probeHfModel(model: string, env: Env): Promise<HfModelFact
     locksUnknown: procLocks === null,
   };
 }
+
+/** Who holds the lock on one file (pid and command line); [] when nobody or /proc/locks is unreadable. */
+export async function lockHolders(path: string): Promise<LockHolder[]> {
+  const text = await readText('/proc/locks');
+  if (text === null) return [];
+  let st;
+  try {
+    st = await stat(path, { bigint: true });
+  } catch {
+    return [];
+  }
+  const pids = holdersOf(parseProcLocks(text), st);
+  return Promise.all(pids.map(async (pid) => ({ pid, cmd: await cmdOf(pid) })));
+}

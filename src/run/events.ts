@@ -2,7 +2,7 @@ import type { Plan } from '../plan/types.js';
 import type { CheckOutcome } from '../doctor/types.js';
 import type { ProcessState } from './types.js';
 import type { Diagnosis } from './diagnosis.js';
-import type { StopResult, Survivor } from './stop.js';
+import type { StopResult, StopTargetState, Survivor } from './stop.js';
 
 // The events `up` emits (CLI.md "up --json"): the renderers (ink, plain, NDJSON) all read these.
 // `state` and `line` are for the live view only and are not part of the NDJSON stream.
@@ -64,10 +64,10 @@ export type UpEvent =
   | { event: 'run'; runId: string; logsDir: string }
   /** Something a person should know about a process while it runs (a known warning in its log). */
   | { event: 'hint'; process: string; code: string; text: string }
-  /** Stopping begins: every target gets SIGTERM now and SIGKILL at `killAt` (ms epoch). */
+  /** Stopping begins: every target gets SIGTERM now and SIGKILL at `killAt` (ms epoch); `by`: who asked (teardown's pid). */
   | { event: 'stopping'; reason: 'user' | 'failure' | 'teardown'; by: string | null; killAt: number; targets: { name: string; pid: number }[] }
-  /** One target of a stop is done, or was escalated to SIGKILL (done: false). */
-  | { event: 'stop-progress'; result: StopResult; done: boolean };
+  /** The stop's state after the first SIGTERMs and whenever a target changes phase; view-only. */
+  | { event: 'stop-progress'; killInMs: number; targets: StopTargetState[] };
 
 export const NDJSON_EVENTS = new Set(['plan', 'preflight', 'starting', 'log-ready', 'hint', 'ready', 'exited', 'failed', 'stopping', 'stopped']);
 

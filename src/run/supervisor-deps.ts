@@ -10,6 +10,7 @@ import { writeRunSync } from './state.js';
 import { markedProcesses, readBootId } from './run-scan.js';
 import { startStop, type StopHandle, type StopOptions, type StopTarget } from './stop.js';
 import type { DescendantRecord, RunRecord } from './types.js';
+import { readStopRequest } from './stop-request.js';
 
 // Everything the supervisor does to the machine, in one place: the real implementations by
 // default, fakes in tests (new Supervisor(options, { spawn: fakeSpawn, ... })).
@@ -33,6 +34,10 @@ export interface SupervisorDeps {
   marked(marker: string, minTicks: number): Promise<{ pid: number; startTicks: number; cmd: string }[]>;
   /** This process, recorded so teardown can stop a foreground supervisor and nothing else; the boot it runs in. */
   self: { pid: number; startTicks: number | null; bootId?: string | null };
+  /** Who holds a file lock (a Hugging Face download lock a worker waits for). */
+  lockHolders(path: string): Promise<{ pid: number; cmd: string | null }[]>;
+  /** Who asked this run to stop (teardown's note), or null. */
+  stopRequest(stateDir: string, runId: string): string | null;
 }
 
 export function realSupervisorDeps(): SupervisorDeps {
@@ -48,5 +53,7 @@ export function realSupervisorDeps(): SupervisorDeps {
     mkdirs: (dir) => void mkdirSync(dir, { recursive: true }),
     marked: async (marker, minTicks) => (await markedProcesses(marker, minTicks)).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) })),
     self: { pid: process.pid, startTicks: readStartTicks(process.pid), bootId: readBootId() },
+    lockHolders: (path) => import('../host/hf-cache.js').then((m) => m.lockHolders(path)),
+    stopRequest: readStopRequest,
   };
 }

@@ -44,10 +44,12 @@ export interface SupervisorOptions {
   handleSignals?: boolean;
   /** HTTP readiness poll interval (default 50 ms). */
   pollMs?: number;
-  /** How often engine descendants are re-scanned while running (default 2000 ms). */
+  /** How often engine descendants are re-scanned while starting (default 2000 ms; every 30 s once ready). */
   descendantsMs?: number;
   /** The run marker's value every child inherits (RUN_MARKER; default the run's directory). */
   runMarker?: string;
+  /** The log followers' fallback poll (default 1000 ms; fs.watch delivers lines at once). */
+  followPollMs?: number;
 }
 
 export type SupervisorResult =
@@ -88,6 +90,8 @@ export class Supervisor extends EventEmitter {
   private readonly writer: RunWriter;
   private stopHandle: StopHandle | null = null;
   private escalated = false;
+  private stopWhy: { reason: 'user' | 'failure' | 'teardown'; by: string | null } = { reason: 'failure', by: null };
+  private hinted = new Set<string>();
   private readonly signalHandlers: [NodeJS.Signals, () => void][] = [];
   private readonly marker: string;
 
@@ -142,7 +146,9 @@ export class Supervisor extends EventEmitter {
     this.d.writeRun(this.o.stateDir, this.record);
     if (this.o.handleSignals !== false) {
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as NodeJS.Signals[]) {
-        const h = () => void this.stop(sig);
+        // The first signal stops cleanly (SIGTERM, grace, SIGKILL); another one while stopping
+        // (Ctrl-C again) means "now": SIGKILL without waiting out the grace.
+        const h = () => (this.finishing ? this.escalate() : void this.stop(sig));
         process.on(sig, h);
         this.signalHandlers.push([sig, h]);
       }
@@ -160,6 +166,9 @@ export class Supervisor extends EventEmitter {
   async stop(signal: string): Promise<void> {
     if (this.finishing) return;
     this.finishing = true;
+    // `teardown` from another terminal leaves a note before it signals us: say who stopped the run.
+    const req = this.d.stopRequest(this.o.stateDir, this.o.runId);
+    this.stopWhy = req ? { reason: 'teardown', by: req } : { reason: 'user', by: null };
     const { stopped, remaining } = await this.stopAll();
     this.setRunState('stopped');
     await this.writer.flush();
@@ -204,7 +213,9 @@ export class Supervisor extends EventEmitter {
     this.writer.writeNow();
     this.emitEvent({ event: 'starting', process: p.spec.name, pid: s.pid, log: p.rec.log, waitedFor: p.spec.waitFor });
     this.setState(p, 'starting');
-    p.follower = this.d.follow(p.rec.log, (line) => this.onLine(p, line), { pollMs: 100 });
+    // fs.watch (inotify) wakes the follower on every write; the poll only catches what it misses,
+    // so an idle run reads nothing 10 times a second (issue 9: <= 0.5% CPU idle after ready).
+    p.follower = this.d.follow(p.rec.log, (line) => this.onLine(p, line), { pollMs: this.o.followPollMs ?? 1000 });
     s.exited.then((info) => void this.onExit(p, info));
     p.readiness.started();
   }
@@ -232,6 +243,7 @@ export class Supervisor extends EventEmitter {
       lockWait: (w: LockWait) => {
         const f = lockWaitFailure(this.failureView(p), w.lockPath, this.procs.map((q) => this.failureView(q)), this.o.plan.model);
         if (f) void this.fail(f);
+        else void this.lockHint(p, w);
       },
       ready: () => {
         this.startEligible();
@@ -242,11 +254,32 @@ export class Supervisor extends EventEmitter {
     };
   }
 
+  /** Once per process: the row says whose lock it waits for (as `doctor --only hf.locks` would). */
+  private async lockHint(p: Proc, w: LockWait): Promise<void> {
+    if (this.hinted.has(p.spec.name)) return;
+    this.hinted.add(p.spec.name);
+    const holders = await this.d.lockHolders(w.lockPath).catch(() => []);
+    if (this.finishing) return;
+    const ours = new Set(this.procs.map((q) => q.rec.pid));
+    const h = holders.find((x) => x.pid > 0);
+    const who = !h ? 'a process this machine cannot see (another container?) or none: a stale lock'
+      : `pid ${h.pid}${ours.has(h.pid) ? ' (this run)' : ''}${h.cmd ? ` ${h.cmd.slice(0, 60)}` : ''}`;
+    this.emitEvent({
+      event: 'hint', process: p.spec.name, code: 'hf.lock-wait',
+      text: `waiting for the Hugging Face download lock held by ${who}; see \`dynamo-dev doctor --only hf.locks\``,
+    });
+  }
+
   private checkAllReady(): void {
     if (this.finishing || this.everReady || !this.procs.every((p) => p.rec.state === 'ready')) return;
     this.everReady = true;
     if (this.deadline) this.d.clock.clear(this.deadline);
     this.refreshDescendants(false);
+    // Engine processes appear while starting; once ready a rare re-scan is enough (each reads /proc).
+    if (this.refresh && !this.o.detach) {
+      this.d.clock.clear(this.refresh);
+      this.refresh = this.d.clock.setInterval(() => this.refreshDescendants(true), Math.max(this.o.descendantsMs ?? 2000, 30_000));
+    }
     this.setRunState('ready');
     const workers: ReadyWorker[] = this.procs.filter((p) => p.spec.role !== 'frontend').map((p) => ({
       name: p.spec.name, role: p.spec.role, kvTokens: p.rec.kvTokens, gpuMemoryUtilization: p.spec.gpuMemoryUtilization,
@@ -289,6 +322,12 @@ export class Supervisor extends EventEmitter {
       if (p.rec.state !== 'failed') this.setState(p, 'stopped');
       return;
     }
+    // `teardown` from another terminal may reach a process before its SIGTERM reaches us: a stop.
+    if (this.d.stopRequest(this.o.stateDir, this.o.runId)) {
+      this.setState(p, 'stopped');
+      await this.stop('SIGTERM');
+      return;
+    }
     p.follower?.drain();
     this.setState(p, 'failed');
     const { top } = await this.d.diagnose(p.rec.log);
@@ -308,6 +347,7 @@ export class Supervisor extends EventEmitter {
   private async fail(f: Failure): Promise<void> {
     if (this.finishing) return;
     this.finishing = true;
+    this.stopWhy = { reason: 'failure', by: null };
     const p = f.process === null ? null : this.procs.find((q) => q.spec.name === f.process) ?? null;
     let diagnosis = f.diagnosis ?? null;
     if (p && f.diagnosis === undefined) {
@@ -337,9 +377,16 @@ export class Supervisor extends EventEmitter {
     const targets = processTargets(this.procs.map((p) => p.rec));
     let res: { stopped: StopResult[]; remaining: Survivor[] } = { stopped: [], remaining: [] };
     if (targets.length > 0) {
+      this.emitEvent({
+        event: 'stopping', reason: this.stopWhy.reason, by: this.stopWhy.by, killAt: Date.now() + (this.escalated ? 0 : this.o.graceMs),
+        targets: targets.map((t) => ({ name: t.name, pid: t.pid })),
+      });
       this.stopHandle = this.d.stop(targets, {
         graceMs: this.o.graceMs,
-        onState: (s: StopSnapshot) => this.emit('stop-progress', s),
+        onState: (snap: StopSnapshot) => {
+          this.emit('stop-progress', snap);
+          this.emitEvent({ event: 'stop-progress', killInMs: snap.killInMs, targets: snap.targets });
+        },
       });
       if (this.escalated) this.stopHandle.escalate();
       res = await this.stopHandle.done;

@@ -3,11 +3,15 @@ import { selectOrphans, orphanName } from './orphans.js';
 import { ancestors, readCmdline, readStartTicks } from './proc.js';
 import { livenessIn, scanRuns } from './run-scan.js';
 import { findRunView, listRunViews, readRun, writeRun } from './state.js';
-import { processTargets, stopTargets, type StopResult, type StopTarget, type Survivor } from './stop.js';
+import { processTargets, stopTargets, type StopResult, type StopSnapshot, type StopTarget, type Survivor } from './stop.js';
 import type { RunRecord } from './types.js';
+import { writeStopRequest } from './stop-request.js';
 
 // `teardown`: stop live runs (or one), optionally the user's leftover engine processes, and mark
 // the records stopped. Logs are never touched.
+
+/** How much longer than its processes a foreground supervisor gets to finish its own stop. */
+const SUPERVISOR_EXTRA_MS = 3000;
 
 export interface TeardownOptions {
   stateDir: string;
@@ -16,6 +20,8 @@ export interface TeardownOptions {
   orphans: boolean;
   /** Called as each process is done (for streaming human output). */
   onProgress?: (r: TeardownResult) => void;
+  /** The stop's state per run (who is still terminating, when SIGKILL is due), for a live line. */
+  onState?: (run: string, s: StopSnapshot) => void;
   /** Called once the targets are known, before any signal. */
   onPlan?: (plan: { runs: RunView[]; notRunning: RunView[] }) => void;
 }
@@ -79,7 +85,22 @@ const MARKED_NOTE = 'found by its run marker';
  * group meanwhile, one only the run marker names) is stopped in another round. What survives the
  * last round is reported as remaining, so "nothing remains" is only ever said of a fresh scan.
  */
-async function stopRun(o: TeardownOptions, v: RunView, first: StopTarget[], onProgress: (r: StopResult) => void): Promise<{ stopped: StopResult[]; remaining: Survivor[] }> {
+/**
+ * The first round: a foreground supervisor stops its own processes on SIGTERM and exits once they
+ * are gone; it gets until a little after their SIGKILL, so it can tell its terminal who stopped
+ * the run. Its SIGTERM goes first, so it knows the deaths that follow are a stop.
+ */
+async function firstRound(targets: StopTarget[], graceMs: number, onProgress: (r: StopResult) => void, onState?: (s: StopSnapshot) => void) {
+  const sup = targets.filter((t) => t.name === 'supervisor' && t.single);
+  const procs = targets.filter((t) => !sup.includes(t));
+  const supStop = sup.length ? stopTargets(sup, { graceMs: graceMs + SUPERVISOR_EXTRA_MS, onProgress }) : Promise.resolve({ stopped: [], remaining: [] });
+  const [b, a] = await Promise.all([supStop, stopTargets(procs, { graceMs, onProgress, onState })]);
+  return { stopped: [...b.stopped, ...a.stopped], remaining: [...b.remaining, ...a.remaining] };
+}
+
+async function stopRun(
+  o: TeardownOptions, v: RunView, first: StopTarget[], onProgress: (r: StopResult) => void, onState?: (s: StopSnapshot) => void,
+): Promise<{ stopped: StopResult[]; remaining: Survivor[] }> {
   const stopped: StopResult[] = [];
   const remaining = new Map<number, Survivor>();
   const unrecorded = new Set(v.marked ?? []);
@@ -88,7 +109,9 @@ async function stopRun(o: TeardownOptions, v: RunView, first: StopTarget[], onPr
   const protectedPids = new Set([process.pid, ...ancestors(process.pid)]);
   for (let round = 0; round < 3; round++) {
     if (targets.length > 0) {
-      const res = await stopTargets(targets, { graceMs: o.graceMs, onProgress: (r) => onProgress(noted(r)) });
+      const res = round === 0
+        ? await firstRound(targets, o.graceMs, (r) => onProgress(noted(r)), onState)
+        : await stopTargets(targets, { graceMs: o.graceMs, onProgress: (r) => onProgress(noted(r)) });
       stopped.push(...res.stopped.map(noted));
       for (const s of res.remaining) remaining.set(s.pid, s);
     }
@@ -121,7 +144,8 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   const perRun = await Promise.all(live.map(async (v) => {
     const run = v.record.id;
     const supAlive = v.pids.includes(v.record.supervisor?.pid ?? -1);
-    const res = await stopRun(o, v, runTargets(v, supAlive), (r) => o.onProgress?.({ ...r, run }));
+    if (supAlive) writeStopRequest(o.stateDir, run, { pid: process.pid, command: 'dynamo-dev teardown' });
+    const res = await stopRun(o, v, runTargets(v, supAlive), (r) => o.onProgress?.({ ...r, run }), (snap) => o.onState?.(run, snap));
     // Re-read: the supervisor may have written exit codes meanwhile; our marks go on top.
     const rec = await readRun(o.stateDir, run).catch(() => v.record);
     try {

@@ -62,3 +62,16 @@ export function truncateWords(text: string, width: number): string {
   if (chars[width - 1] !== ' ' && space >= Math.floor((width - 1) / 2)) cut = cut.slice(0, space);
   return `${cut.trimEnd()}…`;
 }
+
+/** The whole words of `text` that fit in `width` (with an ellipsis when some are left out): never a cut word. */
+export function wholeWords(text: string, width: number): string {
+  if (visibleLength(text) <= width) return text;
+  const words = text.split(' ');
+  let out = '';
+  for (const w of words) {
+    const next = out === '' ? w : `${out} ${w}`;
+    if (visibleLength(next) + 1 > width) break;
+    out = next;
+  }
+  return `${out}…`;
+}

@@ -7,13 +7,15 @@ export function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-export function formatStopLine(r: TeardownResult, nameWidth: number): string {
+/** One stopped process; one that ignored SIGTERM says so and where its log is. */
+export function formatStopLine(r: TeardownResult, nameWidth: number, log?: string): string {
   const survived = r.note?.includes('survived') ?? false;
   const mark = survived ? chalk.red('✗') : r.signal === null ? chalk.dim('-') : chalk.green('✓');
   const sig = r.signal === null ? chalk.dim('no signal') : r.signal === 'SIGKILL' ? chalk.yellow('SIGKILL') : 'SIGTERM';
   const who = r.run === null ? chalk.dim(' (orphan)') : '';
   const note = r.note ? `  ${chalk.dim(r.note)}` : '';
-  return `  ${mark} ${r.name.padEnd(nameWidth)}  pid ${String(r.pid).padEnd(7)} ${sig.padEnd(9)} ${formatMs(r.ms).padStart(8)}${who}${note}\n`;
+  const ignored = r.signal === 'SIGKILL' && !survived ? `\n    ${chalk.yellow(`${r.name} ignored SIGTERM${log ? `; its log: ${log}` : ''}`)}` : '';
+  return `  ${mark} ${r.name.padEnd(nameWidth)}  pid ${String(r.pid).padEnd(7)} ${sig.padEnd(9)} ${formatMs(r.ms).padStart(8)}${who}${note}${ignored}\n`;
 }
 
 export function formatVerdict(o: TeardownOutcome, ms: number, logsDirs: string[]): string {

@@ -24,17 +24,18 @@ export interface ReportMemory {
   failed: Ev<'failed'> | null;
   stopping: Ev<'stopping'> | null;
   logs: Record<string, string>;
+  killed: Set<string>;
 }
 
-export const newMemory = (plan: Plan | null = null): ReportMemory => ({ plan, exited: new Map(), failed: null, stopping: null, logs: {} });
+export const newMemory = (plan: Plan | null = null): ReportMemory => ({ plan, exited: new Map(), failed: null, stopping: null, logs: {}, killed: new Set() });
 
 export function stopContext(m: ReportMemory, e: Ev<'stopped'>): StopContext {
   return { reason: m.stopping?.reason ?? e.reason, by: m.stopping?.by ?? null, logs: m.logs };
 }
 
 /** The stop line, then the failure report held back until now. */
-export function finalText(m: ReportMemory, e: Ev<'stopped'>, columns?: number): string {
-  let text = formatStopped(e, stopContext(m, e));
+export function finalText(m: ReportMemory, e: Ev<'stopped'>, columns?: number, rowsShown = false): string {
+  let text = formatStopped(e, stopContext(m, e), { columns, rowsShown });
   if (m.failed) text += formatFailureReport(m.failed, m.failed.process ? m.exited.get(m.failed.process) ?? null : null, { columns });
   return text;
 }
@@ -70,8 +71,12 @@ export function plainText(e: UpEvent, m: ReportMemory): { out?: string; err?: st
     case 'stopping':
       m.stopping = e;
       return { out: `stopping ${e.targets.map((t) => t.name).join(', ')}${e.by ? ` (asked by ${e.by})` : ''}: SIGTERM now, SIGKILL in ${Math.max(0, Math.round((e.killAt - Date.now()) / 1000))} s\n` };
-    case 'stop-progress':
-      return e.done ? {} : { out: `${e.result.name} ignored SIGTERM: SIGKILL\n` };
+    case 'stop-progress': {
+      // One line per target that had to be killed, once.
+      const killing = e.targets.filter((t) => t.phase === 'killing' && !m.killed.has(t.name));
+      for (const t of killing) m.killed.add(t.name);
+      return killing.length ? { out: killing.map((t) => `${t.name} (pid ${t.pid}) did not stop on SIGTERM: SIGKILL\n`).join('') } : {};
+    }
     case 'stopped': {
       if (m.failed && m.failed.process === null && Object.keys(m.logs).length === 0 && e.stopped.length === 0) return {};
       const t = finalText(m, e);

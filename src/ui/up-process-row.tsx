@@ -45,29 +45,32 @@ export function UpProcessRow({ row, nameWidth, frame, now, columns }: UpProcessR
   );
 }
 
-/** A row while stopping: what was sent, how long ago, and the countdown to SIGKILL. */
+/** A row while stopping: what was sent, and the countdown to SIGKILL. */
 export function StopRow({ row, nameWidth, frame, now, killAt, columns }: Omit<UpProcessRowProps, 'row'> & { row: Row; killAt: number }) {
   const s = row.stop;
+  const name = row.name.padEnd(nameWidth);
   let text: string;
   let mark: string;
   let color: string;
-  if (s && (row.state === 'stopped' || row.state === 'failed') && s.ms >= 0 && (s.signal !== null || s.note)) {
-    mark = s.note?.includes('survived') ? '✗' : '✓';
-    color = mark === '✗' ? 'red' : s.signal === 'SIGKILL' ? 'yellow' : 'green';
-    text = `${row.name.padEnd(nameWidth)} stopped      ${s.signal ?? 'no signal'}${s.signal ? ` ${s.ms < 1000 ? `${s.ms} ms` : `${(s.ms / 1000).toFixed(1)} s`}` : ''}${s.signal === 'SIGKILL' ? ' (ignored SIGTERM)' : ''}${s.note && !s.signal ? ` (${s.note})` : ''}`;
-  } else if (row.pid === null) {
+  if (!s) {
     mark = '·';
     color = 'gray';
-    text = `${row.name.padEnd(nameWidth)} never started`;
-  } else if (s?.signal === 'SIGKILL') {
+    text = row.pid === null ? `${name} not started` : `${name} ${row.state}`;
+  } else if (s.phase === 'done') {
+    const survived = s.note?.includes('survived') ?? false;
+    mark = survived ? '✗' : '✓';
+    color = survived ? 'red' : s.signal === 'SIGKILL' ? 'yellow' : 'green';
+    text = survived ? `${name} survived SIGKILL: ${s.note}`
+      : `${name} stopped (${s.signal ?? 'no signal needed'}${s.signal === 'SIGKILL' ? ': it ignored SIGTERM' : ''})`;
+  } else if (s.phase === 'killing') {
     mark = FRAMES[frame % FRAMES.length];
     color = 'red';
-    text = `${row.name.padEnd(nameWidth)} stopping     SIGKILL sent, waiting for it to vanish`;
+    text = `${name} SIGKILL sent, waiting for pid ${s.alive.join(', ') || s.pid} to vanish`;
   } else {
     mark = FRAMES[frame % FRAMES.length];
     color = 'yellow';
     const left = Math.max(0, Math.ceil((killAt - now) / 1000));
-    text = `${row.name.padEnd(nameWidth)} stopping     SIGTERM sent; SIGKILL in ${left}s`;
+    text = `${name} SIGTERM sent; SIGKILL in ${left}s${s.alive.length > 1 ? ` (${s.alive.length} processes left)` : ''}`;
   }
   return (
     <Text wrap="truncate-end">

@@ -4,7 +4,7 @@ import type { UpEvent } from '../run/events.js';
 import type { Diagnosis } from '../run/diagnosis.js';
 import type { Plan } from '../plan/types.js';
 import { formatGpuPicture, gpuPicture } from './gpu-bar.js';
-import { truncateWords } from './fit.js';
+import { truncateWords, wholeWords, wrapWords } from './fit.js';
 import { logMessage } from './log-message.js';
 import { formatOutcome } from './doctor-report.js';
 
@@ -67,12 +67,15 @@ export function formatReady(e: Ev<'ready'>, plan: Plan | null = null, o: TextOpt
   return `${out.join('\n')}\n`;
 }
 
-export function formatDiagnosis(d: Diagnosis, indent = '  '): string[] {
+export function formatDiagnosis(d: Diagnosis, indent = '  ', columns = Infinity): string[] {
+  const wrap = (text: string) => wrapWords(`${indent}${text}`, columns, `${indent}  `);
+  const room = Number.isFinite(columns) ? columns - indent.length : Infinity;
   return [
-    `${indent}${chalk.bold('cause:')} ${d.title} [${d.code}]`,
-    `${indent}${chalk.dim(`${basename(d.file)}:${d.line}:`)} ${logMessage(d.text)}`,
-    `${indent}${d.explanation}`,
-    `${indent}${chalk.bold('fix:')} ${d.fix}`,
+    ...wrap(`${chalk.bold('cause:')} ${d.title} [${d.code}]`),
+    // The matched line is evidence, not instructions: one line is enough (the log has all of it).
+    `${indent}${wholeWords(`${chalk.dim(`${basename(d.file)}:${d.line}:`)} ${logMessage(d.text)}`, room)}`,
+    ...wrap(d.explanation),
+    ...wrap(`${chalk.bold('fix:')} ${d.fix}`),
   ];
 }
 
@@ -107,7 +110,7 @@ export function formatFailureReport(f: Ev<'failed'>, exited: Ev<'exited'> | null
   const out: string[] = [];
   out.push(...tail(lines, diagnosis !== null, o, f.process));
   if (log) out.push(`  log: ${log}`);
-  if (diagnosis) out.push(...formatDiagnosis(diagnosis));
+  if (diagnosis) out.push(...formatDiagnosis(diagnosis, '  ', o.columns));
   else if (f.process !== null && !exited?.error) {
     out.push(`  ${chalk.bold('cause:')} no known failure signature in ${f.process}'s log; its last lines are above`);
   }
@@ -125,16 +128,24 @@ export interface StopContext {
   logs: Record<string, string>;
 }
 
-/** The stop line(s): who was stopped how, who ignored SIGTERM (and where its log is), what remains. */
-export function formatStopped(e: Ev<'stopped'>, ctx: StopContext = { reason: e.reason, logs: {} }): string {
+/**
+ * The stop line(s): how many were stopped and how long it took, who ignored SIGTERM (with its log
+ * path alone on the next line, to copy), what remains. `rowsShown`: the live view already printed a
+ * line per process, so the summary does not list them again.
+ */
+export function formatStopped(e: Ev<'stopped'>, ctx: StopContext = { reason: e.reason, logs: {} }, o: { columns?: number; rowsShown?: boolean } = {}): string {
+  const columns = o.columns ?? Infinity;
   const signalled = e.stopped.filter((s) => s.signal !== null);
   const took = Math.max(0, ...e.stopped.map((s) => s.ms));
   const parts = e.stopped.map((s) => `${s.name} ${s.signal ?? (s.note ?? 'not running')}${s.signal ? ` ${ms(s.ms)}` : ''}`);
   const who = ctx.reason === 'teardown' ? ` by dynamo-dev teardown${ctx.by ? ` (${ctx.by})` : ''} from another terminal` : '';
-  const out = [`stopped ${signalled.length} of ${e.stopped.length} process${e.stopped.length === 1 ? '' : 'es'}${who} in ${ms(took)}${parts.length ? `: ${parts.join(', ')}` : ''}`];
+  const n = signalled.length;
+  const head = `stopped ${n} process${n === 1 ? '' : 'es'}${who} in ${ms(took)}${!o.rowsShown && parts.length ? `: ${parts.join(', ')}` : ''}`;
+  const out = wrapWords(head, columns, '  ');
   for (const s of e.stopped.filter((x) => x.signal === 'SIGKILL')) {
     const log = ctx.logs[s.name];
-    out.push(chalk.yellow(`! ${s.name} ignored SIGTERM and was killed with SIGKILL after ${ms(s.ms)}${log ? `; its log: ${log}` : ''}`));
+    out.push(...wrapWords(chalk.yellow(`! ${s.name} ignored SIGTERM and was killed with SIGKILL after ${ms(s.ms)}${log ? '; its log:' : ''}`), columns, '  '));
+    if (log) out.push(`  ${log}`);
   }
   for (const r of e.remaining) out.push(chalk.red(`✗ still running: ${r.name} pid ${r.pid} ${r.cmd}`));
   if (e.remaining.length) out.push('  fix: dynamo-dev teardown --orphans');

@@ -1,7 +1,7 @@
 import type { UpEvent } from '../run/events.js';
 import type { ProcessState } from '../run/types.js';
 import type { Plan } from '../plan/types.js';
-import type { StopResult } from '../run/stop.js';
+import type { StopTargetState } from '../run/stop.js';
 import { logMessage } from './log-message.js';
 
 // The live view's model: events folded into rows. Pure, so the ink view and its tests share it.
@@ -26,8 +26,8 @@ export interface Row {
   lastLineAt: number | null;
   /** A known warning seen in its log (yellow row, one-line reason). */
   hint: { code: string; text: string } | null;
-  /** While stopping: what was sent and how it ended. */
-  stop: StopResult | null;
+  /** While stopping: what was sent and how far it got. */
+  stop: StopTargetState | null;
 }
 
 export interface UpViewState {
@@ -37,6 +37,8 @@ export interface UpViewState {
   preflightSince: number;
   started: boolean;
   stopping: Extract<UpEvent, { event: 'stopping' }> | null;
+  /** When SIGKILL is due (ms epoch), from the latest stop snapshot. */
+  killAt: number | null;
 }
 
 export function initialState(plan: Plan, now = Date.now()): UpViewState {
@@ -45,7 +47,7 @@ export function initialState(plan: Plan, now = Date.now()): UpViewState {
       name: p.name, role: p.role, state: 'waiting', kvTokens: null, fraction: p.gpuMemoryUtilization, pid: null, since: now, doneAt: null,
       lastLine: '', lastLineAt: null, hint: null, stop: null,
     })),
-    preflight: null, preflightProgress: null, preflightSince: now, started: false, stopping: null,
+    preflight: null, preflightProgress: null, preflightSince: now, started: false, stopping: null, killAt: null,
   };
 }
 
@@ -89,9 +91,11 @@ export function reduce(s: UpViewState, e: UpEvent, now = Date.now()): UpViewStat
     case 'preflight-progress':
       return { ...s, preflightProgress: e };
     case 'stopping':
-      return { ...s, stopping: e };
-    case 'stop-progress':
-      return patch(s, e.result.name, (r) => ({ ...r, stop: e.result, ...(e.done ? { state: r.state === 'failed' ? 'failed' : 'stopped', doneAt: r.doneAt ?? now } : {}) }));
+      return { ...s, stopping: e, killAt: e.killAt };
+    case 'stop-progress': {
+      const by = new Map(e.targets.map((t) => [t.name, t]));
+      return { ...s, killAt: now + e.killInMs, rows: s.rows.map((r) => (by.has(r.name) ? { ...r, stop: by.get(r.name)! } : r)) };
+    }
     default:
       return s;
   }

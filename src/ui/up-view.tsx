@@ -22,23 +22,21 @@ type Listener = (e: UpEvent) => void;
 export interface UpViewProps {
   plan: Plan;
   columns: number;
-  /** Subscribes to supervisor events; returns an unsubscribe. */
-  subscribe: (on: Listener) => () => void;
+  /** Events so far (the initial state is folded from them). */
+  history: UpEvent[];
+  /** Subscribes to supervisor events after the first `from` of the history; returns an unsubscribe. */
+  subscribe: (on: Listener, from: number) => () => void;
   /** Finished blocks printed once above the live rows (ink's <Static>), e.g. preflight warnings. */
   mode: 'start' | 'stop';
 }
 
 /** The live region: the preflight spinner, then a row per process; while stopping, the countdowns. */
-export function UpView({ plan, columns, subscribe, mode }: UpViewProps) {
-  const [state, setState] = useState<UpViewState>(() => initialState(plan));
-  const [done, setDone] = useState<string[]>([]);
+export function UpView({ plan, columns, history, subscribe, mode }: UpViewProps) {
+  // Folded at once: the first frame already knows what is stopping (nothing is printed twice).
+  const [from] = useState(() => history.length);
+  const [state, setState] = useState<UpViewState>(() => history.slice(0, from).reduce((s, e) => reduce(s, e), initialState(plan)));
   const [tick, setTick] = useState(0);
-  useEffect(() => subscribe((e) => {
-    setState((s) => reduce(s, e));
-    if (e.event === 'stop-progress' && e.done) {
-      setDone((d) => (d.includes(e.result.name) ? d : [...d, e.result.name]));
-    }
-  }), [subscribe]);
+  useEffect(() => subscribe((e) => setState((s) => reduce(s, e)), from), [subscribe, from]);
   useEffect(() => {
     const t = setInterval(() => setTick((n) => n + 1), 120);
     return () => clearInterval(t);
@@ -46,9 +44,11 @@ export function UpView({ plan, columns, subscribe, mode }: UpViewProps) {
   const now = Date.now();
   const nameWidth = Math.max(...state.rows.map((r) => r.name.length));
   if (mode === 'stop') {
-    const killAt = state.stopping?.killAt ?? now;
-    const finished = state.rows.filter((r) => done.includes(r.name));
-    const live = state.rows.filter((r) => !done.includes(r.name));
+    const killAt = state.killAt ?? now;
+    // Finished rows print once (<Static>) in the order they finish; the rest count down below.
+    const targets = new Set(state.stopping?.targets.map((t) => t.name) ?? []);
+    const finished = state.rows.filter((r) => r.stop?.phase === 'done' || !targets.has(r.name));
+    const live = state.rows.filter((r) => targets.has(r.name) && r.stop?.phase !== 'done');
     return (
       <>
         <Static items={finished}>
@@ -90,8 +90,8 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
   const columns = () => Math.max(20, stdout.columns ?? 100);
   const history: UpEvent[] = [];
   const listeners = new Set<Listener>();
-  const subscribe = (on: Listener) => {
-    for (const e of history) on(e);
+  const subscribe = (on: Listener, from: number) => {
+    for (const e of history.slice(from)) on(e);
     listeners.add(on);
     return () => {
       listeners.delete(on);
@@ -107,7 +107,7 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
   };
   const write = (text: string) => later(() => void stdout.write(text));
   const mount = (mode: 'start' | 'stop') => later(() => {
-    app = render(<UpView plan={plan} columns={columns()} subscribe={subscribe} mode={mode} />,
+    app = render(<UpView plan={plan} columns={columns()} history={history} subscribe={subscribe} mode={mode} />,
       // exitOnCtrlC off: Ctrl-C is the supervisor's signal to stop every process cleanly.
       { stdout, exitOnCtrlC: false, patchConsole: false });
   });
@@ -174,12 +174,13 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
         case 'stopping':
           mem.stopping = e;
           unmount();
-          if (mem.failed) write(`${formatExitLine(mem)}`);
+          // The terminal echoed ^C on the current line: start below it.
+          write(mem.failed ? formatExitLine(mem) : e.reason === 'teardown' ? `stopping: asked by dynamo-dev teardown (${e.by}) from another terminal\n` : '\n');
           mount('stop');
           break;
         case 'stopped':
           unmount();
-          write(finalText(mem, e, columns()));
+          write(finalText(mem, e, columns(), true));
           break;
         default:
           break;

@@ -121,4 +121,39 @@ describe('dynamo-dev diagnose', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toEqual([`dynamo-dev: ${missing}: no such file or folder; pass log files or folders`]);
   });
+
+  it('no path: the latest run\'s logs and how each process ended; a crash with no known signature still exits 1', async () => {
+    const { writeFakeRun, deadPid } = await import('../helpers/proc-trees.js');
+    const stateDir = home.stateDir;
+    await writeFakeRun(stateDir, {
+      id: '20261130-090000-agg', state: 'stopped', createdAt: '2026-11-30T09:00:00.000Z', supervisor: { pid: deadPid(), startTicks: 1 },
+      processes: [{ name: 'agg-0', pid: null, startTicks: null }], logLines: { 'agg-0': readFileSync(join(LOGS, 'worker-error804.log'), 'utf8') },
+    });
+    const rec = await writeFakeRun(stateDir, {
+      id: '20261130-100000-agg', state: 'failed', createdAt: '2026-11-30T10:00:00.000Z', supervisor: { pid: deadPid(), startTicks: 1 },
+      processes: [{ name: 'frontend', pid: null, startTicks: null }, { name: 'agg-0', pid: null, startTicks: null, state: 'failed' }],
+      logLines: { frontend: 'started\n', 'agg-0': 'Traceback (most recent call last):\nSomethingNew: nobody has seen this\n' },
+    });
+    // The fake run writer records no exit code: give agg-0 one, as the supervisor would.
+    const path = join(stateDir, 'runs', rec.id, 'run.json');
+    const doc = JSON.parse(readFileSync(path, 'utf8'));
+    doc.processes[1] = { ...doc.processes[1], pid: 4242, exitCode: 3 };
+    writeFileSync(path, JSON.stringify(doc));
+    const r = await runCli(['diagnose'], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^run 20261130-100000-agg\n {2}frontend {2}never started\n {2}agg-0 {5}failed: exit code 3\n/);
+    expect(r.stdout).toContain('dynamo-dev logs agg-0 --run 20261130-100000-agg -n 40');
+    const old = await runCli(['diagnose', '--run', '20261130-090000-agg', '--json'], env);
+    expect(old.code).toBe(1);
+    const j = JSON.parse(old.stdout);
+    expect(j.findings.map((f: { code: string }) => f.code)).toContain('cuda.error804');
+    expect(j.run).toMatchObject({ id: '20261130-090000-agg' });
+    const both = await runCli(['diagnose', '--run', 'x', join(LOGS, 'worker-error804.log')], env);
+    expect(both.code).toBe(2);
+    const empty = tempHome('dd-e2e-diag-none-');
+    const none = await runCli(['diagnose'], fakeEnv(empty));
+    empty.cleanup();
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/no runs recorded in .*, so no logs to diagnose/);
+  });
 });

@@ -83,4 +83,20 @@ describe('dynamo-dev kv', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--fraction: needed with --gpu-mib');
   });
+
+  it('--fraction without --gpu-mib takes the GPU total from nvidia-smi; without an answer it asks for --gpu-mib', async () => {
+    const withGpu = fakeEnv(home, { gpu: 'laptop-570' });
+    const r = await runCli(['kv', 'Qwen/Qwen3-0.6B', '--fraction', '0.38', '--json'], withGpu);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).worker).toMatchObject({ gpuMiB: 8188, fraction: 0.38 });
+    const none = await runCli(['kv', 'Qwen/Qwen3-0.6B', '--fraction', '0.38'], env);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--gpu-mib: needed with --fraction here \(nvidia-smi gave no GPU memory total\)/);
+  });
+
+  it('0 MiB of weights is no model: exit 2 instead of an exact-looking estimate', async () => {
+    const r = await runCli(['kv', 'Qwen/Qwen3-0.6B', '--gpu-mib', '8188', '--fraction', '0.38', '--weights-mib', '0'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--weights-mib: 0 MiB of weights is not a model');
+  });
 });

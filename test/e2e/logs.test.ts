@@ -3,8 +3,9 @@ import { execa } from 'execa';
 import { appendFileSync, openSync, closeSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, fakeEnv, runCli, SAMPLES, tempHome } from '../helpers/cli.js';
-import { deadPid, writeFakeRun } from '../helpers/proc-trees.js';
+import { deadPid, spawnLone, writeFakeRun } from '../helpers/proc-trees.js';
 import { readFileSync } from 'node:fs';
+import { readStartTicks } from '../../src/run/proc.js';
 
 // logs through the built binary, on run logs laid out as the supervisor writes them.
 
@@ -112,8 +113,9 @@ describe('logs', () => {
 
   it('--follow prints new lines of every process as they arrive, and a log that appears later, until Ctrl-C', async () => {
     const h = home();
+    // A live run: its supervisor (this test process) is alive, so following goes on.
     const rec = await writeFakeRun(h.stateDir, {
-      id: 'live', state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 },
+      id: 'live', state: 'ready', supervisor: { pid: process.pid, startTicks: readStartTicks(process.pid) },
       processes: [{ name: 'frontend', pid: null, startTicks: null }, { name: 'agg-0', pid: null, startTicks: null }, { name: 'agg-1', pid: null, startTicks: null }],
       logLines: { frontend: 'fe old 1\nfe old 2\n', 'agg-0': 'w old 1\npartial without newline' },
     });
@@ -146,5 +148,35 @@ describe('logs', () => {
     const r = await child;
     expect(r.exitCode).toBe(0);
     expect(out.split('\n').filter(Boolean)).toHaveLength(5);
+  });
+
+  it('--follow ends by itself once the run has stopped (its supervisor and processes gone)', async () => {
+    const h = home();
+    const sup = await spawnLone('node-up-supervisor', ['30']);
+    await writeFakeRun(h.stateDir, {
+      id: 'ending', state: 'ready', supervisor: { pid: sup.pid, startTicks: sup.startTicks },
+      processes: [{ name: 'agg-0', pid: null, startTicks: null }], logLines: { 'agg-0': 'w 1\n' },
+    });
+    const child = execa(process.execPath, [BIN, 'logs', '-f'], { env: h.env, extendEnv: false, reject: false, stdin: 'ignore', timeout: 10_000 });
+    await new Promise<void>((r) => child.stdout!.once('data', () => r()));
+    process.kill(sup.pid, 'SIGKILL');
+    const t0 = performance.now();
+    const r = await child;
+    expect(r.exitCode).toBe(0);
+    expect(performance.now() - t0).toBeLessThan(2500);
+    expect(r.stdout).toBe('w 1');
+    expect(r.stderr).toMatch(/run ending has (stopped|ended \(\w+\)); nothing more will be logged/);
+  });
+
+  it('colour codes are stripped when stdout is not a terminal; --json keeps the line as written', async () => {
+    const h = home();
+    const coloured = '\u001b[36m(EngineCore pid=9)\u001b[0m INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens\n';
+    await writeFakeRun(h.stateDir, {
+      id: 'colour', state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 }, processes: [{ name: 'agg-0', pid: null, startTicks: null }], logLines: { 'agg-0': coloured },
+    });
+    const r = await runCli(['logs', 'agg-0'], h.env);
+    expect(r.stdout).toBe('(EngineCore pid=9) INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens');
+    const j = await runCli(['logs', 'agg-0', '--json'], h.env);
+    expect(JSON.parse(j.stdout).line).toBe(coloured.trimEnd());
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { summarize, type ProbeSend } from '../../../src/probe/stats.js';
-import { judge, verdictExitCode, KV_EVENTS_NEXT } from '../../../src/probe/verdict.js';
+import { evictionNote, judge, verdictExitCode, KV_EVENTS_NEXT } from '../../../src/probe/verdict.js';
 
 // Runs shaped like FACTS §7: 12 prefixes x 6 sends = 60 repeats over two workers.
 
@@ -101,3 +101,31 @@ describe('judge', () => {
     expect(v.details[0]).toMatch(/first-token time/);
   });
 });
+
+describe('eviction: prefixes that do not fit the measured KV cache', () => {
+  it('one worker, 12 prefixes of ~2,370 tokens against 14,816 KV tokens: the 20% is eviction, said with those numbers', () => {
+    const v = judge(summarize(run({ hitsOf60: 12, sticky: true, workers: ['only'] })), { workersExpected: 1, kvTokensMin: 14_816, prefixes: 12, prefixTokens: 2370 });
+    expect(v.code).toBe('inconclusive');
+    const text = v.details.join(' ');
+    expect(text).toContain('12 prefixes of ~2,370 tokens are ~28,440 tokens');
+    expect(text).toContain('KV cache holds 14,816');
+    expect(text).not.toContain('every repeat lands where its prefix is cached');
+    expect(v.next).toBe('dynamo-dev up agg-router');
+  });
+
+  it('two workers whose share does not fit: inconclusive (not "random level"), with a --prefixes that fits', () => {
+    const v = judge(summarize(run({ hitsOf60: 30, sticky: false })), { workersExpected: 2, routerMode: 'kv', kvTokensMin: 14_816, prefixes: 12, prefixTokens: 4000 });
+    expect(v.code).toBe('inconclusive');
+    expect(v.summary).toMatch(/do not fit the workers' KV caches \(50% hit\): eviction, not routing/);
+    expect(v.next).toBe('dynamo-dev probe --prefixes 6');
+    expect(verdictExitCode(v)).toBe(0);
+  });
+
+  it('exactly fitting is no eviction; one token more per prefix is', () => {
+    // 12 prefixes over 2 workers: 6 each; 6 x 2,469 = 14,814 <= 14,816.
+    expect(evictionNote({ kvTokensMin: 14_816, prefixes: 12, prefixTokens: 2469 }, 2)).toBeNull();
+    expect(evictionNote({ kvTokensMin: 14_816, prefixes: 12, prefixTokens: 2470 }, 2)).not.toBeNull();
+    expect(evictionNote({ kvTokensMin: null, prefixes: 12, prefixTokens: 9999 }, 2)).toBeNull();
+  });
+});
+

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { truncateWords, visibleLength, wrapWords } from '../../../src/ui/fit.js';
+import { logMessage } from '../../../src/ui/log-message.js';
+import { SAMPLES } from '../../helpers/cli.js';
+
+describe('logMessage: the message of a real log line', () => {
+  it('vLLM engine lines lose the (EngineCore pid=N) prefix, level, time and file', () => {
+    const lines = readFileSync(join(SAMPLES, 'logs', 'worker-agg-ready.log'), 'utf8').split('\n');
+    const kv = lines.find((l) => l.includes('GPU KV cache size'))!;
+    expect(kv.startsWith('(EngineCore pid=')).toBe(true);
+    expect(logMessage(kv)).toBe('GPU KV cache size: 14,816 tokens');
+    expect(logMessage('INFO 10-07 05:12:09 [model.py:1510] Using max model len 4096')).toBe('Using max model len 4096');
+  });
+
+  it('Dynamo\'s Rust tracing lines lose time, level and target; colour codes go too', () => {
+    const lines = readFileSync(join(SAMPLES, 'logs', 'worker-lock-wait.log'), 'utf8').split('\n');
+    expect(logMessage(lines[0])).toBe('Starting vLLM worker model="Qwen/Qwen3-0.6B" disaggregation_mode="agg"');
+    expect(logMessage(lines[1])).toMatch(/^Still waiting to acquire lock on \/home\/exp\/.*\(elapsed: 10.1 seconds\)$/);
+    expect(logMessage('\u001b[36m(EngineCore_DP0 pid=9)\u001b[0m WARNING 10-07 05:12:09 [x.py:1] careful')).toBe('careful');
+  });
+});
+
+describe('fitting text to a width', () => {
+  it('wraps at word boundaries with a hanging indent, keeps `quoted commands` whole', () => {
+    const text = '! Model cached  the 2 workers would all download it at start; fix: run `hf download Qwen/Qwen3-0.6B` first';
+    const lines = wrapWords(text, 40, '    ');
+    expect(lines.join(' ').replace(/ +/g, ' ')).toBe(text.replace(/ +/g, ' '));
+    for (const l of lines) expect(visibleLength(l)).toBeLessThanOrEqual(40);
+    expect(lines.some((l) => l.includes('`hf download Qwen/Qwen3-0.6B`'))).toBe(true);
+    expect(lines.slice(1).every((l) => l.startsWith('    '))).toBe(true);
+  });
+
+  it('a token longer than the width stays whole on its own line (the terminal soft-wraps it)', () => {
+    const path = `/tmp/${'x'.repeat(60)}/agg-1.log`;
+    expect(wrapWords(`log: ${path}`, 30, '  ')).toEqual(['log:', `  ${path}`]);
+  });
+
+  it('truncates after a whole word with an ellipsis, exactly to the width', () => {
+    expect(truncateWords('hello world this is long', 12)).toBe('hello world…');
+    expect(truncateWords('hello world this is long', 14)).toBe('hello world…');
+    expect(truncateWords('fits', 4)).toBe('fits');
+    expect(visibleLength(truncateWords('a'.repeat(50), 10))).toBe(10);
+  });
+});
