@@ -1,12 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { cacheQwen3, portBlock, records, survivors } from '../helpers/runs.js';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 import { finalText, openTerminal, stripTerm, type Terminal } from '../helpers/pty.js';
-import { groupMembers, isSameProcess } from '../../src/run/proc.js';
-import type { RunRecord } from '../../src/run/types.js';
 import { visibleLength } from '../../src/ui/fit.js';
 
 // `up` as a person sees it: the built binary in a real pseudo-terminal (script(1)) of 80x24 and
@@ -16,65 +15,18 @@ const homes: ReturnType<typeof tempHome>[] = [];
 const terms: Terminal[] = [];
 const servers: Server[] = [];
 
-function bindable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
-  });
-}
-
 /** A state dir, the cached model (so the GPU picture has numbers) and free ports in 31,000-32,599. */
 async function setup(vars: Record<string, string> = {}) {
   const h = tempHome('dd-term-');
   homes.push(h);
-  let base = 0;
-  for (let attempt = 0; attempt < 50 && base === 0; attempt++) {
-    const b = 31_000 + 20 * Math.floor(Math.random() * 80);
-    if ((await Promise.all([b, b + 1, b + 2, b + 3, b + 10, b + 11, b + 15, b + 16].map(bindable))).every(Boolean)) base = b;
-  }
+  const base = await portBlock(31_000, 80);
   const sets = ['--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--set', `ports.kvEvents=${base + 10}`, '--set', `ports.nixlSideChannel=${base + 15}`];
-  const snap = join(h.hfCache, 'models--Qwen--Qwen3-0.6B', 'snapshots', 'c1899de');
-  mkdirSync(join(h.hfCache, 'models--Qwen--Qwen3-0.6B', 'refs'), { recursive: true });
-  mkdirSync(snap, { recursive: true });
-  writeFileSync(join(h.hfCache, 'models--Qwen--Qwen3-0.6B', 'refs', 'main'), 'c1899de');
-  writeFileSync(join(snap, 'config.json'), JSON.stringify({
-    architectures: ['Qwen3ForCausalLM'], head_dim: 128, hidden_size: 1024, num_attention_heads: 16, num_hidden_layers: 28,
-    num_key_value_heads: 8, torch_dtype: 'bfloat16', max_position_embeddings: 40960,
-  }));
-  writeFileSync(join(snap, 'model.safetensors'), '');
-  truncateSync(join(snap, 'model.safetensors'), 1_200_000_000);
+  cacheQwen3(h.hfCache);
   const env = fakeEnv(h, { gpu: 'laptop-570', python: true, vars: { FAKE_ENGINE_MAX_S: '120', NO_COLOR: undefined, ...vars } });
   return { ...h, env, sets, base };
 }
 
-function records(stateDir: string): RunRecord[] {
-  let ids: string[] = [];
-  try {
-    ids = readdirSync(join(stateDir, 'runs'));
-  } catch {
-    return [];
-  }
-  return ids.flatMap((id) => {
-    try {
-      return [JSON.parse(readFileSync(join(stateDir, 'runs', id, 'run.json'), 'utf8')) as RunRecord];
-    } catch {
-      return [];
-    }
-  });
-}
 
-function survivors(stateDir: string): string[] {
-  const out: string[] = [];
-  for (const rec of records(stateDir)) {
-    for (const p of rec.processes) {
-      if (p.pgid !== null) for (const m of groupMembers(p.pgid)) out.push(`${p.name} group member ${m}`);
-      for (const d of p.descendants) if (isSameProcess(d.pid, d.startTicks)) out.push(`${p.name} descendant ${d.pid}`);
-    }
-    if (isSameProcess(rec.supervisor.pid, rec.supervisor.startTicks)) out.push(`supervisor ${rec.supervisor.pid}`);
-  }
-  return out;
-}
 
 afterEach(async () => {
   for (const t of terms.splice(0)) if (t.child.exitCode === null) t.child.kill('SIGKILL');
@@ -131,7 +83,7 @@ describe.each([[80, 24], [120, 40]])('up in a %ix%i terminal', (cols, rows) => {
     expect(await term.exit).toBe(0);
     expect(lastVisible(term.raw())).toBe('\n');
     expect(stripTerm(term.raw())).toMatch(/stopped 3 processes in/);
-    expect(survivors(s.stateDir)).toEqual([]);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
   });
 });
 
@@ -151,7 +103,7 @@ describe('up in an 80x24 terminal: stops and failures', () => {
     expect(performance.now() - t0).toBeLessThan(1000);
     const text = finalText(term.raw(), 'stopped 3 processes');
     expect(text).toMatch(/! agg-1 ignored SIGTERM and was killed with SIGKILL after [\d.]+ m?s; its log:\n {2}\S+agg-1\.log\n$/);
-    expect(survivors(s.stateDir)).toEqual([]);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
   });
 
   it('a worker that fails: the cause and fix are on the screen, the ✗ up failed line last, a newline at the end', async () => {
@@ -173,7 +125,7 @@ describe('up in an 80x24 terminal: stops and failures', () => {
     // The report fits the screen: what to do is visible without scrolling.
     expect(lines.reduce((n, l) => n + Math.max(1, Math.ceil(visibleLength(l) / 80)), 0)).toBeLessThan(24);
     assertNoWordCut(text, 80);
-    expect(survivors(s.stateDir)).toEqual([]);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
   });
 
   it('a preflight failure: the spinner goes, no process table and no run id; the failures and a newline', async () => {
@@ -232,6 +184,6 @@ describe('up: live hints and who stopped it', () => {
     expect(td.code, td.stdout + td.stderr).toBe(0);
     expect(await term.exit).toBe(0);
     expect(stripTerm(term.raw())).toMatch(/stopped 3 processes by dynamo-dev teardown \(pid \d+\) from another terminal/);
-    expect(survivors(s.stateDir)).toEqual([]);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
   });
 });

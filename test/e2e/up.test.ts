@@ -1,13 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { cacheQwen3, portBlock, records, survivors } from '../helpers/runs.js';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 import { waitUntil } from '../helpers/proc-trees.js';
 import { groupMembers, isSameProcess } from '../../src/run/proc.js';
-import type { RunRecord } from '../../src/run/types.js';
 
 // `up` end to end through the built binary with the fake frontend and workers (test/fixtures/python)
 // and the fake nvidia-smi. Each test uses its own port block so parallel test files never collide.
@@ -26,15 +25,6 @@ interface Started {
 const homes: ReturnType<typeof tempHome>[] = [];
 const children: ChildProcess[] = [];
 
-/** True when nothing listens on the port (we can bind it ourselves). */
-function bindable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
-  });
-}
-
 /**
  * A fresh state dir + fake env and a block of free ports. Random blocks in 21,000-30,999 (below the
  * ephemeral range, 32768+, where other test files' port-0 servers land; up-script.test.ts draws
@@ -43,12 +33,7 @@ function bindable(port: number): Promise<boolean> {
 async function setup(vars: Record<string, string> = {}) {
   const h = tempHome('dd-up-');
   homes.push(h);
-  let base = 0;
-  for (let attempt = 0; attempt < 50 && base === 0; attempt++) {
-    const b = 21_000 + 20 * Math.floor(Math.random() * 500);
-    const wanted = [b, b + 1, b + 2, b + 3, b + 10, b + 11, b + 15, b + 16];
-    if ((await Promise.all(wanted.map(bindable))).every(Boolean)) base = b;
-  }
+  const base = await portBlock(21_000, 500);
   const ports = { http: base, system: base + 1, kvEvents: base + 10, nixl: base + 15 };
   const sets = [
     '--set', `frontend.httpPort=${ports.http}`, '--set', `ports.system=${ports.system}`,
@@ -94,33 +79,7 @@ function startUp(args: string[], env: Record<string, string | undefined>): Start
   };
 }
 
-function records(stateDir: string): RunRecord[] {
-  let ids: string[] = [];
-  try {
-    ids = readdirSync(join(stateDir, 'runs'));
-  } catch {
-    return [];
-  }
-  return ids.flatMap((id) => {
-    try {
-      return [JSON.parse(readFileSync(join(stateDir, 'runs', id, 'run.json'), 'utf8')) as RunRecord];
-    } catch {
-      return [];
-    }
-  });
-}
 
-/** Every process a run recorded (group members and engine descendants) that is still alive. */
-function survivors(stateDir: string): string[] {
-  const out: string[] = [];
-  for (const rec of records(stateDir)) {
-    for (const p of rec.processes) {
-      if (p.pgid !== null) for (const m of groupMembers(p.pgid)) out.push(`${p.name} group member ${m}`);
-      for (const d of p.descendants) if (isSameProcess(d.pid, d.startTicks)) out.push(`${p.name} descendant ${d.pid} ${d.cmd}`);
-    }
-  }
-  return out;
-}
 
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -401,17 +360,7 @@ describe('up: plan output', () => {
 
   it('with the model cached: each worker\'s KV estimate in the plan; a fraction too small for maxModelLen exits 2 with the numbers', async () => {
     const s = await setup();
-    // Qwen3-0.6B as the HF cache holds it: config.json and 1,200,000,000 bytes of weights (sparse).
-    const snap = join(s.hfCache, 'models--Qwen--Qwen3-0.6B', 'snapshots', 'c1899de');
-    mkdirSync(join(s.hfCache, 'models--Qwen--Qwen3-0.6B', 'refs'), { recursive: true });
-    mkdirSync(snap, { recursive: true });
-    writeFileSync(join(s.hfCache, 'models--Qwen--Qwen3-0.6B', 'refs', 'main'), 'c1899de');
-    writeFileSync(join(snap, 'config.json'), JSON.stringify({
-      architectures: ['Qwen3ForCausalLM'], head_dim: 128, hidden_size: 1024, num_attention_heads: 16, num_hidden_layers: 28,
-      num_key_value_heads: 8, torch_dtype: 'bfloat16', max_position_embeddings: 40960,
-    }));
-    writeFileSync(join(snap, 'model.safetensors'), '');
-    truncateSync(join(snap, 'model.safetensors'), 1_200_000_000);
+    cacheQwen3(s.hfCache);
     const r = await runCli(['up', 'agg-router', '--dry-run', '--json', ...s.sets], s.env);
     expect(r.code, r.stderr).toBe(0);
     // 8188 MiB x 0.38 = 3111.44 - 1144.41 MiB weights - 400 MiB overhead = 1567.03 MiB / 114,688 B per token

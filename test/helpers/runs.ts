@@ -1,0 +1,72 @@
+import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { groupMembers, isSameProcess } from '../../src/run/proc.js';
+import type { RunRecord } from '../../src/run/types.js';
+
+// What e2e tests of `up` read back from a state dir, and the port check their setups share.
+
+/** True when nothing listens on the port (we can bind it ourselves). */
+export function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
+  });
+}
+
+export function records(stateDir: string): RunRecord[] {
+  let ids: string[] = [];
+  try {
+    ids = readdirSync(join(stateDir, 'runs'));
+  } catch {
+    return [];
+  }
+  return ids.flatMap((id) => {
+    try {
+      return [JSON.parse(readFileSync(join(stateDir, 'runs', id, 'run.json'), 'utf8')) as RunRecord];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Every process a run recorded (group members and engine descendants; the supervisor with `supervisor`) still alive. */
+export function survivors(stateDir: string, o: { supervisor?: boolean } = {}): string[] {
+  const out: string[] = [];
+  for (const rec of records(stateDir)) {
+    for (const p of rec.processes) {
+      if (p.pgid !== null) for (const m of groupMembers(p.pgid)) out.push(`${p.name} group member ${m}`);
+      for (const d of p.descendants) if (isSameProcess(d.pid, d.startTicks)) out.push(`${p.name} descendant ${d.pid} ${d.cmd}`);
+    }
+    if (o.supervisor && isSameProcess(rec.supervisor.pid, rec.supervisor.startTicks)) out.push(`supervisor ${rec.supervisor.pid}`);
+  }
+  return out;
+}
+
+/**
+ * The base of a free block of 20 ports for one `up` (http base, system base+1.., kv events base+10..,
+ * NIXL base+15..), drawn at random from `blocks` blocks above `lowest`, each port checked.
+ */
+export async function portBlock(lowest: number, blocks: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const b = lowest + 20 * Math.floor(Math.random() * blocks);
+    if ((await Promise.all([b, b + 1, b + 2, b + 3, b + 10, b + 11, b + 15, b + 16].map(bindable))).every(Boolean)) return b;
+  }
+  throw new Error(`no free port block above ${lowest}`);
+}
+
+/** Qwen3-0.6B as the HF cache holds it: config.json and 1,200,000,000 bytes of weights (sparse). */
+export function cacheQwen3(hfCache: string): void {
+  const root = join(hfCache, 'models--Qwen--Qwen3-0.6B');
+  const snap = join(root, 'snapshots', 'c1899de');
+  mkdirSync(join(root, 'refs'), { recursive: true });
+  mkdirSync(snap, { recursive: true });
+  writeFileSync(join(root, 'refs', 'main'), 'c1899de');
+  writeFileSync(join(snap, 'config.json'), JSON.stringify({
+    architectures: ['Qwen3ForCausalLM'], head_dim: 128, hidden_size: 1024, num_attention_heads: 16, num_hidden_layers: 28,
+    num_key_value_heads: 8, torch_dtype: 'bfloat16', max_position_embeddings: 40960,
+  }));
+  writeFileSync(join(snap, 'model.safetensors'), '');
+  truncateSync(join(snap, 'model.safetensors'), 1_200_000_000);
+}
