@@ -280,8 +280,8 @@ function decorateHelp(program: Command): void {
     const path: string[] = [];
     for (let x: Command | null = c; x && x !== program; x = x.parent) path.unshift(x.name());
     c.configureOutput({ outputError: (str, write) => write(toolError(path.join(' '), str)) });
-    const text = c === program ? programFooter() : examplesFor(path[0] ?? '');
-    if (text && (c === program || path.length === 1)) c.addHelpText('after', text);
+    const text = c === program ? programFooter() : examplesFor(path.join(' '));
+    if (text) c.addHelpText('after', text);
   }
 }
 

@@ -75,6 +75,21 @@ const EXAMPLES: Record<string, { lines: [string, string][]; doc: string }> = {
     ],
     doc: 'probe.md',
   },
+  export: {
+    lines: [
+      ['dynamo-dev export k8s agg-router > dgd.yaml', 'the recipe as a DynamoGraphDeployment for Dynamo\'s operator'],
+      ['dynamo-dev export k8s ./my-recipe.yaml --image registry.example/vllm-runtime:tag', 'your recipe with your image'],
+    ],
+    doc: 'export.md',
+  },
+  'export k8s': {
+    lines: [
+      ['dynamo-dev export k8s agg-router -o dgd.yaml', 'the recipe that ran here, for the cluster'],
+      ['dynamo-dev export k8s agg --replicas agg=4 --namespace dynamo', 'more workers there than on one GPU'],
+      ['dynamo-dev export k8s disagg-same-gpu --api v1alpha1 --no-hf-secret', 'an older operator, a public model'],
+    ],
+    doc: 'export.md',
+  },
   recipes: {
     lines: [
       ['dynamo-dev recipes', 'the built-in recipes'],
