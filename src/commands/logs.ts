@@ -3,6 +3,7 @@ import { UserError } from '../errors.js';
 import { followFile, type Follower } from '../run/follow.js';
 import { readAllLines, tailFile } from '../run/log-read.js';
 import { pickRun } from '../run/pick-run.js';
+import { findRunView } from '../run/state.js';
 import { linePrefixer } from '../ui/log-prefix.js';
 import { stripAnsi } from '../diagnose/line.js';
 
@@ -69,7 +70,6 @@ export default async function logs(ctx: CommandContext, processName: string | un
 
   // Follow every chosen log; lines of different processes interleave as they arrive.
   const followers: Follower[] = chosen.map((p) => followFile(p.log, (line) => void write(fmt(p.name, line)), { offset: offsets.get(p.name) ?? 0 }));
-  const { findRunView } = await import('../run/state.js');
   let ended: string | null = null;
   await new Promise<void>((resolve) => {
     // Once the run has stopped nothing will be written any more: end, as `tail -f --pid` does.
