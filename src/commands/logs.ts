@@ -53,9 +53,20 @@ export default async function logs(ctx: CommandContext, processName: string | un
       });
     }
   };
-  const stop = () => broken;
-
   const follow = Boolean(opts.follow);
+  // Following ends on Ctrl-C (exit 0), also while the first lines are still being printed.
+  let interrupted = false;
+  let onInterrupt: (() => void) | null = null;
+  const interrupt = () => {
+    interrupted = true;
+    onInterrupt?.();
+  };
+  if (follow) {
+    process.once('SIGINT', interrupt);
+    process.once('SIGTERM', interrupt);
+  }
+  const stop = () => broken || interrupted;
+
   const offsets = new Map<string, number>();
   for (const p of chosen) {
     if (broken) break;
@@ -66,7 +77,12 @@ export default async function logs(ctx: CommandContext, processName: string | un
     if (end === null && !follow) ctx.stderr.write(`dynamo-dev: no log yet for ${p.name} (${p.log})\n`);
     offsets.set(p.name, end ?? 0);
   }
-  if (!follow || broken) return 0;
+  if (!follow) return 0;
+  if (broken || interrupted) {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    return 0;
+  }
 
   // Follow every chosen log; lines of different processes interleave as they arrive.
   const followers: Follower[] = chosen.map((p) => followFile(p.log, (line) => void write(fmt(p.name, line)), { offset: offsets.get(p.name) ?? 0 }));
@@ -90,12 +106,11 @@ export default async function logs(ctx: CommandContext, processName: string | un
     }, 1000);
     const done = () => {
       clearInterval(keepAlive);
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
+      process.off('SIGINT', interrupt);
+      process.off('SIGTERM', interrupt);
       resolve();
     };
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
+    onInterrupt = done;
   });
   for (const f of followers) f.stop();
   if (ended !== null && !broken) ctx.stderr.write(`dynamo-dev: run ${rec.id} has ${ended === 'stopped' ? 'stopped' : `ended (${ended})`}; nothing more will be logged\n`);
