@@ -117,8 +117,8 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   // Asked about GPU memory: a picture of how the plan would use it.
   const mem = outcomes.find((o) => o.id === 'gpu.memory');
   if (mem && opts.only?.includes('gpu.memory') && mem.status !== 'skip') {
-    const [{ gpuPicture, formatGpuPicture }, { modelKvInfo }, { buildPlan }] = await Promise.all([
-      import('../ui/gpu-bar.js'), import('../host/model-config.js'), import('../plan/build.js'),
+    const [{ gpuPicture, formatGpuPicture }, { modelKvInfo }, { buildPlan }, { default: chalk }] = await Promise.all([
+      import('../ui/gpu-bar.js'), import('../host/model-config.js'), import('../plan/build.js'), import('chalk'),
     ]);
     const total = typeof mem.evidence.totalMiB === 'number' ? mem.evidence.totalMiB : null;
     // The plan again with what the check measured and the cached model's size: the picture's split.
