@@ -28,7 +28,7 @@ describe('--help and usage errors', () => {
     [['up', '--bogus'], /^dynamo-dev up: unknown option '--bogus' \(see: dynamo-dev up --help\)$/],
     [['nosuch'], /^dynamo-dev: unknown command 'nosuch' \(see: dynamo-dev --help\)$/],
     [['kv'], /^dynamo-dev kv: missing required argument 'model-or-config' \(see: dynamo-dev kv --help\)$/],
-    [['up', '--grace', 'x'], /^dynamo-dev up: option '--grace <seconds>' argument 'x' is invalid\. --grace must be a number >= 0 \(see: dynamo-dev up --help\)$/],
+    [['up', '--grace', 'x'], /^dynamo-dev up: option '--grace <seconds>' argument 'x' is invalid\. --grace must be a number from 0 to 2147483 \(see: dynamo-dev up --help\)$/],
     [['recipes', 'show'], /^dynamo-dev recipes show: missing required argument 'name' \(see: dynamo-dev recipes show --help\)$/],
   ])('%j: one line in the tool\'s style, exit 2', async (args, re) => {
     const r = await runCli(args as string[], env);

@@ -144,10 +144,10 @@ describe('cause 11: flags', () => {
   it('a time no timer can hold (past 2^31-1 ms) is refused, not turned into "at once"', async () => {
     const h = home();
     for (const [args, msg] of [
-      [['probe', '--url', 'http://127.0.0.1:9', '--timeout', '3000000'], /--timeout must be a number from 1 to 2147483$/m],
-      [['doctor', '--timeout', '3000000000'], /--timeout must be a whole number from 1 to 2147483647$/m],
-      [['teardown', '--grace', '1e12'], /--grace must be a number from 0 to 2147483$/m],
-      [['up', 'agg', '--dry-run', '--ready-timeout', '1e12'], /--ready-timeout must be a number from 0 to 2147483$/m],
+      [['probe', '--url', 'http://127.0.0.1:9', '--timeout', '3000000'], /--timeout must be a number from 1 to 2147483 \(see: dynamo-dev probe --help\)$/m],
+      [['doctor', '--timeout', '3000000000'], /--timeout must be a whole number from 1 to 2147483647 \(see: dynamo-dev doctor --help\)$/m],
+      [['teardown', '--grace', '1e12'], /--grace must be a number from 0 to 2147483 \(see: dynamo-dev teardown --help\)$/m],
+      [['up', 'agg', '--dry-run', '--ready-timeout', '1e12'], /--ready-timeout must be a number from 0 to 2147483 \(see: dynamo-dev up --help\)$/m],
     ] as const) {
       const r = await runCli([...args], h.env);
       expect(r.code, args.join(' ')).toBe(2);
