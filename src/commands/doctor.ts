@@ -64,14 +64,16 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
 
   // Outcomes as they settle, for whichever renderer is listening.
   const settled: (CheckOutcome | null)[] = checks.map(() => null);
+  // Fixes from the signature table say MODEL; the model is known here.
+  const named = (o: CheckOutcome): CheckOutcome => (o.fix && /\bMODEL\b/.test(o.fix) ? { ...o, fix: o.fix.replace(/\bMODEL\b/g, target.recipe.model) } : o);
   const listeners = new Set<(o: CheckOutcome, i: number) => void>();
   const running = runChecks(checks, facts, {
     timeoutMs: opts.timeout,
     onSettled: (o, i) => {
-      settled[i] = o;
-      for (const l of listeners) l(o, i);
+      settled[i] = named(o);
+      for (const l of listeners) l(settled[i]!, i);
     },
-  });
+  }).then((all) => all.map(named));
 
   if (ctx.json) {
     const outcomes = await running;

@@ -23,7 +23,7 @@ export function formatOutcome(o: Pick<CheckOutcome, 'title' | 'status' | 'summar
   const title = chalk.bold(o.title.padEnd(width));
   // Summaries start after the title column when there is room for them there; else under the title.
   const gutter = 2 + width + 2;
-  const head = columns - gutter >= 30
+  const head = columns - gutter >= 40
     ? wrapWords(`${paintStatus(o.status, MARK[o.status])} ${title}  ${summary}`, columns, ' '.repeat(gutter))
     : [`${paintStatus(o.status, MARK[o.status])} ${chalk.bold(o.title)}`, ...wrapWords(`    ${summary}`, columns, '    ')];
   if (o.status !== 'warn' && o.status !== 'fail') return `${head.join('\n')}\n`;

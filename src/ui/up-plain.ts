@@ -36,7 +36,7 @@ export function stopContext(m: ReportMemory, e: Ev<'stopped'>): StopContext {
 /** The stop line, then the failure report held back until now. */
 export function finalText(m: ReportMemory, e: Ev<'stopped'>, columns?: number, rowsShown = false): string {
   let text = formatStopped(e, stopContext(m, e), { columns, rowsShown });
-  if (m.failed) text += formatFailureReport(m.failed, m.failed.process ? m.exited.get(m.failed.process) ?? null : null, { columns });
+  if (m.failed) text += formatFailureReport(m.failed, m.failed.process ? m.exited.get(m.failed.process) ?? null : null, { columns, model: m.plan?.model });
   return text;
 }
 

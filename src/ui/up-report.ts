@@ -20,6 +20,8 @@ export interface TextOptions {
   columns?: number;
   /** Block characters and colours for the GPU picture (a terminal), else ASCII. */
   fancy?: boolean;
+  /** The run's model: fixes name it instead of the signature table's MODEL placeholder. */
+  model?: string;
 }
 
 const num = (n: number) => n.toLocaleString('en-US');
@@ -67,7 +69,7 @@ export function formatReady(e: Ev<'ready'>, plan: Plan | null = null, o: TextOpt
   return `${out.join('\n')}\n`;
 }
 
-export function formatDiagnosis(d: Diagnosis, indent = '  ', columns = Infinity): string[] {
+export function formatDiagnosis(d: Diagnosis, indent = '  ', columns = Infinity, model?: string): string[] {
   const wrap = (text: string) => wrapWords(`${indent}${text}`, columns, `${indent}  `);
   const room = Number.isFinite(columns) ? columns - indent.length : Infinity;
   return [
@@ -75,7 +77,7 @@ export function formatDiagnosis(d: Diagnosis, indent = '  ', columns = Infinity)
     // The matched line is evidence, not instructions: one line is enough (the log has all of it).
     `${indent}${wholeWords(`${chalk.dim(`${basename(d.file)}:${d.line}:`)} ${logMessage(d.text)}`, room)}`,
     ...wrap(d.explanation),
-    ...wrap(`${chalk.bold('fix:')} ${d.fix}`),
+    ...wrap(`${chalk.bold('fix:')} ${model ? d.fix.replace(/\bMODEL\b/g, model) : d.fix}`),
   ];
 }
 
@@ -110,7 +112,7 @@ export function formatFailureReport(f: Ev<'failed'>, exited: Ev<'exited'> | null
   const out: string[] = [];
   out.push(...tail(lines, diagnosis !== null, o, f.process));
   if (log) out.push(`  log: ${log}`);
-  if (diagnosis) out.push(...formatDiagnosis(diagnosis, '  ', o.columns));
+  if (diagnosis) out.push(...formatDiagnosis(diagnosis, '  ', o.columns, o.model));
   else if (f.process !== null && !exited?.error) {
     out.push(`  ${chalk.bold('cause:')} no known failure signature in ${f.process}'s log; its last lines are above`);
   }

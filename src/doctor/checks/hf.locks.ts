@@ -95,8 +95,10 @@ const check: Check = {
         `${model} is not cached yet (${where})`,
         downloadFix,
         [
-          workers > 1
-            ? `the ${workers} workers of this recipe would all download it at start and race on the lock: one downloads, the others wait ("Still waiting to acquire lock on ...") or fail ("Lock acquisition failed")`
+          workers > 1 && !facts.plan.processes.some((p) => p.waitFor.length > 0)
+            ? `the ${workers} workers of this recipe start together and would all download it and race on the lock: one downloads, the others wait ("Still waiting to acquire lock on ...") or fail ("Lock acquisition failed")`
+            : workers > 1
+            ? `up would download it with the first worker (the others start after its KV line, so they find it cached), counting the download against that worker's readiness time; a second process downloading it meanwhile makes one wait on the lock ("Still waiting to acquire lock on ...")`
             : 'the worker would download it at start, counting the download against its readiness time',
           'download it once before `dynamo-dev up`',
           ...leftoverLocks,

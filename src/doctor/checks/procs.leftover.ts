@@ -66,7 +66,8 @@ const check: Check = {
       const details = apps.ok ? [] : [`GPU compute apps not checked: ${apps.message}`];
       const note = run?.live ? ` (live run ${run.record.id} owns ${ours.size} process${ours.size === 1 ? '' : 'es'})` : '';
       // Without the compute-app list only half of the check ran: the summary must not claim the GPU is clear.
-      const what = apps.ok ? `no engine process or GPU compute app outside a live run${note}` : `no engine process outside a live run${note}; GPU compute apps not listed (see details)`;
+      // The reason inline: a pass prints no detail lines, so "see details" would point at nothing.
+      const what = apps.ok ? `no engine process or GPU compute app outside a live run${note}` : `no engine process outside a live run${note}; GPU compute apps not listed (${apps.message})`;
       return pass(what, evidence, details);
     }
 
@@ -89,19 +90,15 @@ const check: Check = {
     }
     const gpuTotal = leftovers.reduce((s, l) => s + (l.gpuMiB ?? 0), 0);
     const what = leftovers.length === 1 ? '1 leftover process' : `${leftovers.length} leftover processes`;
-    const first = leftovers[0];
     return fail(
-      `${what} outside any live run${gpuTotal > 0 ? `, holding ${gpuTotal} MiB of GPU memory` : ''}: pid ${first.pid} ${truncate(first.cmd, 60)}${leftovers.length > 1 ? ', ...' : ''}`,
+      // The detail lines list each one (pid, user, age, command): the summary only counts them.
+      `${what} outside any live run${gpuTotal > 0 ? `, holding ${gpuTotal} MiB of GPU memory` : ''} (pid ${leftovers.slice(0, 3).map((l) => l.pid).join(', ')}${leftovers.length > 3 ? ', ...' : ''})`,
       fixes.join('; then '),
       details,
       evidence,
     );
   },
 };
-
-function truncate(s: string, n: number): string {
-  return s.length <= n ? s : `${s.slice(0, n - 3)}...`;
-}
 
 /** 95000 -> "1m35s", 7_980_000 -> "2h13m", 2 days -> "2d3h". */
 export const formatAge = (ms: number): string => formatDuration(ms);

@@ -74,7 +74,9 @@ describe('hf.locks', () => {
     const r = await check.run(fakeFacts({ hfModel: notCached }, { recipe: twoWorkers }));
     expect(r.status).toBe('warn');
     expect(r.summary).toBe(`Qwen/Qwen3-0.6B is not cached yet (not in the cache at ${root})`);
-    expect(r.details[0]).toContain('the 2 workers of this recipe would all download it at start and race on the lock');
+    // up starts them one after another: the first downloads, the rest find it cached.
+    expect(r.details[0]).toContain('up would download it with the first worker');
+    expect(r.details[0]).not.toContain('race on the lock');
     expect(r.fix).toContain('hf download Qwen/Qwen3-0.6B');
     expect(r.fix).toContain('huggingface-cli download Qwen/Qwen3-0.6B');
   });

@@ -131,6 +131,13 @@ describe('reports (plain text, printed after the view)', () => {
     expect(out.length).toBeLessThan(16);
   });
 
+  it('a fix names the run\'s model instead of the MODEL placeholder', () => {
+    const lock = { ...diagnosis, code: 'hf.lock-wait', fix: 'download the model once before starting workers (`hf download MODEL`)' };
+    const text = formatFailureReport({ event: 'failed', reason: 'r', process: 'agg-1', diagnosis: lock, hint: null, lastLines: [], log: null }, null, { model: 'Qwen/Qwen3-0.6B' });
+    expect(text).toContain('`hf download Qwen/Qwen3-0.6B`');
+    expect(text).not.toContain('MODEL');
+  });
+
   it('no known cause: more of the tail, and what to read next', () => {
     const text = formatFailureReport(
       { event: 'failed', reason: 'agg-1 exited with code 3', process: 'agg-1', diagnosis: null, hint: null, lastLines: Array.from({ length: 20 }, (_, i) => `l${i}`), log: '/l/agg-1.log' },
