@@ -227,6 +227,14 @@ export class Supervisor extends EventEmitter {
     p.lines.push(line);
     if (p.lines.length > LAST_LINES) p.lines.shift();
     this.emitEvent({ event: 'line', process: p.spec.name, text: line });
+    // The router's own diagnostic: cache-aware routing is off while the run comes up "ready".
+    if (!this.hinted.has(`${p.spec.name}/kv-events`) && /kv_event_publisher_disabled/.test(line)) {
+      this.hinted.add(`${p.spec.name}/kv-events`);
+      this.emitEvent({
+        event: 'hint', process: p.spec.name, code: 'kv_event_publisher_disabled',
+        text: 'a worker publishes no KV events: the KV router ignores the cache (see `dynamo-dev doctor --only kv.events`)',
+      });
+    }
     p.readiness.onLine(line);
   }
 

@@ -33,7 +33,7 @@ const plan: Plan = {
   ],
 };
 
-function harness(opts: { readyTimeoutMs?: number; graceMs?: number } = {}) {
+function harness(opts: { readyTimeoutMs?: number; graceMs?: number; stopRequest?: string | null } = {}) {
   const clock = new FakeClock();
   const machine = new FakeMachine();
   const lines = new Map<string, (line: string) => void>();
@@ -89,6 +89,8 @@ function harness(opts: { readyTimeoutMs?: number; graceMs?: number } = {}) {
     mkdirs() {},
     marked: async () => [],
     self: { pid: 11, startTicks: 6 },
+    stopRequest: () => opts.stopRequest ?? null,
+    lockHolders: async () => [{ pid: 4242, cmd: 'python3 download.py' }],
   };
   const sup = new Supervisor({
     plan, runId: 'r1', stateDir: '/state', env: { HOME: '/home/u', DYNAMO_DEV_RUN: '/old/run' }, readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
@@ -190,5 +192,27 @@ describe('Supervisor coordinator with fake deps', () => {
     expect(h.machine.signals.filter((s) => s.sig === 'SIGKILL').map((s) => [s.t, s.pid])).toEqual([[250, -100], [250, -101]]);
     expect(result).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
     expect(progress.at(-1)!.targets.every((t) => t.phase === 'done')).toBe(true);
+  });
+
+  it('live hints: the router\'s kv_event_publisher_disabled once; a lock wait names the holder; a stop by teardown says so, with progress', async () => {
+    const h = harness({ stopRequest: 'pid 77' });
+    void h.sup.run();
+    await h.clock.advance(0);
+    const warn = '2026-10-07T05:12:20.704420Z  WARN dynamo_llm::kv_router: KV-event publishing is disabled diagnostic_code="kv_event_publisher_disabled" worker_id=1';
+    h.lines.get('frontend')!(warn);
+    h.lines.get('frontend')!(warn);
+    h.lines.get('agg-0')!('2026-10-07T04:58:21.118004Z  INFO filelock: Still waiting to acquire lock on /hf/.locks/x.lock (elapsed: 10.1 seconds)');
+    h.lines.get('agg-0')!('2026-10-07T04:58:31.118004Z  INFO filelock: Still waiting to acquire lock on /hf/.locks/x.lock (elapsed: 20.1 seconds)');
+    await h.clock.advance(0);
+    const hints = h.events.filter((e) => e.event === 'hint') as Extract<UpEvent, { event: 'hint' }>[];
+    expect(hints.map((x) => [x.process, x.code])).toEqual([['frontend', 'kv_event_publisher_disabled'], ['agg-0', 'hf.lock-wait']]);
+    expect(hints[1].text).toContain('held by pid 4242 python3 download.py');
+
+    void h.sup.stop('SIGTERM');
+    await h.clock.advance(0);
+    expect(h.events.find((e) => e.event === 'stopping')).toMatchObject({ reason: 'teardown', by: 'pid 77', targets: [{ name: 'frontend' }, { name: 'agg-0' }] });
+    await h.clock.advance(500);
+    expect(h.events.some((e) => e.event === 'stop-progress')).toBe(true);
+    expect(h.events.some((e) => e.event === 'stopped')).toBe(true);
   });
 });
