@@ -12,7 +12,12 @@ import { parseCmdline, parseProcStat, type ProcStat } from './parse-proc.js';
 
 let buf = Buffer.allocUnsafe(16 * 1024);
 
-/** A whole small file (read until EOF: a command line can be long), sync; null when gone or unreadable. */
+/**
+ * A whole small /proc file, sync; null when gone or unreadable. procfs hands over everything that
+ * fits in one read (cmdline, environ, stat: the kernel loops over the pages itself), so a read
+ * that leaves room in the buffer is the end: no second read just to see 0 (a quarter of the
+ * syscalls of a scan). A command line longer than the buffer grows it and reads on.
+ */
 export function readSmallSync(path: string): string | null {
   let fd: number;
   try {
@@ -28,9 +33,10 @@ export function readSmallSync(path: string): string | null {
         buf.copy(bigger, 0, 0, n);
         buf = bigger;
       }
-      const got = readSync(fd, buf, n, buf.length - n, null);
-      if (got === 0) break;
+      const room = buf.length - n;
+      const got = readSync(fd, buf, n, room, null);
       n += got;
+      if (got < room) break;
     }
     return buf.toString('utf8', 0, n);
   } catch {

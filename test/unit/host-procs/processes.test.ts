@@ -106,3 +106,13 @@ describe('listProcesses reads details on first ask', () => {
     expect(self.ppid).toBe(process.ppid);
   });
 });
+
+describe('reading /proc files whole', () => {
+  it('a command line longer than the read buffer (40 KiB of arguments) is read to its end', async () => {
+    const long = 'x'.repeat(40 * 1024);
+    // bash waits on its stdin (a pipe); its arguments past the script are only carried along.
+    const child = await start('bash', ['-c', 'read line', 'name', long, 'end-marker']);
+    const seen = (await listProcesses()).find((p) => p.pid === child.pid);
+    expect(seen?.cmd).toBe(`bash -c read line name ${long} end-marker`);
+  });
+});
