@@ -70,30 +70,38 @@ export function timeCpu(cmd, args, env = process.env) {
   return { ms, cpuMs, status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+// Every sleeper still running, killed on exit or Ctrl-C, whatever the benchmark was doing.
+const sleepers = new Set();
+let hooked = false;
+const killSleepers = (pids) => {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch { /* already gone */ }
+    sleepers.delete(pid);
+  }
+};
+
 /**
  * `n` idle processes (`sleep`) that are no child of ours: a shell starts them and exits, so they
  * are as unrelated to dynamo-dev as a browser's. stop() kills exactly those pids and waits until
  * they are gone; an exit of the benchmark (or Ctrl-C) does it too.
  */
 export function startSleepers(n) {
+  if (!hooked) {
+    hooked = true;
+    process.once('exit', () => killSleepers([...sleepers]));
+    for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => { killSleepers([...sleepers]); process.exit(130); });
+  }
   const r = spawnSync('sh', ['-c', `i=0; while [ $i -lt ${n} ]; do sleep 3600 </dev/null >/dev/null 2>&1 & echo $!; i=$((i+1)); done`], { encoding: 'utf8' });
   const pids = r.stdout.trim().split('\n').filter(Boolean).map(Number);
-  const stop = () => {
-    for (const pid of pids.splice(0)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch { /* already gone */ }
-    }
-  };
-  process.once('exit', stop);
-  for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => { stop(); process.exit(130); });
-  const all = [...pids];
+  for (const pid of pids) sleepers.add(pid);
   return {
-    pids: all,
+    pids,
     /** Kills them and resolves once /proc no longer lists any (init reaps them). */
     async stop() {
-      stop();
-      for (let i = 0; i < 500 && all.some((p) => existsSync(`/proc/${p}`)); i++) await new Promise((res) => setTimeout(res, 10));
+      killSleepers(pids);
+      for (let i = 0; i < 500 && pids.some((p) => existsSync(`/proc/${p}`)); i++) await new Promise((res) => setTimeout(res, 10));
     },
   };
 }
