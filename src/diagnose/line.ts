@@ -32,6 +32,16 @@ export function stripPrefixes(s: string): string {
   return out;
 }
 
+const ENGINE_CORE_PREFIX = /^\(EngineCore[\w-]*(?: [A-Za-z_]+=[\w-]+)* pid=\d+\)/;
+
+/** The line was written by vLLM's engine core process (`(EngineCore_DP0 pid=N) ...`), inside a worker's log. */
+export function isEngineCoreLine(raw: string): boolean {
+  let s = stripAnsi(raw);
+  const compose = COMPOSE_PREFIX.exec(s);
+  if (compose) s = s.slice(compose[0].length);
+  return ENGINE_CORE_PREFIX.test(s);
+}
+
 const TRACING_KEYS = new Set(['timestamp', 'time', 'ts', 'level', 'target', 'message', 'msg', 'fields', 'span', 'spans']);
 
 function fieldText(v: unknown): string {

@@ -1,4 +1,4 @@
-import { normalizeLine, parseKvTokens } from './line.js';
+import { isEngineCoreLine, normalizeLine, parseKvTokens } from './line.js';
 import { SEVERITY_RANK, SIGNATURES, type SignatureSpec } from './signatures.js';
 import type { FileFinding, Finding, ScanResult } from './types.js';
 
@@ -67,6 +67,8 @@ interface Hit {
   count: number;
   line: number;
   text: string;
+  /** The quoted line came from the engine core (signatures quoting 'last-engine'). */
+  engine?: boolean;
 }
 
 interface FileState {
@@ -79,6 +81,7 @@ const clip = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT - 1)}â
 export class Scanner {
   private readonly perFile = new Map<string, FileState>();
   private bytes = 0;
+  private readonly lineCounts: Record<string, number> = {};
 
   /** Declares a file (so a file without findings still counts and gets a kvTokens entry). */
   addFile(file: string): void {
@@ -87,6 +90,11 @@ export class Scanner {
 
   addBytes(n: number): void {
     this.bytes += n;
+  }
+
+  /** How many lines a file had, once it is read whole. */
+  setLines(file: string, n: number): void {
+    this.lineCounts[file] = n;
   }
 
   /** One raw line (without its newline); lineNo counts from 1. */
@@ -106,6 +114,16 @@ export class Scanner {
       if (tokens !== null) state.kvTokens = tokens;
     }
     const hit = state.hits.get(code);
+    if (m.signature.quote === 'last-engine') {
+      // The last exception, the engine core's before the worker's (its traceback ends in EngineDeadError).
+      const engine = isEngineCoreLine(raw);
+      if (!hit) state.hits.set(code, { count: 1, line: lineNo, text: clip(m.text.trim()), engine });
+      else {
+        hit.count++;
+        if (engine || !hit.engine) Object.assign(hit, { line: lineNo, text: clip(m.text.trim()), engine });
+      }
+      return;
+    }
     if (hit) hit.count++;
     else state.hits.set(code, { count: 1, line: lineNo, text: clip(m.text.trim()) });
   }
@@ -137,22 +155,27 @@ export class Scanner {
       SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || order.get(a.code)! - order.get(b.code)!;
     for (const list of Object.values(byFile)) list.sort(rank);
     const findings = [...merged.values()].sort(rank);
-    return { files: this.perFile.size, bytes: this.bytes, findings, kvTokens, byFile };
+    return { files: this.perFile.size, bytes: this.bytes, findings, kvTokens, byFile, lines: { ...this.lineCounts } };
   }
 }
 
-/** A symptom is dropped for a file when a code that explains it was found in the same file. */
+/**
+ * A symptom is dropped for a file when a code that explains it was found in the same file; the
+ * fallback (generic exception) when any specific cause was. The fallback itself explains '*' symptoms.
+ */
 function isExplained(sig: SignatureSpec, present: Set<string>): boolean {
-  if (!sig.symptomOf) return false;
-  if (sig.symptomOf === '*') {
+  if (!sig.symptomOf && !sig.fallback) return false;
+  if (sig.fallback || sig.symptomOf === '*') {
     for (const code of present) {
       if (code === sig.code) continue;
       const other = SIGNATURES.find((s) => s.code === code);
-      if (other && other.severity === 'error' && !other.symptomOf) return true;
+      if (!other || other.severity !== 'error' || other.symptomOf) continue;
+      if (sig.fallback && other.fallback) continue;
+      return true;
     }
     return false;
   }
-  return sig.symptomOf.some((c) => present.has(c));
+  return sig.symptomOf!.some((c) => present.has(c));
 }
 
 /** Scans a whole text at once (tests, small inputs). */
@@ -163,5 +186,6 @@ export function scanText(file: string, text: string): ScanResult {
   const lines = text.split('\n');
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   lines.forEach((l, i) => s.feed(file, i + 1, l));
+  s.setLines(file, lines.length);
   return s.result();
 }

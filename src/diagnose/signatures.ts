@@ -18,7 +18,27 @@ export interface SignatureSpec extends Signature {
    * V8 scans with Boyer-Moore skips; the rest (lowercase starts) form a second, short one.
    */
   needles: readonly string[];
+  /**
+   * A last-resort cause (the generic uncaught exception): reported for a file only when no specific
+   * error explains it, yet it explains the '*' symptoms (EngineDeadError) itself.
+   */
+  fallback?: true;
+  /**
+   * Which occurrence a file's finding quotes: the first (default), or the last one, preferring the
+   * engine core's lines (`(EngineCore... pid=N)`): the root cause of a crash is the engine's final
+   * exception, while the worker's own traceback that follows only says the engine died.
+   */
+  quote?: 'first' | 'last-engine';
 }
+
+// The line shapes of an exception in vLLM's logs (vllm/v1/engine/core.py run_engine_core logs
+// "EngineCore encountered a fatal error." with logger.exception, and vllm/logging_utils/formatter.py
+// NewLineFormatter repeats the `ERROR MM-DD HH:MM:SS [core.py:710] ` prefix on every traceback line;
+// multiprocessing then prints the re-raised exception bare). Only ERROR/CRITICAL records count:
+// a warning that mentions an exception is no crash.
+const LOGGED = String.raw`(?:(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]]+\] )?`;
+/** `RuntimeError: ...`, `torch.AcceleratorError: ...`, `vllm.v1.engine.exceptions.EngineDeadError: ...`, at the start of the line. */
+const exceptionLine = (names: string): RegExp => new RegExp(String.raw`^\s*${LOGGED}(?:[A-Za-z_][\w]*\.)*(?:${names}): \S`);
 
 const TEARDOWN = 'dynamo-dev teardown --orphans';
 
@@ -80,7 +100,7 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     explanation:
       'The process asked for more GPU memory than was free: other workers or leftover engine processes hold memory, or the ' +
       'fractions and activations of the workers sharing the GPU do not fit.',
-    fix: `stop leftovers with \`${TEARDOWN}\`, then lower the worker's --gpu-memory-utilization or --max-model-len (e.g. --set workers.0.gpuMemoryUtilization=0.3); check with \`dynamo-dev doctor --only gpu.memory,procs.leftover\``,
+    fix: `stop leftovers with \`${TEARDOWN}\`, then lower the workers' gpuMemoryUtilization or maxModelLen (e.g. --set workers.0.gpuMemoryUtilization=0.3, or --set maxModelLen=2048); check with \`dynamo-dev doctor --only gpu.memory,procs.leftover\``,
   },
   {
     code: 'vllm.free-memory',
@@ -110,7 +130,7 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     patterns: [/No available memory for the cache blocks/],
     title: 'No memory left for the KV cache',
     explanation: 'After weights, activations and non-torch memory, the worker\'s fraction of GPU memory leaves nothing for KV cache blocks.',
-    fix: 'raise the worker\'s --gpu-memory-utilization (e.g. --set workers.0.gpuMemoryUtilization=0.45) or lower --max-model-len; estimate with `dynamo-dev kv MODEL --gpu-mib TOTAL --fraction F`',
+    fix: 'raise the worker\'s gpuMemoryUtilization (e.g. --set workers.0.gpuMemoryUtilization=0.45) or lower maxModelLen (e.g. --set maxModelLen=2048); estimate with `dynamo-dev kv MODEL --gpu-mib TOTAL --fraction F`',
   },
   {
     code: 'hf.lock-wait',
@@ -172,8 +192,9 @@ export const SIGNATURES: readonly SignatureSpec[] = [
       'The frontend runs the KV router with events, but the workers do not publish KV events: the router\'s index stays empty, ' +
       'every request has overlap 0, routing falls back to load only and cache hits drop to random level. Nothing else errors.',
     fix:
-      'give each agg/prefill worker --kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\' ' +
-      '(a distinct port per worker), or run the frontend with --no-router-kv-events (approximate mode; recipe agg-router-approx)',
+      'give each agg/prefill worker the engine flag --kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\' ' +
+      '(a distinct port per worker; dynamo-dev\'s KV-router recipes add it), or route without events: --set frontend.kvEvents=false ' +
+      '(the frontend then runs with --no-router-kv-events, approximate mode; recipe agg-router-approx)',
   },
   {
     code: 'dynamo.kv-source-missing',
@@ -196,6 +217,39 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     fix: `find the holder with \`ss -ltnp\`, stop leftovers with \`${TEARDOWN}\`, or move the recipe's ports (frontend.httpPort, ports.*); check with \`dynamo-dev doctor --only ports.free\``,
   },
   {
+    code: 'cuda.illegal-address',
+    severity: 'error',
+    needles: ['illegal memory access', 'cudaErrorIllegalAddress'],
+    patterns: [/CUDA error: an illegal memory access was encountered/, /cudaErrorIllegalAddress/],
+    title: 'CUDA illegal memory access: a GPU kernel crashed',
+    explanation:
+      'A GPU kernel read or wrote outside its memory (cudaErrorIllegalAddress). The CUDA context is then unusable and the engine ' +
+      'dies; CUDA reports such errors asynchronously, so the Python stack trace may point at an unrelated call. Causes: a kernel ' +
+      'bug (attention backend, custom or quantized ops), a torch/vLLM build that does not match the driver, or failing hardware.',
+    fix:
+      'start again with CUDA_LAUNCH_BLOCKING=1 exported to see the kernel that faulted (slow: for diagnosis only); check the ' +
+      'driver and CUDA build with `dynamo-dev doctor --only cuda.compat`; if it repeats, report it to vLLM with the traceback (`dynamo-dev logs PROCESS`)',
+  },
+  {
+    code: 'python.missing-module',
+    severity: 'error',
+    needles: ['ModuleNotFoundError', 'No module named', 'ImportError'],
+    patterns: [
+      /ModuleNotFoundError: No module named/,
+      // `python -m dynamo.frontend` with a top-level package missing: "/usr/bin/python3: No module named dynamo".
+      /^\S*python[\d.]*: No module named \S/,
+      exceptionLine('ImportError'),
+    ],
+    title: 'A Python module is missing or does not load',
+    explanation:
+      'The interpreter that started the process cannot import a module the process needs: it is not the environment Dynamo and ' +
+      'vLLM are installed in (another venv, the system python3), or a package is missing there, or its compiled library does ' +
+      'not load (ImportError: libXYZ.so: cannot open shared object file).',
+    fix:
+      'start with the interpreter of the environment that has Dynamo: --python /path/to/venv/bin/python (or DYNAMO_DEV_PYTHON); ' +
+      'check what it imports with `dynamo-dev doctor --only python.env`',
+  },
+  {
     code: 'vllm.engine-failed',
     severity: 'error',
     needles: ['Engine core initialization failed', 'EngineCore failed to start'],
@@ -204,6 +258,31 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     explanation: 'The vLLM engine core died during start-up; the root cause is logged above this line (reported separately when it is a known signature).',
     fix: 'read the lines above it in the log (`dynamo-dev logs PROCESS`), then run `dynamo-dev doctor` for GPU, CUDA, memory and UCX problems',
     symptomOf: '*',
+  },
+  {
+    code: 'vllm.engine-dead',
+    severity: 'error',
+    needles: ['EngineDeadError'],
+    patterns: [/EngineDeadError/],
+    title: 'vLLM engine core died (a consequence)',
+    explanation:
+      'The worker found its engine core process dead (vllm.v1.engine.exceptions.EngineDeadError, "See stack trace (above) for the ' +
+      'root cause"). The cause is the engine core\'s own error logged above it: reported separately when it is found.',
+    fix: 'read the engine core\'s lines above it (`dynamo-dev logs PROCESS --lines 80`), then run `dynamo-dev doctor` for GPU, CUDA and memory problems',
+    symptomOf: '*',
+  },
+  {
+    code: 'python.exception',
+    severity: 'error',
+    needles: ['Error: ', 'Exception: '],
+    patterns: [exceptionLine(String.raw`(?:[A-Z]\w*)?(?:Error|Exception)`)],
+    title: 'Uncaught exception (no known signature)',
+    explanation:
+      'An exception ended the process, or was logged at ERROR level, and no known failure signature explains it. The quoted line ' +
+      'is the last exception the engine core logged (else the last one of the process): the root cause, with its traceback above it.',
+    fix: 'read the traceback above the quoted line (`dynamo-dev logs PROCESS --lines 80`); check the machine with `dynamo-dev doctor`; search the exception text in the vLLM and Dynamo issue trackers',
+    fallback: true,
+    quote: 'last-engine',
   },
   {
     code: 'vllm.kv-size',
@@ -216,7 +295,21 @@ export const SIGNATURES: readonly SignatureSpec[] = [
   },
 ];
 
-const BY_CODE = new Map(SIGNATURES.map((s) => [s.code, s]));
+/**
+ * Not a line pattern: a process of a run that ended badly (exit code, signal, gone), from run.json.
+ * `diagnose` of a run's logs and doctor's logs.errors report it, quoting the best line of its log.
+ */
+export const EXIT_SIGNATURE: SignatureSpec = {
+  code: 'run.process-exited',
+  severity: 'error',
+  needles: [],
+  patterns: [],
+  title: 'A process of the run ended badly',
+  explanation: 'A process of the run exited with an error code, was killed by a signal, or is gone; run.json records how and when.',
+  fix: 'read its log: `dynamo-dev logs PROCESS --run RUN --lines 80`',
+};
+
+const BY_CODE = new Map([...SIGNATURES, EXIT_SIGNATURE].map((s) => [s.code, s]));
 
 export function signatureFor(code: string): SignatureSpec | undefined {
   return BY_CODE.get(code);

@@ -41,6 +41,8 @@ export interface ScanResult {
    * short). The lines before the damage are scanned; one bad archive never hides the others.
    */
   partial?: { file: string; reason: string }[];
+  /** Per scanned file: how many lines it has (the exit of a run's process quotes its last line). */
+  lines?: Record<string, number>;
 }
 
 /** A finding within one file. */

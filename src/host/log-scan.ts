@@ -189,6 +189,7 @@ async function scanFile(scanner: Scanner, file: string, io: ScanIo): Promise<str
     await scanPlain(file, splitter, io);
   }
   splitter.end();
+  scanner.setLines(file, splitter.lineCount());
   return damage;
 }
 

@@ -17,17 +17,20 @@ export interface Diagnosis {
 }
 
 /** Findings that follow from another one (the engine failed *because of* the 804), ranked last. */
-const CONSEQUENCES = new Set(['vllm.engine-failed', 'ucx.unreachable']);
+const CONSEQUENCES = new Set(['vllm.engine-failed', 'vllm.engine-dead', 'ucx.unreachable']);
+/** The generic uncaught exception: a cause, but only when nothing specific is known. */
+const GENERIC = new Set(['python.exception']);
 const RANK = { error: 0, warn: 1, info: 2 } as const;
+const kind = (code: string) => (CONSEQUENCES.has(code) ? 2 : GENERIC.has(code) ? 1 : 0);
 
-/** Problems only (no info findings), root cause first: severity, specific before generic, earliest line. Pure. */
+/** Problems only (no info findings), root cause first: severity, specific before generic before consequences, earliest line. Pure. */
 export function rankFindings(findings: Finding[]): Finding[] {
   return findings
     .map((f, i) => ({ f, i }))
     .filter(({ f }) => f.severity !== 'info')
     .sort((a, b) =>
       RANK[a.f.severity] - RANK[b.f.severity]
-      || Number(CONSEQUENCES.has(a.f.code)) - Number(CONSEQUENCES.has(b.f.code))
+      || kind(a.f.code) - kind(b.f.code)
       || a.f.line - b.f.line
       || a.i - b.i)
     .map(({ f }) => f);

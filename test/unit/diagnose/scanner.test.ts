@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SAMPLES } from '../../helpers/cli.js';
 import { PREFILTER_SOURCE, Scanner, scanText } from '../../../src/diagnose/scanner.js';
 import { SIGNATURES } from '../../../src/diagnose/signatures.js';
 
@@ -37,6 +40,37 @@ describe('Scanner', () => {
     expect(both.findings.map((f) => f.code)).toEqual(['cuda.error804']);
     const alone = scanText('w.log', 'RuntimeError: Engine core initialization failed. See root cause above.\n');
     expect(alone.findings.map((f) => f.code)).toEqual(['vllm.engine-failed']);
+  });
+
+  const log = (name: string) => readFileSync(join(SAMPLES, 'logs', name), 'utf8');
+
+  it('an engine core crash of a known kind: the cause alone; EngineDeadError and the generic exception fold into it', () => {
+    const r = scanText('w.log', log('worker-engine-illegal-address.log'));
+    expect(r.findings.filter((f) => f.severity !== 'info').map((f) => [f.code, f.line])).toEqual([['cuda.illegal-address', 22]]);
+  });
+
+  it('an engine core crash of an unknown kind: the engine\'s last exception line is quoted, not the worker\'s EngineDeadError', () => {
+    const r = scanText('w.log', log('worker-engine-unknown-error.log'));
+    const problems = r.findings.filter((f) => f.severity !== 'info');
+    expect(problems.map((f) => [f.code, f.line, f.count])).toEqual([['python.exception', 29, 2]]);
+    expect(problems[0].text).toBe('IndexError: index 151936 is out of bounds for dimension 0 with size 151936');
+  });
+
+  it('the generic exception: the last line, the engine core\'s before the worker\'s; explains a lone "initialization failed"', () => {
+    const r = scanText('w.log', [
+      '(EngineCore pid=7) ERROR 10-07 05:41:37 [core.py:710] KeyError: \'first\'',
+      '(EngineCore pid=7) KeyError: \'second\'',
+      'RuntimeError: Engine core initialization failed. See root cause above.',
+      'ValueError: the worker\'s own, later',
+    ].join('\n'));
+    expect(r.findings.map((f) => [f.code, f.line, f.text])).toEqual([['python.exception', 2, "KeyError: 'second'"]]);
+    const worker = scanText('w.log', 'KeyError: \'a\'\nValueError: b\n');
+    expect(worker.findings.map((f) => [f.code, f.line, f.count])).toEqual([['python.exception', 2, 2]]);
+  });
+
+  it('EngineDeadError alone (the engine was killed without a word) is reported', () => {
+    const r = scanText('w.log', '2026-10-07T05:41:37.512904Z ERROR handlers.generate: vLLM EngineDeadError: EngineCore encountered an issue.\n');
+    expect(r.findings.map((f) => f.code)).toEqual(['vllm.engine-dead']);
   });
 
   it('reports errors first, then warnings, then info', () => {

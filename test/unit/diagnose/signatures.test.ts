@@ -103,6 +103,57 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
     hits: [sample('worker-error804.log', 8), sample('worker-ucx-no-am.log', 4)],
     misses: [sample('worker-agg-ready.log', 13)],
   },
+  // The engine-crash samples follow vLLM's real shape: vllm/v1/engine/core.py run_engine_core logs
+  // "EngineCore encountered a fatal error." with logger.exception, vllm/logging_utils/formatter.py
+  // (NewLineFormatter) repeats the `ERROR MM-DD HH:MM:SS [core.py:710] ` prefix on each traceback
+  // line, multiprocessing prints the re-raised exception bare, and the client raises
+  // vllm.v1.engine.exceptions.EngineDeadError ("EngineCore encountered an issue. See stack trace
+  // (above) for the root cause."); Dynamo's handler logs "vLLM EngineDeadError: ..." and exits
+  // (ai-dynamo/dynamo components/src/dynamo/vllm/handlers.py). Seen whole in vllm-project/vllm-ascend#4082.
+  'cuda.illegal-address': {
+    hits: [
+      sample('worker-engine-illegal-address.log', 22),
+      sample('worker-engine-illegal-address.log', 32),
+      'RuntimeError: CUDA error: an illegal memory access was encountered',
+      'torch.cuda.CudaError: cudaErrorIllegalAddress',
+    ],
+    misses: [sample('worker-engine-illegal-address.log', 23), 'INFO no illegal accesses reported by compute-sanitizer'],
+  },
+  'python.missing-module': {
+    hits: [
+      sample('frontend-no-dynamo.log', 1),
+      "ModuleNotFoundError: No module named 'vllm'",
+      '/usr/bin/python3: No module named dynamo',
+      'ImportError: libcudart.so.12: cannot open shared object file: No such file or directory',
+      '(EngineCore_DP0 pid=51207) ERROR 10-07 05:41:37 [core.py:710] ImportError: cannot import name \'FlashAttentionBackend\' from \'vllm.attention\'',
+    ],
+    misses: [
+      // vLLM's CPU-only warning: handled, the engine runs without the extension.
+      'WARNING 10-07 05:12:04 [_custom_ops.py:20] Failed to import from vllm._C with ModuleNotFoundError("No module named \'vllm._C\'")',
+      'WARNING 10-07 05:12:04 [__init__.py:12] ImportError: optional package triton_kernels not found, using the default kernels',
+      'INFO 10-07 05:12:04 [importing.py:44] Triton is installed but 0 active driver(s) found',
+    ],
+  },
+  'vllm.engine-dead': {
+    hits: [sample('worker-engine-unknown-error.log', 36), sample('worker-engine-unknown-error.log', 37)],
+    misses: [sample('worker-engine-unknown-error.log', 20), 'INFO engine core alive: 2 workers'],
+  },
+  'python.exception': {
+    hits: [
+      sample('worker-engine-unknown-error.log', 22),
+      sample('worker-engine-unknown-error.log', 29),
+      "KeyError: 'model_type'",
+      'vllm.v1.engine.exceptions.SomethingNewException: the engine refused',
+      'Error: failed to bind the request plane',
+    ],
+    misses: [
+      sample('worker-engine-unknown-error.log', 20),
+      sample('worker-engine-unknown-error.log', 21),
+      'WARNING 10-07 05:12:04 [config.py:100] ValueError: tokenizer_mode "auto" falls back to "slow"',
+      '2026-10-07T05:12:21.001002Z  INFO dynamo_llm::http::service: request failed: ValueError: prompt too long status=400',
+      '    raise ValueError(f"bad value: {x}")',
+    ],
+  },
   'vllm.kv-size': {
     hits: [sample('worker-agg-ready.log', 11), sample('worker-combined-kv-line.log', 2)],
     misses: [sample('worker-agg-ready.log', 12), sample('worker-combined-kv-line.log', 1)],
