@@ -12,3 +12,9 @@ export function formatDuration(ms: number, pad = false): string {
   if (h < 24) return `${h}h${two(m % 60)}m`;
   return `${Math.floor(h / 24)}d${two(h % 24)}h`;
 }
+
+/** The local wall-clock time of an ISO date, `10:41:37` (the ISO text itself when unparsable). */
+export function formatClock(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toTimeString().slice(0, 8);
+}

@@ -23,7 +23,16 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   }
   const { scanPaths, LOG_NAMES_TEXT } = await import('../host/log-scan.js');
   const t0 = performance.now();
-  const result = await scanPaths(paths);
+  let result = await scanPaths(paths);
+  // The logs of a run: its processes' exits count too (a crash with no known line is no "0 errors").
+  const { runsOfPaths } = await import('../run/state.js');
+  for (const r of await runsOfPaths(paths)) {
+    const [{ addExitFindings }, { judgeRun }, { scanRuns }] = await Promise.all([
+      import('../run/exit-findings.js'), import('../run/state.js'), import('../run/run-scan.js'),
+    ]);
+    const j = await judgeRun(r.stateDir, r.record, await scanRuns(r.stateDir, [r.record]));
+    result = await addExitFindings(result, j.record, { lost: j.lost, only: r.only ?? undefined });
+  }
   const ms = Math.round(performance.now() - t0);
   // Only folders can yield no file (a file named is always scanned): "no failure found" would
   // then be a false all-clear.

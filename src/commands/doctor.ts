@@ -1,9 +1,9 @@
 import { earlyFactsFor, guessProbeTarget } from '../doctor/early-probes.js';
-import { resolveDoctorTarget } from '../doctor/prepare.js';
+import { chooseLogRun, resolveDoctorTarget } from '../doctor/prepare.js';
 import { ALL_CHECKS, selectChecks } from '../doctor/registry.js';
 import { doctorOk, runChecks, tally } from '../doctor/runner.js';
 import type { CheckOutcome } from '../doctor/types.js';
-import { createFacts, findOwnRunView, startEarlyProbes } from '../host/facts.js';
+import { createFacts, findDoctorRuns, startEarlyProbes } from '../host/facts.js';
 import { readRecipeSource } from '../host/recipes.js';
 import { probeSystem } from '../host/system.js';
 import type { CommandContext } from './context.js';
@@ -37,7 +37,9 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const checks = selectChecks({ only: opts.only, skip: opts.skip });
   // A --logs typo is the user's input error (exit 2, one line), not three crashed log checks.
   if (opts.logs?.length) await (await import('../host/log-paths.js')).assertLogPaths(opts.logs);
-  const runView = await findOwnRunView(ctx.stateDir, opts.run);
+  const runs = await findDoctorRuns(ctx.stateDir, opts.run);
+  // --run: that run and its recipe, for every check; else the live run's; else --recipe or agg.
+  const runView = opts.run ? runs.byId : runs.live;
   // An unknown recipe is an input error before anything starts; its text tells the Python probe's target.
   const recipeText = opts.recipe ? (await readRecipeSource(opts.recipe)).text : null;
   // The probes start now, the Python probe first, while the recipe (yaml, zod) and the report
@@ -48,6 +50,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const report = import('../ui/doctor-report.js');
   const system = ctx.json ? null : probeSystem();
   const target = await resolveDoctorTarget({ recipeRef: opts.recipe, run: runView, stateDir: ctx.stateDir, python: ctx.python });
+  const logRun = chooseLogRun({ runs, runId: opts.run, recipeName: opts.recipe ? target.recipe.name : undefined, now: Date.now() });
   const { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } = await report;
   const facts = createFacts({
     env: ctx.env,
@@ -55,7 +58,8 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     plan: target.plan,
     stateDir: ctx.stateDir,
     runId: opts.run,
-    runView,
+    runs,
+    logRun,
     logPaths: opts.logs,
     python: ctx.python ?? target.recipe.python,
     timeoutMs: opts.timeout,
@@ -78,7 +82,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   if (ctx.json) {
     const outcomes = await running;
     const ok = doctorOk(outcomes, Boolean(opts.strict));
-    ctx.stdout.write(`${JSON.stringify(doctorJson(outcomes, ok, performance.now() - t0, { recipe: target.source }))}\n`);
+    ctx.stdout.write(`${JSON.stringify(doctorJson(outcomes, ok, performance.now() - t0, { recipe: target.source, run: (opts.run ? runs.byId : runs.live)?.record.id ?? null }))}\n`);
     return ok ? 0 : 1;
   }
 

@@ -12,7 +12,7 @@ export interface StatusOptions {
 /** `status`: live and recent runs; always exit 0 (it reports, it does not judge). */
 export default async function status(ctx: CommandContext, opts: StatusOptions = {}): Promise<number> {
   refuseConflicts({ ...opts }, [{ a: ['run', '--run'], b: ['all', '--all'], why: '--run shows one run, --all every run; choose one' }]);
-  const docs = await collectStatus(ctx.stateDir, { runId: opts.run, all: opts.all });
+  const docs = await collectStatus(ctx.stateDir, { runId: opts.run, all: opts.all, env: ctx.env });
   if (ctx.json) {
     ctx.stdout.write(`${JSON.stringify({ runs: docs }, null, 2)}\n`);
     return 0;

@@ -1,11 +1,20 @@
 import { basename } from 'node:path';
 import type { FileFinding } from '../diagnose/types.js';
 import type { Plan } from '../plan/types.js';
-import type { LogSet, RunView } from './types.js';
+import { skip, warn, type CheckResult, type LogSet, type RunView } from './types.js';
+import type { NoLogs } from './prepare.js';
 
 // Helpers shared by the log-reading checks (kv.events, kv.allocated, logs.errors). Pure.
 
 export const NO_LOGS = 'no run logs: start one with `dynamo-dev up`, or pass --logs PATH';
+
+/**
+ * The result of a log check with no logs to judge. Only logs.errors warns about a run that failed
+ * minutes ago (one warning, not three); the others skip with the same words.
+ */
+export function noLogsResult(n: NoLogs, mayWarn: boolean): CheckResult {
+  return n.status === 'warn' && mayWarn ? warn(n.summary, n.fix) : skip(n.summary);
+}
 
 /** The skip summary when a log set holds no file to read: "passes" on zero lines would be a guess. */
 export function noLogFiles(logs: LogSet): string {

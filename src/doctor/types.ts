@@ -4,6 +4,8 @@ import type {
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
 import type { RunRecord, RunStatus } from '../run/types.js';
+import type { LostProcess } from '../run/losses.js';
+import type { NoLogs } from './prepare.js';
 import type { ScanResult } from '../diagnose/types.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
@@ -25,10 +27,15 @@ export interface RunView {
   status: RunStatus;
   /** True when its supervisor or processes are alive (a live run owns its ports, GPU memory, pids). */
   live: boolean;
-  /** Pids (and engine descendants) belonging to this run, alive now. */
+  /**
+   * Pids the run owns, alive now: its supervisor and its live processes with their engine
+   * descendants. What is left of a lost process (an engine that outlived its worker) is in `lost`.
+   */
   pids: number[];
   /** Of those, the ones found only by the run's marker in their environment (no record names them). */
   marked?: number[];
+  /** Planned processes the live run has lost (losses.ts); empty for a run that is not live. */
+  lost: LostProcess[];
   logsDir: string;
 }
 
@@ -59,12 +66,24 @@ export interface Facts {
   hfModel(): Promise<HfModelFacts>;
   ucx(): Promise<UcxFacts>;
   ports(): Promise<PortFact[]>;
-  /** null: no run recorded in the state directory. */
+  /**
+   * The run whose logs and plan the log checks judge: --run ID, else the live run (unless --recipe
+   * names another recipe); null otherwise (an old run is not the machine's state now).
+   */
   run(): Promise<RunView | null>;
+  /** The user's own live run, whatever --run says: its pids, ports and GPU memory are not leftovers. */
+  liveRun(): Promise<RunView | null>;
   /** null: neither a run's logs nor --logs. */
   logs(): Promise<LogSet | null>;
+  /** Why logs() is null, and whether that is worth a warning (a run that failed minutes ago). */
+  noLogs(): Promise<NoLogs>;
   /** null: no live run, so no frontend to ask. */
   frontend(): Promise<FrontendFacts | null>;
+  /**
+   * Not memoized: which of these processes still exist now (same start ticks when given). A
+   * process that exits while doctor runs must not be reported as a leftover holding memory.
+   */
+  stillRunning(procs: readonly { pid: number; startTicks: number | null }[]): Promise<Set<number>>;
 }
 
 export interface Check {

@@ -6,13 +6,15 @@ import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
 import { planPorts } from '../plan/build.js';
 import type { EarlyFact, ProbeTarget } from '../doctor/early-probes.js';
+import type { DoctorRuns, NoLogs } from '../doctor/prepare.js';
+import { NO_LOGS } from '../doctor/log-view.js';
 
 export interface FactsOptions {
   env: NodeJS.ProcessEnv;
   recipe: Recipe;
   plan: Plan;
   stateDir: string;
-  /** --run ID; default the latest run. */
+  /** --run ID: the run the log checks judge. */
   runId?: string;
   /** --logs paths: scanned instead of the run's logs. */
   logPaths?: string[];
@@ -20,8 +22,10 @@ export interface FactsOptions {
   python: string;
   /** Per-probe timeout for external programs. */
   timeoutMs: number;
-  /** The run, when the caller already looked it up (doctor does, to pick the recipe). */
-  runView?: RunView | null;
+  /** The runs, when the caller already looked them up (doctor does, to pick the recipe). */
+  runs?: DoctorRuns;
+  /** Whose logs the log checks judge (chooseLogRun), when the caller chose already. */
+  logRun?: { run: RunView | null; none: NoLogs | null };
   /** Probes started before the recipe was known (startEarlyProbes): used instead of starting them again. */
   early?: EarlyProbes;
 }
@@ -75,16 +79,27 @@ function once<T>(f: () => Promise<T>): () => Promise<T> {
 }
 
 /**
- * The run doctor judges (--run ID, else the live one, else the latest), counted as live only when
- * its processes run as us (ownRunView: another user's run in a shared state directory is theirs).
+ * The runs doctor knows of, from one scan of /proc: the live run, the one --run names, the newest.
+ * A live run counts only when its processes run as us (ownRunView: another user's run in a shared
+ * state directory is theirs). --run with an unknown id is an input error.
  */
-export async function findOwnRunView(stateDir: string, runId?: string): Promise<RunView | null> {
-  const [{ findRunView }, { uidsOf }, { ownRunView }] = await Promise.all([
+export async function findDoctorRuns(stateDir: string, runId?: string): Promise<DoctorRuns> {
+  const [{ findRunView, liveAndRecentViews }, { uidsOf }, { ownRunView, runPids }] = await Promise.all([
     import('../run/state.js'), import('./proc-files.js'), import('../doctor/prepare.js'),
   ]);
-  const view = await findRunView(stateDir, runId);
+  // The live runs and the newest one: never the whole history (status --all reads that).
+  const views = await liveAndRecentViews(stateDir, 1);
+  // An unknown --run is the UserError naming the recorded runs.
+  const byId = runId ? views.find((v) => v.record.id === runId) ?? (await findRunView(stateDir, runId)) : null;
+  const live = views.find((v) => v.live) ?? null;
   const uid = typeof process.getuid === 'function' ? process.getuid() : null;
-  return ownRunView(view, await uidsOf(view?.live ? view.pids : []), uid);
+  const uids = await uidsOf([...(live ? runPids(live) : []), ...(byId?.live ? runPids(byId) : [])]);
+  const ownLive = ownRunView(live, uids, uid);
+  return {
+    live: ownLive?.live ? ownLive : null,
+    byId: byId && byId.record.id === live?.record.id ? ownLive : ownRunView(byId, uids, uid),
+    latest: views[0] ?? null,
+  };
 }
 
 /**
@@ -93,7 +108,13 @@ export async function findOwnRunView(stateDir: string, runId?: string): Promise<
  */
 export function createFacts(o: FactsOptions): Facts {
   const early = o.early ?? {};
-  const run = once<RunView | null>(async () => (o.runView !== undefined ? o.runView : findOwnRunView(o.stateDir, o.runId)));
+  const runs = once<DoctorRuns>(async () => o.runs ?? findDoctorRuns(o.stateDir, o.runId));
+  const logRun = once(async () => {
+    if (o.logRun) return o.logRun;
+    const { chooseLogRun } = await import('../doctor/prepare.js');
+    return chooseLogRun({ runs: await runs(), runId: o.runId, now: Date.now() });
+  });
+  const run = once<RunView | null>(async () => (await logRun()).run);
   const facts: Facts = {
     env: o.env,
     recipe: o.recipe,
@@ -114,6 +135,7 @@ export function createFacts(o: FactsOptions): Facts {
     // The holders of taken ports are looked for in the one process list doctor shares.
     ports: once<PortFact[]>(async () => (await import('./ports.js')).probePorts(planPorts(o.plan), { processes: () => facts.processes() })),
     run,
+    liveRun: once<RunView | null>(async () => (await runs()).live),
     logs: once<LogSet | null>(async () => {
       const { scanPaths } = await import('./log-scan.js');
       if (o.logPaths && o.logPaths.length > 0) {
@@ -124,13 +146,25 @@ export function createFacts(o: FactsOptions): Facts {
       if (!view) return null;
       const files = view.record.processes.map((p) => ({ path: p.log, process: p.name, role: p.role }));
       const scan = await scanPaths(files.map((f) => f.path), { missingOk: true });
-      return { source: 'run', label: `run ${view.record.id}`, files, scan };
+      // A process of the run that ended badly is a finding too, quoted with the best line its log has.
+      const { addExitFindings } = await import('../run/exit-findings.js');
+      return { source: 'run', label: `run ${view.record.id}`, files, scan: await addExitFindings(scan, view.record, { lost: view.lost }) };
     }),
+    noLogs: once<NoLogs>(async () => (await logRun()).none ?? { status: 'skip', summary: NO_LOGS, fix: null }),
     frontend: once<FrontendFacts | null>(async () => {
       const view = await run();
       if (!view || !view.live) return null;
       return (await import('./http.js')).probeFrontend(view.record.frontendUrl, o.timeoutMs);
     }),
+    async stillRunning(procs) {
+      const { readStartTicks } = await import('../run/proc.js');
+      const out = new Set<number>();
+      for (const p of procs) {
+        const ticks = readStartTicks(p.pid);
+        if (ticks !== null && (p.startTicks === null || ticks === p.startTicks)) out.add(p.pid);
+      }
+      return out;
+    },
   };
   return facts;
 }

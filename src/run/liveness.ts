@@ -23,6 +23,12 @@ export interface RunLiveness {
   marked: number[];
   /** Supervisor (when alive) and every live pid of the run, sorted. */
   pids: number[];
+  /**
+   * The pids the run owns: the supervisor and the live pids of processes whose leader is alive.
+   * What is left of a process whose leader died (an engine core that outlived its worker) is not
+   * the run's working part: doctor counts it as a leftover (see losses.ts).
+   */
+  ownedPids: number[];
 }
 
 export type ScanIndex = Map<number, ProcStat>;
@@ -85,7 +91,13 @@ export function runLiveness(rec: RunRecord, scan: readonly ProcStat[], marked: r
   const all = new Set<number>(perProcess.flatMap((p) => p.pids));
   const unrecorded = marked.filter((pid) => index.has(pid) && !all.has(pid) && pid !== rec.supervisor?.pid);
   for (const pid of unrecorded) all.add(pid);
+  // Marked processes in no record (a helper that double-forked) count as the run's own.
+  const owned = new Set<number>([...perProcess.filter((p) => p.alive).flatMap((p) => p.pids), ...unrecorded]);
   const processes = all.size > 0;
-  if (supervisor) all.add(rec.supervisor.pid);
-  return { supervisor, processes, perProcess, marked: [...new Set(unrecorded)].sort((a, b) => a - b), pids: [...all].sort((a, b) => a - b) };
+  if (supervisor) {
+    all.add(rec.supervisor.pid);
+    owned.add(rec.supervisor.pid);
+  }
+  const sorted = (s: Set<number>) => [...s].sort((a, b) => a - b);
+  return { supervisor, processes, perProcess, marked: sorted(new Set(unrecorded)), pids: sorted(all), ownedPids: sorted(owned) };
 }

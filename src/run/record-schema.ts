@@ -22,12 +22,16 @@ const processRecord = z.looseObject({
   env: z.record(z.string(), z.string()),
   ports: z.record(z.string(), z.number().int().min(1).max(65535)),
   gpuMemoryUtilization: z.number().nullable(),
-  state: z.enum(['waiting', 'starting', 'loading', 'kv-allocated', 'ready', 'exited', 'failed', 'stopped']),
+  state: z.enum(['waiting', 'starting', 'loading', 'kv-allocated', 'ready', 'exited', 'failed', 'stopped', 'gone']),
   kvTokens: z.number().int().min(0).nullable(),
   exitCode: z.number().int().nullable(),
   signal: z.string().nullable(),
   log: z.string(),
   descendants: z.array(descendant).max(4096).default([]),
+  // How it ended (src/run/losses.ts): shown, never acted on.
+  endedAt: z.string().nullable().optional(),
+  noticedGoneAt: z.string().nullable().optional(),
+  diagnosis: z.looseObject({ code: z.string(), title: z.string(), text: z.string(), file: z.string(), line: z.number().int() }).nullable().optional(),
 });
 
 export const runRecordSchema = z.looseObject({
@@ -38,7 +42,7 @@ export const runRecordSchema = z.looseObject({
   updatedAt: z.string(),
   supervisor: z.looseObject({ pid, startTicks: ticks.nullable(), detached: z.boolean() }),
   bootId: z.string().nullable().optional(),
-  state: z.enum(['starting', 'ready', 'stopping', 'stopped', 'failed']),
+  state: z.enum(['starting', 'ready', 'degraded', 'stopping', 'stopped', 'failed']),
   frontendUrl: z.string(),
   plan: z.looseObject({}),
   processes: z.array(processRecord).max(256),

@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { UserError } from '../errors.js';
 import type { RunView } from '../doctor/types.js';
 import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
+import type { RunLiveness } from './liveness.js';
+import { lostProcesses, noteGone, type LostProcess } from './losses.js';
 import { liveDir, liveMarkerPath, logPath, runDir, runJsonPath, runsDir, upLockPath } from './paths.js';
 import { checkStateDir, prepareStateDir } from './state-dir.js';
 import type { RunRecord, RunStatus } from './types.js';
@@ -214,7 +216,7 @@ export async function loadRuns(stateDir: string, o: { recent?: number } = {}): P
 /** Live runs and the `recent` newest (status without --all), each with its liveness from one scan. */
 export async function liveAndRecentViews(stateDir: string, recent: number): Promise<RunView[]> {
   const { recs, rs, settle } = await loadRuns(stateDir, { recent });
-  const views = recs.map((rec) => viewOf(stateDir, rec, rs));
+  const views = await Promise.all(recs.map((rec) => viewOf(stateDir, rec, rs)));
   await settle(views.map((v) => ({ id: v.record.id, live: v.live })));
   return views;
 }
@@ -234,16 +236,22 @@ export async function readRun(stateDir: string, id: string): Promise<RunRecord> 
   );
 }
 
-/** Pure: status of a record given what is alive. supervisor dead + processes alive -> 'orphaned'. */
-export function runStatus(rec: RunRecord, alive: { supervisor: boolean; processes: boolean }): RunStatus {
+/**
+ * Pure: status of a record given what is alive. supervisor dead + processes alive -> 'orphaned'; a
+ * run that was ready is `ready` only while it has lost nothing (`lost`: losses.ts), else `degraded`.
+ */
+export function runStatus(rec: RunRecord, alive: { supervisor: boolean; processes: boolean; lost?: number }): RunStatus {
   const s = rec.state;
+  const wasReady = s === 'ready' || s === 'degraded';
+  const readiness = (): RunStatus => ((alive.lost ?? 0) > 0 || s === 'degraded' ? 'degraded' : 'ready');
   if (alive.supervisor) {
     // The supervisor keeps the record current; `stopping` is on its way to stopped.
+    if (wasReady) return readiness();
     return s === 'stopping' ? 'stopped' : s;
   }
   if (alive.processes) {
-    // `up --detach` exits once ready: its processes living on without it is the expected state.
-    if (rec.supervisor?.detached && s === 'ready') return 'ready';
+    // A detached run's supervisor was stopped or killed: its processes may still serve; judge them.
+    if (rec.supervisor?.detached && wasReady) return readiness();
     return 'orphaned';
   }
   if (s === 'stopped' || s === 'stopping') return 'stopped';
@@ -255,19 +263,51 @@ export function runStatus(rec: RunRecord, alive: { supervisor: boolean; processe
 /** Every recorded run with its status and live pids, from one scan of /proc (markers and boot id included). */
 export async function listRunViews(stateDir: string): Promise<RunView[]> {
   const { recs, rs, settle } = await loadRuns(stateDir);
-  const views = recs.map((rec) => viewOf(stateDir, rec, rs));
+  const views = await Promise.all(recs.map((rec) => viewOf(stateDir, rec, rs)));
   await settle(views.map((v) => ({ id: v.record.id, live: v.live })));
   return views;
 }
 
-export function viewOf(stateDir: string, rec: RunRecord, rs: RunsScan): RunView {
-  const l = livenessIn(stateDir, rec, rs);
+/** A run's liveness, status and losses; records what only a reader can (gone, noticed when). */
+export async function judgeRun(stateDir: string, rec: RunRecord, rs: RunsScan): Promise<{ record: RunRecord; liveness: RunLiveness; lost: LostProcess[]; status: RunStatus }> {
+  const liveness = livenessIn(stateDir, rec, rs);
+  const live = liveness.supervisor || liveness.processes;
+  let lost = live ? lostProcesses(rec, liveness) : [];
+  let record = rec;
+  // Exit codes are only knowable to a process's parent; with no supervisor watching, the first
+  // command that finds a process gone records that, and when it noticed.
+  if (live && !liveness.supervisor) {
+    const noted = noteGone(rec, lost, new Date());
+    if (noted) {
+      record = (await writeIfUnchanged(stateDir, rec, noted)) ?? rec;
+      lost = lostProcesses(record, liveness);
+    }
+  }
+  const status = runStatus(record, { supervisor: liveness.supervisor, processes: liveness.processes, lost: lost.length });
+  return { record, liveness, lost, status };
+}
+
+/** Writes `next` unless run.json changed since `seen` was read (its writer knows better); the record now on disk. */
+async function writeIfUnchanged(stateDir: string, seen: RunRecord, next: RunRecord): Promise<RunRecord | null> {
+  const cur = await tryReadRun(stateDir, seen.id);
+  if (!cur || cur.updatedAt !== seen.updatedAt) return cur;
+  try {
+    await writeRun(stateDir, next);
+    return next;
+  } catch {
+    return null; // a read-only state directory: the note is lost, the judgement stands
+  }
+}
+
+export async function viewOf(stateDir: string, rec: RunRecord, rs: RunsScan): Promise<RunView> {
+  const j = await judgeRun(stateDir, rec, rs);
   return {
-    record: rec,
-    status: runStatus(rec, { supervisor: l.supervisor, processes: l.processes }),
-    live: l.supervisor || l.processes,
-    pids: l.pids,
-    marked: l.marked,
+    record: j.record,
+    status: j.status,
+    live: j.liveness.supervisor || j.liveness.processes,
+    pids: j.liveness.ownedPids,
+    marked: j.liveness.marked,
+    lost: j.lost,
     logsDir: join(runDir(stateDir, rec.id), 'logs'),
   };
 }
@@ -389,4 +429,26 @@ export async function acquireUpLock(stateDir: string, runId: string): Promise<Up
       open = false;
     },
   };
+}
+
+/**
+ * The runs that log paths belong to (a run's folder, its logs folder, or a log file in it), each with
+ * the logs named (null: the whole run). `diagnose` uses it to count the exits of a run's processes.
+ */
+export async function runsOfPaths(paths: readonly string[]): Promise<{ stateDir: string; record: RunRecord; only: Set<string> | null }[]> {
+  const found = new Map<string, { stateDir: string; record: RunRecord; only: Set<string> | null }>();
+  for (const raw of paths) {
+    const p = resolve(raw);
+    // runs/<id>, runs/<id>/logs (whole run), runs/<id>/logs/<process>.log (that process only).
+    const [dir, file] = basename(p) === 'logs' ? [dirname(p), null] : basename(dirname(p)) === 'logs' ? [dirname(dirname(p)), p] : [p, null];
+    if (basename(dirname(dir)) !== 'runs') continue;
+    const stateDir = dirname(dirname(dir));
+    const rec = await tryReadRun(stateDir, basename(dir));
+    if (!rec) continue;
+    const cur = found.get(rec.id) ?? { stateDir, record: rec, only: new Set<string>() };
+    if (file === null) cur.only = null;
+    else cur.only?.add(file);
+    found.set(rec.id, cur);
+  }
+  return [...found.values()];
 }

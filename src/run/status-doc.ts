@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import type { RunLiveness } from './liveness.js';
+import { lostProcesses, type LostProcess } from './losses.js';
 import { runDir } from './paths.js';
-import { livenessIn, scanRuns } from './run-scan.js';
+import { scanRuns } from './run-scan.js';
 import { readCmdline } from './proc.js';
-import { loadRuns, readRun, runStatus } from './state.js';
-import type { ProcessState, RunRecord, RunStatus } from './types.js';
+import { judgeRun, loadRuns, readRun, runStatus } from './state.js';
+import type { EndDiagnosis, ProcessState, RunRecord, RunStatus } from './types.js';
 
 // The `status --json` document, built purely from records and liveness; the human table renders it.
 
@@ -25,6 +26,17 @@ export interface ProcessStatus {
   log: string;
   /** Live pids of this process (leader, group members, engine descendants). */
   pids: number[];
+  /** When it ended (its supervisor saw it); null while it runs or when unknown. */
+  endedAt: string | null;
+  /** When a command found it gone with nothing watching (exit unknown). */
+  noticedGoneAt: string | null;
+  /** Its log's diagnosis when it ended. */
+  diagnosis: EndDiagnosis | null;
+}
+
+/** A lost process with the GPU memory what is left of it holds (nvidia-smi; null: not listed or unknown). */
+export interface LostStatus extends LostProcess {
+  gpuMiB: number | null;
 }
 
 export interface RunStatusDoc {
@@ -43,6 +55,10 @@ export interface RunStatusDoc {
   /** Live processes of the run that no record names, found by the run marker in their environment
    *  (a helper that double-forked out of its group, a spawn a SIGKILLed `up` never recorded). */
   unrecorded: { pid: number; cmd: string }[];
+  /** What a live run has lost (state `degraded`): which process, how it ended, when, what of it is left. */
+  lost: LostStatus[];
+  /** Whether the GPU memory of what is left was asked of nvidia-smi (false: not asked, or it failed). */
+  gpuChecked: boolean;
 }
 
 export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string, now: number, cmdOf: (pid: number) => string = () => ''): RunStatusDoc {
@@ -64,14 +80,19 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
       signal: p.signal,
       log: p.log,
       pids: pl.pids,
+      endedAt: p.endedAt ?? null,
+      noticedGoneAt: p.noticedGoneAt ?? null,
+      diagnosis: p.diagnosis ?? null,
     };
   });
+  const live = l.supervisor || l.processes;
+  const lost = live ? lostProcesses(rec, l) : [];
   return {
     id: rec.id,
     recipe: rec.recipe,
     model: rec.model,
-    state: runStatus(rec, { supervisor: l.supervisor, processes: l.processes }),
-    live: l.supervisor || l.processes,
+    state: runStatus(rec, { supervisor: l.supervisor, processes: l.processes, lost: lost.length }),
+    live,
     createdAt: rec.createdAt,
     updatedAt: rec.updatedAt,
     frontendUrl: rec.frontendUrl,
@@ -80,11 +101,27 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
     logsDir: join(runDir(stateDir, rec.id), 'logs'),
     processes,
     unrecorded: (l.marked ?? []).map((pid) => ({ pid, cmd: cmdOf(pid) })),
+    lost: lost.map((x) => ({ ...x, gpuMiB: null })),
+    gpuChecked: false,
   };
 }
 
 /** How many runs that are not live `status` shows by default. */
 export const RECENT_RUNS = 5;
+
+/** Pure: the docs with the GPU memory nvidia-smi lists for what is left of lost processes. */
+export function withLeftoverMemory(docs: RunStatusDoc[], usedMiB: ReadonlyMap<number, number | null>): RunStatusDoc[] {
+  return docs.map((d) => (d.lost.some((x) => x.leftPids.length > 0)
+    ? {
+        ...d,
+        gpuChecked: true,
+        lost: d.lost.map((x) => {
+          const listed = x.leftPids.filter((pid) => usedMiB.has(pid));
+          return { ...x, gpuMiB: listed.length > 0 ? listed.reduce((sum, pid) => sum + (usedMiB.get(pid) ?? 0), 0) : null };
+        }),
+      }
+    : d));
+}
 
 /** Pure: which runs `status` shows: --run: that one; --all: all; else every live run and the recent ones. */
 export function pickRuns(docs: RunStatusDoc[], o: { all?: boolean; recent?: number }): RunStatusDoc[] {
@@ -94,14 +131,26 @@ export function pickRuns(docs: RunStatusDoc[], o: { all?: boolean; recent?: numb
 }
 
 /** The runs `status` shows, reading only their records (not the whole history) and judging them on one scan. */
-export async function collectStatus(stateDir: string, o: { runId?: string; all?: boolean }): Promise<RunStatusDoc[]> {
+export async function collectStatus(stateDir: string, o: { runId?: string; all?: boolean; env?: NodeJS.ProcessEnv }): Promise<RunStatusDoc[]> {
+  const now = Date.now();
+  const judge = async (r: RunRecord, scan: Parameters<typeof judgeRun>[2]) => {
+    const j = await judgeRun(stateDir, r, scan);
+    return buildRunStatus(j.record, j.liveness, stateDir, now, readCmdline);
+  };
+  let shown: RunStatusDoc[];
   if (o.runId) {
     const rec = await readRun(stateDir, o.runId);
-    return [buildRunStatus(rec, livenessIn(stateDir, rec, await scanRuns(stateDir, [rec])), stateDir, Date.now(), readCmdline)];
+    shown = [await judge(rec, await scanRuns(stateDir, [rec]))];
+  } else {
+    const { recs, rs, settle } = await loadRuns(stateDir, o.all ? {} : { recent: RECENT_RUNS });
+    const docs = await Promise.all(recs.map((r) => judge(r, rs)));
+    await settle(docs.map((d) => ({ id: d.id, live: d.live })));
+    shown = pickRuns(docs, o);
   }
-  const { recs, rs, settle } = await loadRuns(stateDir, o.all ? {} : { recent: RECENT_RUNS });
-  const now = Date.now();
-  const docs = recs.map((r) => buildRunStatus(r, livenessIn(stateDir, r, rs), stateDir, now, readCmdline));
-  await settle(docs.map((d) => ({ id: d.id, live: d.live })));
-  return pickRuns(docs, o);
+  // Only when something of a lost process still lives is nvidia-smi asked (it costs ~100 ms).
+  if (!shown.some((d) => d.lost.some((x) => x.leftPids.length > 0))) return shown;
+  const { probeComputeApps } = await import('../host/nvidia-smi.js');
+  const apps = await probeComputeApps(o.env ?? process.env, 3000).catch(() => null);
+  if (!apps?.ok) return shown;
+  return withLeftoverMemory(shown, new Map(apps.apps.map((a) => [a.pid, a.usedMiB])));
 }

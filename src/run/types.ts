@@ -12,7 +12,8 @@ export type ProcessState =
   | 'ready' // health endpoint ready (frontend: model listed)
   | 'exited' // ended on its own
   | 'failed' // ended with an error, or never got ready in time
-  | 'stopped'; // stopped by us
+  | 'stopped' // stopped by us
+  | 'gone'; // found gone by a command while nothing watched it: how it ended is unknown
 
 export interface DescendantRecord {
   pid: number;
@@ -40,9 +41,25 @@ export interface ProcessRecord {
   log: string;
   /** Engine processes (VLLM::*) seen under this process while it ran. */
   descendants: DescendantRecord[];
+  /** When it ended, as its supervisor saw it (exit code and signal above). */
+  endedAt?: string | null;
+  /** When a command found it gone with no supervisor to tell how it ended (state `gone`). */
+  noticedGoneAt?: string | null;
+  /** Its log's diagnosis when it ended (the signature table's root cause), null when nothing known matched. */
+  diagnosis?: EndDiagnosis | null;
 }
 
-export type RunState = 'starting' | 'ready' | 'stopping' | 'stopped' | 'failed';
+/** The diagnosis kept in run.json for a process that ended (src/run/diagnosis.ts Diagnosis, minus the long texts). */
+export interface EndDiagnosis {
+  code: string;
+  title: string;
+  text: string;
+  file: string;
+  line: number;
+}
+
+/** `degraded`: was ready, then lost a process; its supervisor keeps watching the rest. */
+export type RunState = 'starting' | 'ready' | 'degraded' | 'stopping' | 'stopped' | 'failed';
 
 export interface RunRecord {
   id: string;
@@ -61,5 +78,8 @@ export interface RunRecord {
   processes: ProcessRecord[];
 }
 
-/** What status reports: `orphaned` when the supervisor is gone but processes live. */
-export type RunStatus = 'starting' | 'ready' | 'stopped' | 'failed' | 'orphaned';
+/**
+ * What status reports: `orphaned` when the supervisor is gone but processes live; `degraded` when a
+ * live run lost a planned process (exited, killed, never started) or an engine outlived its worker.
+ */
+export type RunStatus = 'starting' | 'ready' | 'degraded' | 'stopped' | 'failed' | 'orphaned';

@@ -65,7 +65,7 @@ function renderFinding(f: Finding): string[] {
   const times = f.count === 1 ? 'once' : `${f.count.toLocaleString('en-US')} times`;
   return [
     `${MARK[f.severity](SYMBOL[f.severity])} ${chalk.bold(f.code)}  ${title}  ${chalk.dim(`(${times})`)}`,
-    `    first at ${f.file}:${f.line}`,
+    `    first at ${f.line > 0 ? `${f.file}:${f.line}` : f.file}`,
     `    ${chalk.dim('>')} ${f.text}`,
     `    why: ${f.explanation}`,
     `    ${chalk.bold('fix:')} ${f.fix}`,

@@ -1,7 +1,8 @@
 import chalk from 'chalk';
 import type { RunStatusDoc } from '../run/status-doc.js';
 import type { RunStatus } from '../run/types.js';
-import { formatDuration as compactDuration } from '../format-duration.js';
+import { formatClock, formatDuration as compactDuration } from '../format-duration.js';
+import { describeEnd } from '../run/losses.js';
 import { truncateWords, visibleLength, wrapWords } from './fit.js';
 
 // Plain-text `status`: a table per live run (or the one asked for), one line per other recent run.
@@ -11,6 +12,7 @@ export function paintRunState(s: RunStatus, text: string = s): string {
     case 'ready': return chalk.green(text);
     case 'starting': return chalk.yellow(text);
     case 'orphaned':
+    case 'degraded':
     case 'failed': return chalk.red(text);
     default: return chalk.dim(text);
   }
@@ -58,21 +60,68 @@ export function fitTable(rows: string[][], columns: number, dropOrder: string[],
 /** Columns go in this order when the terminal is narrow (ports and pids are in `status --json`). */
 const DROP = ['PORTS', 'ALIVE', 'PID', 'UPTIME', 'READY'];
 
-/** The STATE cell: how a failed process ended says where to look (exit 1: its log; SIGKILL: OOM or us). */
+/** The STATE cell: how a process that ended says where to look (exit 1: its log; SIGKILL: OOM or us). */
 function stateCell(p: RunStatusDoc['processes'][number]): string {
-  if (p.state === 'failed' && (p.exitCode !== null || p.signal !== null)) {
-    return chalk.red(`failed (${p.signal ?? `exit ${p.exitCode}`})`);
+  if (!p.alive && (p.state === 'failed' || p.state === 'exited') && (p.exitCode !== null || p.signal !== null)) {
+    if (p.state === 'exited' && p.exitCode === 0 && p.signal === null) return chalk.red('exited (exit 0)');
+    return chalk.red(`${p.state} (${p.signal ?? `exit ${p.exitCode}`})`);
   }
+  if (p.state === 'gone') return chalk.red('gone (exit unknown)');
   if (p.pid === null && (p.state === 'stopped' || p.state === 'waiting')) return chalk.dim('not started');
-  return p.alive || ['exited', 'failed', 'stopped'].includes(p.state) ? p.state : chalk.dim(`${p.state} (gone)`);
+  return p.alive || ['exited', 'failed', 'stopped'].includes(p.state) ? p.state : chalk.red(`${p.state} (gone)`);
 }
 
-export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: string | null } = {}): string {
+type Lost = RunStatusDoc['lost'][number];
+
+const ago = (at: string | null, now: number): string => {
+  const t = at ? Date.parse(at) : NaN;
+  return Number.isFinite(t) ? ` ${compactDuration(Math.max(0, now - t))} ago` : '';
+};
+
+/** "agg-1 killed by SIGKILL 12s ago", "agg-1 exited 1 3m ago", "agg-1 gone (noticed 5s ago)": for the first line. */
+function lossBrief(x: Lost, now: number): string {
+  const how = x.how === 'killed' ? `killed by ${x.signal}` : x.how === 'exited' ? `exited ${x.exitCode}` : x.how === 'never-started' ? 'never started' : 'gone';
+  const when = x.noticed ? (x.at ? ` (noticed${ago(x.at, now)})` : '') : ago(x.at, now);
+  return `${x.name} ${how}${when}${x.leftPids.length > 0 ? ', its engine lives on' : ''}`;
+}
+
+/** The lines under the table that say what the run lost, when, why, and what of it still holds the GPU. */
+export function formatLosses(d: RunStatusDoc, now: number, columns = Infinity): string[] {
+  const out: string[] = [];
+  for (const x of d.lost) {
+    const since = ago(x.at, now);
+    const when = x.at ? ` ${x.noticed ? 'noticed at' : 'at'} ${formatClock(x.at)}${since ? ` (${since.trim()})` : ''}` : '';
+    const line = x.how === 'gone'
+      ? `is gone${when}; how it ended is unknown (no supervisor watched it)`
+      : `${describeEnd(x)}${when}`;
+    out.push(...wrapWords(`  ${chalk.red('!')} ${chalk.bold(x.name)} ${line}`, columns, '    '));
+    if (x.diagnosis) out.push(...wrapWords(`    cause: ${x.diagnosis.title} [${x.diagnosis.code}] at ${x.diagnosis.file}:${x.diagnosis.line}: ${x.diagnosis.text}`, columns, '      '));
+    if (x.leftPids.length > 0) {
+      const mem = x.gpuMiB !== null ? `, holding ${x.gpuMiB.toLocaleString('en-US')} MiB of GPU memory` : d.gpuChecked ? ' (not listed by nvidia-smi as holding GPU memory)' : ' (GPU memory unknown: nvidia-smi not asked or not answering)';
+      out.push(...wrapWords(`    still running: pid ${x.leftPids.join(', ')}${mem}: a leftover, not part of the run`, columns, '      '));
+    }
+  }
+  if (d.lost.length > 0) {
+    const workers = d.processes.filter((p) => p.role !== 'frontend');
+    const lostWorkers = d.lost.filter((x) => x.role !== 'frontend').length;
+    const serving = lostWorkers > 0 ? `it serves with ${workers.length - lostWorkers} of ${workers.length} worker${workers.length === 1 ? '' : 's'}; ` : '';
+    const left = d.lost.flatMap((x) => x.leftPids);
+    const leftovers = left.length > 0 ? ` (with what is left of it; only the leftover: ${chalk.bold(`kill ${left.join(' ')}`)})` : '';
+    out.push(...wrapWords(`    ${serving}end the run: ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}${leftovers}`, columns, '      '));
+  }
+  return out;
+}
+
+export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: string | null; now?: number } = {}): string {
   const columns = o.columns ?? Infinity;
+  const now = o.now ?? Date.now();
+  const state = d.state === 'degraded' && d.lost.length > 0
+    ? paintRunState(d.state, `degraded: ${d.lost.map((x) => lossBrief(x, now)).join('; ')}`)
+    : paintRunState(d.state);
   const head = [
     chalk.bold(`run ${d.id}`),
     d.recipe,
-    paintRunState(d.state),
+    state,
     d.live && d.frontendUrl ? chalk.cyan(d.frontendUrl) : '',
     chalk.dim(d.model),
   ].filter(Boolean).join('  ');
@@ -92,6 +141,10 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
   const lines = [...wrapWords(head, columns, '  '), ...fitTable(rows, columns, DROP).map((l) => `  ${l}`)];
   for (const u of d.unrecorded ?? []) {
     lines.push(...wrapWords(`  ${chalk.yellow('!')} pid ${u.pid} ${chalk.dim(u.cmd.length > 32 ? `${u.cmd.slice(0, 31)}…` : u.cmd)}: the run's (its marker), in no record`, columns, '    '));
+  }
+  if (d.live) lines.push(...formatLosses(d, now, columns));
+  if (d.live && d.detached && !d.supervisor.alive && (d.state === 'ready' || d.state === 'degraded')) {
+    lines.push(...wrapWords(`  ${chalk.yellow('!')} its watcher (pid ${d.supervisor.pid}) is gone: a process that dies now is noticed by the next command, without its exit code`, columns, '    '));
   }
   if (o.gpu) lines.push(o.gpu.trimEnd());
   if (d.state === 'orphaned') {
@@ -119,7 +172,7 @@ export function formatStatus(docs: RunStatusDoc[], o: { stateDir: string; single
   }
   const full = o.single ? docs : docs.filter((d) => d.live);
   const rest = o.single ? [] : docs.filter((d) => !d.live);
-  const parts: string[] = full.map((d) => formatRunTable(d, { columns: o.columns, gpu: o.gpu?.[d.id] ?? null }));
+  const parts: string[] = full.map((d) => formatRunTable(d, { columns: o.columns, gpu: o.gpu?.[d.id] ?? null, now: o.now }));
   if (full.length === 0) parts.push(`no live runs\n`);
   if (rest.length > 0) parts.push(`${chalk.bold('recent runs')}\n${formatRunLines(rest, o.now, o.columns)}`);
   return parts.join('\n');

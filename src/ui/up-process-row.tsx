@@ -4,7 +4,7 @@ import { truncateWords } from './fit.js';
 
 export const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const COLOR: Record<Row['state'], string> = {
-  waiting: 'gray', starting: 'cyan', loading: 'cyan', 'kv-allocated': 'blue', ready: 'green', exited: 'red', failed: 'red', stopped: 'gray',
+  waiting: 'gray', starting: 'cyan', loading: 'cyan', 'kv-allocated': 'blue', ready: 'green', exited: 'red', failed: 'red', stopped: 'gray', gone: 'red',
 };
 
 export interface UpProcessRowProps {

@@ -120,6 +120,7 @@ export const STATE_LABEL: Record<ProcessState, string> = {
   exited: 'exited',
   failed: 'failed',
   stopped: 'stopped',
+  gone: 'gone',
 };
 
 export function formatElapsed(ms: number): string {

@@ -1,4 +1,6 @@
 import type { Facts, LogSet, RunView } from '../../src/doctor/types.js';
+import { NO_LOGS } from '../../src/doctor/log-view.js';
+import type { NoLogs } from '../../src/doctor/prepare.js';
 import type {
   CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
 } from '../../src/host/types.js';
@@ -29,7 +31,10 @@ export interface FactValues {
   ucx: UcxFacts;
   ports: PortFact[];
   run: RunView | null;
+  /** Default: `run` when it is live. */
+  liveRun: RunView | null;
   logs: LogSet | null;
+  noLogs: NoLogs;
   frontend: FrontendFacts | null;
 }
 
@@ -40,7 +45,7 @@ export const recipeFrom = (r: Partial<RecipeInput> = {}): Recipe =>
  * Facts for check unit tests: healthy defaults, overridden per test. Each getter counts its calls
  * (facts.calls) so tests can assert a probe ran once.
  */
-export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe; plan?: Plan; env?: Record<string, string | undefined> } = {}): Facts & { calls: Record<string, number> } {
+export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe; plan?: Plan; env?: Record<string, string | undefined>; exited?: number[] } = {}): Facts & { calls: Record<string, number> } {
   const recipe = o.recipe ?? recipeFrom();
   const plan = o.plan ?? buildPlan({ recipe, runDir: '/tmp/dd-run', gpuTotalMiB: 8188 });
   const defaults: FactValues = {
@@ -64,7 +69,9 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     ucx: { tls: null, transports: null, ucxInfoError: 'ucx_info not found on PATH', version: null },
     ports: [],
     run: null,
+    liveRun: values.run?.live ? values.run : null,
     logs: null,
+    noLogs: { status: 'skip', summary: NO_LOGS, fix: null },
     frontend: null,
   };
   const v = { ...defaults, ...values };
@@ -88,7 +95,14 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     ucx: getter('ucx'),
     ports: getter('ports'),
     run: getter('run'),
+    liveRun: getter('liveRun'),
     logs: getter('logs'),
+    noLogs: getter('noLogs'),
     frontend: getter('frontend'),
+    // Every listed process still runs unless the test says it exited meanwhile.
+    async stillRunning(procs) {
+      calls.stillRunning = (calls.stillRunning ?? 0) + 1;
+      return new Set(procs.map((p) => p.pid).filter((pid) => !(o.exited ?? []).includes(pid)));
+    },
   };
 }

@@ -44,7 +44,7 @@ const check: Check = {
       ];
       const h = holders[0];
       // Our own live run downloading (a worker just started) is progress, not a problem.
-      const run = await facts.run();
+      const run = await facts.liveRun();
       const ours = new Set(run?.live ? run.pids : []);
       if (holders.every((x) => ours.has(x.pid))) {
         return warn(

@@ -1,5 +1,5 @@
 import { type Check, type CheckResult, fail, pass, skip } from '../types.js';
-import { NO_LOGS, noLogFiles, where } from '../log-view.js';
+import { noLogFiles, noLogsResult, where } from '../log-view.js';
 
 // logs.errors: the run's logs (or --logs) hold no finding of severity error (see `diagnose`).
 
@@ -8,7 +8,7 @@ const check: Check = {
   title: 'Errors in logs',
   async run(facts): Promise<CheckResult> {
     const logs = await facts.logs();
-    if (!logs) return skip(NO_LOGS);
+    if (!logs) return noLogsResult(await facts.noLogs(), true);
     const { scan } = logs;
     if (scan.files === 0) return skip(noLogFiles(logs), { source: logs.label, files: 0, bytes: 0, findings: [] });
     const errors = scan.findings.filter((f) => f.severity === 'error');

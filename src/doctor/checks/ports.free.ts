@@ -20,7 +20,7 @@ const check: Check = {
   id: 'ports.free',
   title: 'Ports of the plan are free',
   async run(facts) {
-    const [ports, run] = await Promise.all([facts.ports(), facts.run()]);
+    const [ports, run] = await Promise.all([facts.ports(), facts.liveRun()]);
     const ours = new Set(run?.live ? run.pids : []);
     // A live run's own ports: held by one of its pids, or (holder unreadable) recorded for one of
     // its processes that is still alive. A port of a process that died is not the run's any more:

@@ -2,6 +2,7 @@ import { classifyEngineCmd } from '../../host/engine-procs.js';
 import type { EngineKind, ProcessInfo } from '../../host/types.js';
 import { fail, pass, type Check } from '../types.js';
 import { formatDuration } from '../../format-duration.js';
+import { describeEnd } from '../../run/losses.js';
 
 // An OOM kill or a SIGKILLed launcher leaves VLLM::EngineCore children holding GPU memory
 // (FACTS §3); the next run then starts on top of them and dies with "Free memory on device ...".
@@ -14,20 +15,27 @@ interface Leftover {
   cmd: string;
   kind: EngineKind | 'gpu-app';
   gpuMiB: number | null;
+  startTicks: number | null;
+  /** The process of the live run it is left from (an engine that outlived its worker). */
+  leftBy: string | null;
 }
 
 const check: Check = {
   id: 'procs.leftover',
   title: 'No leftover engine processes',
   async run(facts) {
-    const [procs, apps, run, gpu] = await Promise.all([facts.processes(), facts.computeApps(), facts.run(), facts.gpu()]);
+    const [procs, apps, run, gpu] = await Promise.all([facts.processes(), facts.computeApps(), facts.liveRun(), facts.gpu()]);
     // A non-engine compute app on another GPU (a colleague's training job on GPU 1) does not touch
     // the recipe's GPU: flagging it would fail doctor forever on a healthy shared machine. Apps
     // whose GPU is unknown count, so nothing on the recipe's GPU is missed.
     const recipeUuid = gpu.ok ? gpu.gpus.find((x) => x.index === facts.plan.gpu.index)?.uuid ?? null : null;
     const onRecipeGpu = (a: { gpuUuid: string | null }) => recipeUuid === null || a.gpuUuid === null || a.gpuUuid === recipeUuid;
-    // A live run's processes, their engine descendants and their groups are ours.
+    // A live run's processes, their engine descendants and their groups are ours. What is left of
+    // a process the run lost (an engine core whose worker died) is not: the run does not use it,
+    // and it holds GPU memory until someone stops it.
     const ours = new Set(run?.live ? run.pids : []);
+    const leftBy = new Map<number, string>();
+    for (const x of run?.live ? run.lost : []) for (const pid of x.leftPids) leftBy.set(pid, `${x.name} of run ${run!.record.id}, which ${describeEnd(x)}`);
     const byPid = new Map(procs.map((p) => [p.pid, p]));
     /** A descendant of a live run's process (EngineCore under its worker) belongs to the run. */
     const underRun = (p: ProcessInfo): boolean => {
@@ -46,19 +54,28 @@ const check: Check = {
     for (const p of procs) {
       const kind = classifyEngineCmd(p.cmd);
       if (!kind || isOurs(p.pid, p)) continue;
-      leftovers.push({ pid: p.pid, user: p.user, uid: p.uid, ageMs: p.ageMs, cmd: p.cmd, kind, gpuMiB: gpuMiB.get(p.pid) ?? null });
+      leftovers.push({
+        pid: p.pid, user: p.user, uid: p.uid, ageMs: p.ageMs, cmd: p.cmd, kind, gpuMiB: gpuMiB.get(p.pid) ?? null,
+        startTicks: p.startTicks, leftBy: leftBy.get(p.pid) ?? null,
+      });
     }
     for (const a of apps.ok ? apps.apps : []) {
       const p = byPid.get(a.pid);
       if (isOurs(a.pid, p) || leftovers.some((l) => l.pid === a.pid) || !onRecipeGpu(a)) continue;
       leftovers.push({
         pid: a.pid, user: p?.user ?? null, uid: p?.uid ?? null, ageMs: p?.ageMs ?? null,
-        cmd: p?.cmd ?? a.processName, kind: 'gpu-app', gpuMiB: a.usedMiB,
+        cmd: p?.cmd ?? a.processName, kind: 'gpu-app', gpuMiB: a.usedMiB, startTicks: p?.startTicks ?? null, leftBy: leftBy.get(a.pid) ?? null,
       });
+    }
+    // The process list and nvidia-smi are snapshots taken while processes come and go: report only
+    // what still exists now (a worker that finished stopping during the check is no leftover).
+    if (leftovers.length > 0) {
+      const still = await facts.stillRunning(leftovers);
+      for (let i = leftovers.length - 1; i >= 0; i--) if (!still.has(leftovers[i].pid)) leftovers.splice(i, 1);
     }
 
     const evidence = {
-      processes: leftovers.map(({ uid: _uid, ...l }) => l),
+      processes: leftovers.map(({ uid: _uid, startTicks: _t, leftBy: by, ...l }) => (by ? { ...l, leftBy: by } : l)),
       ourPids: [...ours],
       gpuAppsChecked: apps.ok,
     };
@@ -72,8 +89,10 @@ const check: Check = {
     }
 
     const mine = (l: Leftover) => facts.self.uid === null || l.uid === null || l.uid === facts.self.uid;
-    const forTeardown = leftovers.filter((l) => l.kind !== 'gpu-app' && mine(l));
-    const toKill = leftovers.filter((l) => !forTeardown.includes(l));
+    // What a live run left behind goes with that run (teardown stops its groups), or alone by pid.
+    const ofRun = leftovers.filter((l) => l.leftBy !== null && mine(l));
+    const forTeardown = leftovers.filter((l) => l.kind !== 'gpu-app' && mine(l) && !ofRun.includes(l));
+    const toKill = leftovers.filter((l) => !forTeardown.includes(l) && !ofRun.includes(l));
     const details = leftovers.map((l) =>
       [
         `pid ${l.pid}`,
@@ -81,8 +100,12 @@ const check: Check = {
         `age ${l.ageMs === null ? '?' : formatAge(l.ageMs)}`,
         l.gpuMiB !== null ? `GPU ${l.gpuMiB} MiB` : null,
         l.cmd,
+        l.leftBy ? `(left by ${l.leftBy})` : null,
       ].filter(Boolean).join('  '));
     const fixes: string[] = [];
+    if (ofRun.length > 0) {
+      fixes.push(`end the degraded run with what it left: \`dynamo-dev teardown --run ${run!.record.id}\` (or only the leftover: \`kill ${ofRun.map((l) => l.pid).join(' ')}\`)`);
+    }
     if (forTeardown.length > 0) fixes.push('dynamo-dev teardown --orphans');
     if (toKill.length > 0) {
       const others = toKill.filter((l) => !mine(l));

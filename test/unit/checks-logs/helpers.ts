@@ -4,6 +4,7 @@ import { scanPaths } from '../../../src/host/log-scan.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import type { Plan } from '../../../src/plan/types.js';
 import type { RunRecord } from '../../../src/run/types.js';
+import type { Recipe } from '../../../src/recipe/schema.js';
 import { recipeFrom } from '../../helpers/facts.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
@@ -16,10 +17,11 @@ export const routerRecipe = (kvEvents = true) =>
 export const routerPlan = (kvEvents = true): Plan => buildPlan({ recipe: routerRecipe(kvEvents), runDir: '/tmp/dd-run', gpuTotalMiB: 8188 });
 
 /** A run of `plan` whose processes log to the given files (process name -> log path). */
-export function runOf(plan: Plan, logs: Record<string, string>, o: { live?: boolean; argv?: Record<string, string[]>; states?: Record<string, string> } = {}): RunView {
+export function runOf(plan: Plan, logs: Record<string, string>, o: { live?: boolean; argv?: Record<string, string[]>; states?: Record<string, string>; recipe?: Recipe } = {}): RunView {
   const record: RunRecord = {
     id: '20261130-101500-agg-router',
     recipe: plan.recipe,
+    ...(o.recipe ? { recipeSpec: o.recipe } : {}),
     model: plan.model,
     createdAt: '2026-11-30T10:15:00.000Z',
     updatedAt: '2026-11-30T10:16:00.000Z',
@@ -34,7 +36,7 @@ export function runOf(plan: Plan, logs: Record<string, string>, o: { live?: bool
       log: logs[p.name] ?? `/nonexistent/${p.name}.log`, descendants: [],
     })),
   };
-  return { record, status: 'ready', live: o.live ?? false, pids: [], logsDir: LOGS };
+  return { record, status: 'ready', live: o.live ?? false, pids: [], lost: [], logsDir: LOGS };
 }
 
 /** The LogSet facts.ts builds for a run: each process's log, scanned with missing ones skipped. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import check from '../../../src/doctor/checks/kv.allocated.js';
 import { fakeFacts } from '../../helpers/facts.js';
-import { pathLogs, routerPlan, runLogs, runOf, sample } from './helpers.js';
+import { pathLogs, routerPlan, routerRecipe, runLogs, runOf, sample } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -47,15 +47,33 @@ describe('kv.allocated', () => {
     expect(r.details[1]).toContain('vllm.free-memory');
   });
 
+  it('fails a live run that lost a worker, naming it, though its KV line is in its log', async () => {
+    const plan = routerPlan();
+    const base = runOf(plan, { 'agg-0': sample('worker-agg-ready.log'), 'agg-1': sample('worker-combined-kv-line.log') }, { live: true });
+    const run = {
+      ...base,
+      status: 'degraded' as const,
+      lost: [{ name: 'agg-1', role: 'agg' as const, how: 'killed' as const, exitCode: null, signal: 'SIGKILL', at: '2026-11-30T10:01:00.000Z', noticed: false, leftPids: [4242], diagnosis: null }],
+    };
+    const r = await check.run(fakeFacts({ run, logs: await runLogs(run) }, { plan }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toBe('1 of 2 workers lost or without enough KV cache: agg-1');
+    expect(r.details[0]).toMatch(/^agg-1 was killed by SIGKILL \(at \d\d:\d\d:\d\d\); it had logged 9,152 KV tokens; its engine \(pid 4242\) still runs: the run serves without it$/);
+    expect(r.fix).toContain(`dynamo-dev teardown --run ${run.record.id}`);
+    // The same logs of a run that lost nothing pass.
+    expect((await check.run(fakeFacts({ run: base, logs: await runLogs(base) }, { plan }))).status).toBe('pass');
+  });
+
   it('fails when a worker holds fewer tokens than the max model length', async () => {
     const plan = routerPlan();
     const small = join(dir, 'agg-1.log');
     writeFileSync(small, '(EngineCore pid=1) INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 2,048 tokens\n');
-    const run = runOf(plan, { 'agg-0': sample('worker-agg-ready.log'), 'agg-1': small });
+    const run = runOf(plan, { 'agg-0': sample('worker-agg-ready.log'), 'agg-1': small }, { recipe: routerRecipe() });
     const r = await check.run(fakeFacts({ run, logs: await runLogs(run) }, { plan }));
     expect(r.status).toBe('fail');
     expect(r.details[0]).toBe('agg-1: 2,048 KV tokens < max model length 4,096: one full-length request does not fit');
-    expect(r.fix).toContain('gpuMemoryUtilization');
+    // agg-1 is the second replica of workers.0 (2 x 0.38 of limit 0.9): it can go up to 0.45 each.
+    expect(r.fix).toBe('raise its gpuMemoryUtilization (--set workers.0.gpuMemoryUtilization=0.45) or lower maxModelLen (--set maxModelLen=2048); estimate with `dynamo-dev kv Qwen/Qwen3-0.6B --gpu-mib TOTAL --fraction F`');
   });
 
   it('warns (not fails) while a live run\'s worker is still starting', async () => {

@@ -55,7 +55,7 @@ describe('hf.locks', () => {
 
   it('only warns when the holder is our own live run downloading', async () => {
     const hf = { ...cached, locks: [{ path: lockPath, holders: [{ pid: 6000, cmd: 'python3 -m dynamo.vllm' }], mtimeMs: Date.now() }] };
-    const run = { record: { id: 'r1', processes: [] } as unknown as RunRecord, status: 'starting', live: true, pids: [6000], logsDir: '/x' } satisfies RunView;
+    const run = { record: { id: 'r1', processes: [] } as unknown as RunRecord, status: 'starting', live: true, pids: [6000], lost: [], logsDir: '/x' } satisfies RunView;
     const r = await check.run(fakeFacts({ hfModel: hf, run }));
     expect(r.status).toBe('warn');
     expect(r.summary).toContain('being downloaded by the live run');

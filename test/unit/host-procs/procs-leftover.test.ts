@@ -12,7 +12,7 @@ const proc = (pid: number, cmd: string, o: Partial<ProcessInfo> = {}): ProcessIn
 
 const liveRun = (pids: number[]): RunView => ({
   record: { id: '20261130-101500-agg', processes: [] } as unknown as RunRecord,
-  status: 'ready', live: true, pids, logsDir: '/tmp/dd/logs',
+  status: 'ready', live: true, pids, lost: [], logsDir: '/tmp/dd/logs',
 });
 
 const base = [
@@ -118,6 +118,52 @@ describe('procs.leftover', () => {
     const procs = [...base, proc(7100, 'python3 train.py', { uid: 1001, user: 'bob' })];
     expect((await check.run(fakeFacts({ gpu: twoGpus, processes: procs, computeApps: apps('GPU-other') }))).status).toBe('pass');
     expect((await check.run(fakeFacts({ gpu: twoGpus, processes: procs, computeApps: apps(gpu0.uuid!) }))).status).toBe('fail');
+  });
+});
+
+describe('procs.leftover and a live run that lost a worker', () => {
+  // agg-1 (pid 6100) was SIGKILLed; its engine core 6101 lives on in its group, reparented to init.
+  const degraded: RunView = {
+    record: { id: '20261130-101500-agg-router', processes: [] } as unknown as RunRecord,
+    status: 'degraded', live: true, pids: [6000, 6001],
+    lost: [{ name: 'agg-1', role: 'agg', how: 'killed', exitCode: null, signal: 'SIGKILL', at: null, noticed: false, leftPids: [6101], diagnosis: null }],
+    logsDir: '/tmp/dd/logs',
+  };
+  const procs = [
+    ...base,
+    proc(6000, 'python3 -m dynamo.vllm --model m', { pgid: 6000 }), proc(6001, 'VLLM::EngineCore', { ppid: 6000, pgid: 6000 }),
+    proc(6101, 'VLLM::EngineCore', { ppid: 1, pgid: 6100 }),
+  ];
+
+  it('counts the engine whose worker died as a leftover, says which worker left it, and how to stop it', async () => {
+    const r = await check.run(fakeFacts({
+      run: degraded, processes: procs,
+      computeApps: { ok: true, apps: [{ pid: 6001, processName: 'VLLM::EngineCor', usedMiB: 3072, gpuUuid: null }, { pid: 6101, processName: 'VLLM::EngineCor', usedMiB: 3072, gpuUuid: null }] },
+    }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toBe('1 leftover process outside any live run, holding 3072 MiB of GPU memory: pid 6101 VLLM::EngineCore');
+    expect(r.details).toEqual(['pid 6101  user alice  age 2h13m  GPU 3072 MiB  VLLM::EngineCore  (left by agg-1 of run 20261130-101500-agg-router, which was killed by SIGKILL)']);
+    expect(r.fix).toBe('end the degraded run with what it left: `dynamo-dev teardown --run 20261130-101500-agg-router` (or only the leftover: `kill 6101`)');
+  });
+
+  it('passes once the engine is gone: the live workers stay the run\'s own', async () => {
+    const r = await check.run(fakeFacts({ run: { ...degraded, lost: [{ ...degraded.lost[0], leftPids: [] }] }, processes: procs.filter((p) => p.pid !== 6101) }));
+    expect(r.status).toBe('pass');
+  });
+});
+
+describe('procs.leftover re-checks before reporting', () => {
+  it('a listed engine that exited while the check ran is no leftover (nor is its GPU entry)', async () => {
+    const facts = fakeFacts({
+      processes: [...base, proc(48211, 'VLLM::EngineCore'), proc(48300, 'python3 -m dynamo.vllm --model m')],
+      computeApps: { ok: true, apps: [{ pid: 48211, processName: 'VLLM::EngineCor', usedMiB: 4096, gpuUuid: null }, { pid: 48999, processName: 'python3', usedMiB: 512, gpuUuid: null }] },
+    }, { exited: [48211, 48999] });
+    const r = await check.run(facts);
+    expect(r.status).toBe('fail');
+    expect(r.details).toEqual(['pid 48300  user alice  age 2h13m  python3 -m dynamo.vllm --model m']);
+    expect(facts.calls.stillRunning).toBe(1);
+    const gone = await check.run(fakeFacts({ processes: [...base, proc(48211, 'VLLM::EngineCore')] }, { exited: [48211] }));
+    expect(gone.status).toBe('pass');
   });
 });
 

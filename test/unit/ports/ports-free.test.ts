@@ -10,7 +10,7 @@ const held = (name: string, port: number, pid: number | null, cmd: string | null
 const live = (pids: number[], ports: Record<string, number>[] = []): RunView => ({
   // Process i was started as pids[i] (alive when listed in pids).
   record: { id: '20261130-101500-agg', processes: ports.map((p, i) => ({ pid: pids[i] ?? 90000 + i, ports: p })) } as unknown as RunRecord,
-  status: 'ready', live: true, pids, logsDir: '/x',
+  status: 'ready', live: true, pids, lost: [], logsDir: '/x',
 });
 
 describe('ports.free', () => {

@@ -40,6 +40,21 @@ describe('runStatus', () => {
   it.each(cases)('%s (detached %s), supervisor %s, processes %s -> %s', (state, detached, supervisor, processes, want) => {
     expect(runStatus(rec(state, detached), { supervisor, processes })).toBe(want);
   });
+
+  const lossCases: [RunRecord['state'], boolean, boolean, number, string][] = [
+    // state, detached, supervisor alive, processes lost -> status
+    ['ready', true, true, 1, 'degraded'], // the detached supervisor saw a worker die
+    ['ready', true, false, 1, 'degraded'], // its watcher gone too: still judged by its processes
+    ['ready', false, true, 1, 'degraded'], // foreground, between the death and the stop
+    ['degraded', true, true, 0, 'degraded'], // recorded degraded (a process died, another took its pid)
+    ['ready', true, true, 0, 'ready'],
+    ['starting', false, true, 1, 'starting'], // the supervisor fails the start itself
+    ['ready', false, false, 1, 'orphaned'],
+    ['degraded', true, false, 0, 'degraded'],
+  ];
+  it.each(lossCases)('%s (detached %s), supervisor %s, %i lost -> %s', (state, detached, supervisor, lost, want) => {
+    expect(runStatus(rec(state, detached), { supervisor, processes: true, lost })).toBe(want);
+  });
 });
 
 describe('the up lock (flock, held for the life of up)', () => {

@@ -70,10 +70,12 @@ describe('status document', () => {
   it('per process: alive, ready only when alive and ready, uptime only when alive', () => {
     const rec = record([proc({ name: 'frontend' }), proc({ name: 'agg-0', state: 'ready' })]);
     const doc = buildRunStatus(rec, {
-      supervisor: true, processes: true, marked: [], pids: [50, 100],
+      supervisor: true, processes: true, marked: [], pids: [50, 100], ownedPids: [50, 100],
       perProcess: [{ name: 'frontend', alive: true, recycled: false, pids: [100] }, { name: 'agg-0', alive: false, recycled: false, pids: [] }],
     }, '/state', Date.parse('2026-11-30T10:05:00Z'));
-    expect(doc).toMatchObject({ id: 'r', state: 'ready', live: true, logsDir: '/state/runs/r/logs', supervisor: { pid: 50, alive: true } });
+    // agg-0 is gone from a run that was ready: the run is degraded, never ready.
+    expect(doc).toMatchObject({ id: 'r', state: 'degraded', live: true, logsDir: '/state/runs/r/logs', supervisor: { pid: 50, alive: true } });
+    expect(doc.lost.map((x) => x.name)).toEqual(['agg-0']);
     expect(doc.processes[0]).toMatchObject({ alive: true, ready: true, uptimeMs: 300000, kvTokens: 14816, ports: { system: 8081 } });
     expect(doc.processes[1]).toMatchObject({ alive: false, ready: false, uptimeMs: null });
   });

@@ -1,0 +1,54 @@
+import type { Recipe } from '../recipe/schema.js';
+
+// `--set` suggestions that work for the recipe at hand (a fix line must be a command the user can
+// run: CLI.md; test/e2e/fix-lines.test.ts runs each through `up --dry-run`). Pure.
+
+const floor2 = (x: number) => Math.floor(x * 100 + 1e-9) / 100;
+
+/** Which entry of recipe.workers a planned worker comes from (names as src/plan/build.ts gives them: agg-1 is the second agg replica). */
+export function workerEntryOf(recipe: Recipe, name: string): number | null {
+  const counters: Record<string, number> = {};
+  for (let i = 0; i < recipe.workers.length; i++) {
+    const w = recipe.workers[i];
+    for (let r = 0; r < w.replicas; r++) {
+      const n = counters[w.role] ?? 0;
+      counters[w.role] = n + 1;
+      if (`${w.role}-${n}` === name) return i;
+    }
+  }
+  return null;
+}
+
+/** The resolved fractions of each worker entry ("auto" split as build.ts does), one per replica. */
+function fractions(recipe: Recipe): number[] {
+  const explicit = recipe.workers.reduce((s, w) => s + (w.gpuMemoryUtilization === 'auto' ? 0 : w.gpuMemoryUtilization * w.replicas), 0);
+  const autos = recipe.workers.reduce((s, w) => s + (w.gpuMemoryUtilization === 'auto' ? w.replicas : 0), 0);
+  const each = autos > 0 ? floor2((recipe.memory.limit - explicit) / autos) : 0;
+  return recipe.workers.map((w) => (w.gpuMemoryUtilization === 'auto' ? each : w.gpuMemoryUtilization));
+}
+
+/**
+ * `--set` arguments that make the workers' fractions add up to at most `fits`: scaled down
+ * together (each replica of an entry gets the same), explicit and "auto" ones alike. Empty when
+ * nothing sensible fits (a fraction would round to 0).
+ */
+export function fitFractionSets(recipe: Recipe, fits: number): string[] {
+  const cur = fractions(recipe);
+  const total = recipe.workers.reduce((s, w, i) => s + cur[i] * w.replicas, 0);
+  if (total <= 0 || fits <= 0) return [];
+  const k = Math.min(1, fits / total);
+  const next = cur.map((f) => floor2(f * k));
+  if (next.some((f) => f <= 0)) return [];
+  return next.flatMap((f, i) => (f === cur[i] && recipe.workers[i].gpuMemoryUtilization !== 'auto' ? [] : [`--set workers.${i}.gpuMemoryUtilization=${f}`]));
+}
+
+/**
+ * The highest fraction entry `i` can be given while all fractions stay within memory.limit, as
+ * `--set` text; null when it cannot be raised (already at the limit).
+ */
+export function raiseFractionSet(recipe: Recipe, i: number): string | null {
+  const cur = fractions(recipe);
+  const others = recipe.workers.reduce((s, w, j) => s + (j === i ? 0 : cur[j] * w.replicas), 0);
+  const best = floor2((recipe.memory.limit - others) / recipe.workers[i].replicas);
+  return best > cur[i] + 1e-9 && best <= 1 ? `--set workers.${i}.gpuMemoryUtilization=${best}` : null;
+}
