@@ -150,7 +150,7 @@ async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python
     import('../host/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
   ]);
   const facts = createFacts({ env: ctx.env, recipe, plan, stateDir: ctx.stateDir, python, timeoutMs: PROBE_TIMEOUT_MS });
-  const checks = selectChecks({ only: preflightIds(plan.disaggregated) });
+  const checks = selectChecks({ only: preflightIds(plan) });
   const pending = new Set(checks.map((c) => c.title));
   const progress = () => emit({ event: 'preflight-progress', pending: [...pending], done: checks.length - pending.size, total: checks.length });
   progress();

@@ -1,4 +1,6 @@
 import { UserError } from '../errors.js';
+import { usesNixl } from '../plan/nixl.js';
+import type { Plan } from '../plan/types.js';
 import { CHECK_IDS, type Check } from './types.js';
 import gpuDriver from './checks/gpu.driver.js';
 import gpuMemory from './checks/gpu.memory.js';
@@ -19,10 +21,14 @@ export const ALL_CHECKS: Check[] = [
   ucxTransports, portsFree, kvEvents, kvAllocated, frontendModels, logsErrors,
 ];
 
-/** The checks `up` runs before starting (CLI.md up step 3); ucx.transports only for disagg. */
-export function preflightIds(disaggregated: boolean): string[] {
-  const ids = ['gpu.driver', 'gpu.memory', 'cuda.compat', 'procs.leftover', 'hf.locks', 'ports.free'];
-  return disaggregated ? [...ids, 'ucx.transports'] : ids;
+/**
+ * The checks `up` runs before starting (CLI.md up step 3), all at once: python.env too (an
+ * interpreter without dynamo would otherwise die with no known signature), ucx.transports only for
+ * plans that move KV over NIXL.
+ */
+export function preflightIds(plan: Pick<Plan, 'processes'>): string[] {
+  const ids = ['gpu.driver', 'gpu.memory', 'cuda.compat', 'python.env', 'procs.leftover', 'hf.locks', 'ports.free'];
+  return usesNixl(plan) ? [...ids, 'ucx.transports'] : ids;
 }
 
 function validate(ids: string[], flag: string): void {

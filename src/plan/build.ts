@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
+import { raiseFractionSet, workerEntryOf } from './fix-hints.js';
 import type { Recipe, WorkerSpec } from '../recipe/schema.js';
 import { kvTokensFor, overheadMiB } from './kv-math.js';
 import { KV_LINE_PATTERN, type Plan, type PlannedProcess } from './types.js';
@@ -256,11 +257,24 @@ function checkKvFits(plan: Plan, input: PlanInput): void {
     const weights = Math.round(input.model?.weightsMiB ?? 0);
     const overhead = overheadMiB(plan.engine === 'vllm' && p.argv.includes('--enforce-eager'));
     const kvMiB = Math.max(0, Math.round(total * f - weights - overhead));
+    // A fix that works for this recipe: the fraction that would hold maxModelLen (when the limit
+    // allows it), else a maxModelLen this fraction holds.
+    const entry = workerEntryOf(input.recipe, p.name);
+    const most = entry === null ? null : raiseFractionSet(input.recipe, entry);
+    const mostValue = most ? Number(most.slice(most.lastIndexOf('=') + 1)) : f;
+    let need: number | null = null;
+    for (let g = Math.round(f * 100) + 1; g <= Math.round(mostValue * 100) && need === null && input.model; g++) {
+      const tokens = kvTokensFor({ gpuTotalMiB: total, fraction: g / 100, weightsMiB: input.model.weightsMiB ?? 0, overheadMiB: overhead, bytesPerToken: input.model.bytesPerToken });
+      if (tokens >= plan.maxModelLen) need = g / 100;
+    }
+    const raise = entry !== null && need !== null ? `--set workers.${entry}.gpuMemoryUtilization=${need}` : null;
+    const shorter = p.kvTokensEstimate >= 256 ? `--set maxModelLen=${Math.floor(p.kvTokensEstimate / 256) * 256}` : null;
     throw new UserError(
       `workers: ${p.name} at gpuMemoryUtilization ${f} gets ~${Math.round(total * f)} MiB of ${total} MiB; after weights ` +
         `(~${weights} MiB) and overhead (~${overhead} MiB) that leaves ~${kvMiB} MiB = ~${p.kvTokensEstimate} KV tokens ` +
         `at ${input.model?.bytesPerToken.toLocaleString('en-US')} bytes/token, fewer than maxModelLen ${plan.maxModelLen}`,
-      `raise its fraction (--set workers.N.gpuMemoryUtilization=...) or lower maxModelLen (--set maxModelLen=...)`,
+      [raise ? `raise its fraction (${raise})` : null, shorter ? `lower maxModelLen (${shorter})` : null].filter(Boolean).join(' or ')
+        || 'the GPU is too small for this model at this maxModelLen: use a smaller model or a shorter maxModelLen',
     );
   }
 }

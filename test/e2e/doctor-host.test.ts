@@ -70,6 +70,8 @@ beforeAll(async () => {
     'workers:',
     '  - role: agg',
     '    gpuMemoryUtilization: 0.38',
+    // KV over NIXL (an offloading or P/D experiment): UCX_TLS matters to this recipe.
+    `    args: ['--kv-transfer-config', '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']`,
     'ports:',
     `  system: ${systemPort}`,
     '',
@@ -171,7 +173,7 @@ describe('doctor host checks through the built CLI', () => {
 
   it('a hung ucx_info does not hang doctor: the check fails at --timeout naming ucx_info, one JSON document', async () => {
     const env = fakeEnv(home, { ucx: 'hang' });
-    const r = await runCli(['doctor', '--only', 'ucx.transports', '--timeout', '400', '--json'], env);
+    const r = await runCli(['doctor', '--only', 'ucx.transports', '--recipe', 'disagg-same-gpu', '--timeout', '400', '--json'], env);
     expect(r.code).toBe(1);
     expect(r.durationMs).toBeLessThan(4000);
     expect(r.stdout.trim().split('\n')).toHaveLength(1);

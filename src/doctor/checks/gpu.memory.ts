@@ -1,4 +1,5 @@
 import type { ComputeApp } from '../../host/types.js';
+import { fitFractionSets } from '../../plan/fix-hints.js';
 import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';
 
 // gpu.memory: vLLM takes `--gpu-memory-utilization` as a fraction of the device's TOTAL memory and
@@ -24,7 +25,7 @@ const check: Check = {
     const gpu = g.gpus.find((x) => x.index === plan.gpu.index);
     if (!gpu) return skip(`GPU ${plan.gpu.index} is not listed: see gpu.driver`, {});
 
-    const [appsFacts, run] = await Promise.all([facts.computeApps(), facts.run()]);
+    const [appsFacts, run] = await Promise.all([facts.computeApps(), facts.liveRun()]);
     // Apps without a uuid (3-column output) cannot be placed: count them on this GPU rather than miss them.
     const apps = appsFacts.ok ? appsFacts.apps.filter((a) => a.gpuUuid === null || gpu.uuid === null || a.gpuUuid === gpu.uuid) : [];
     // During a live run, that run's memory is ours: doctor must not fail because of the run itself.
@@ -67,9 +68,13 @@ const check: Check = {
     const fixes: string[] = [];
     if (engines.length > 0) fixes.push('stop leftover engine processes: `dynamo-dev teardown --orphans`');
     else if (others.length > 0) fixes.push(`stop the processes above (pids ${others.map((a) => a.pid).join(', ')})`);
-    // "or" only when it follows a first way out: a fix line must read as a sentence.
-    const lower = `lower the workers' gpuMemoryUtilization so they add up to <= ${fits} (e.g. \`--set memory.limit=${fits}\` with "auto" fractions)`;
-    fixes.push(fits > 0 ? (fixes.length > 0 ? `or ${lower}` : lower) : 'the GPU has no free memory left for any worker: free some first');
+    // "or" only when it follows a first way out: a fix line must read as a sentence. The --set
+    // lines fit this recipe (explicit fractions or "auto"); `up --dry-run` shows the KV they leave.
+    const sets = fitFractionSets(facts.recipe, fits);
+    const lower = sets.length > 0
+      ? `lower the workers' gpuMemoryUtilization so they add up to <= ${fits}: \`${sets.join(' ')}\` (\`dynamo-dev up --dry-run\` with them shows the KV each worker keeps)`
+      : null;
+    fixes.push(lower ? (fixes.length > 0 ? `or ${lower}` : lower) : 'the GPU has too little free memory left for these workers: free some first');
     return fail(
       `only ${gpu.memoryFreeMiB} MiB free of ${total} MiB on GPU ${gpu.index}${ourNote}; ${need}`,
       fixes.join('; '),

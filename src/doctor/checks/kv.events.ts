@@ -1,6 +1,6 @@
 import type { Plan } from '../../plan/types.js';
 import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';
-import { NO_LOGS, noLogFiles, planFor, where } from '../log-view.js';
+import { noLogFiles, planFor, where } from '../log-view.js';
 
 // kv.events: a KV router with events needs every agg/prefill worker to publish KV events
 // (newest dynamo.vllm publishes none without --kv-events-config ... "enable_kv_cache_events":true;
@@ -8,8 +8,9 @@ import { NO_LOGS, noLogFiles, planFor, where } from '../log-view.js';
 // (kv_event_publisher_disabled) and routes by load only: cache hits fall to random level, no error.
 
 export const KV_EVENTS_FIX =
-  'give each agg/prefill worker --kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\' ' +
-  '(a distinct endpoint port per worker), or run the frontend with --no-router-kv-events (approximate mode: `dynamo-dev up agg-router-approx`)';
+  'give each agg/prefill worker the engine flag --kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\' ' +
+  '(a distinct endpoint port per worker; dynamo-dev\'s KV-router recipes add it), or route without events: --set frontend.kvEvents=false ' +
+  '(the frontend\'s --no-router-kv-events, approximate mode: `dynamo-dev up agg-router-approx`)';
 
 const SOURCE_FIX =
   'give each worker its own --kv-events-config endpoint port with "enable_kv_cache_events":true, stop leftovers (`dynamo-dev teardown --orphans`), and use a fresh discovery directory per run';
@@ -95,7 +96,7 @@ const check: Check = {
       if (silent.length > 0) {
         return fail(`${silent.map((p) => p.name).join(', ')} would publish no KV events to the KV router`, KV_EVENTS_FIX, argvDetails, evidence);
       }
-      const why = logs ? noLogFiles(logs) : NO_LOGS;
+      const why = logs ? noLogFiles(logs) : (await facts.noLogs()).summary;
       return skip(`${why} (the plan's ${publishers.length} publishing worker${publishers.length === 1 ? '' : 's'} enable KV events)`, evidence);
     }
 

@@ -1,5 +1,6 @@
 import { evaluateTls, UCX_INFO_NOT_FOUND } from '../../host/parse-ucx.js';
 import { fail, pass, skip, warn, type Check } from '../types.js';
+import { usesNixl } from '../../plan/nixl.js';
 
 // NIXL moves KV between disaggregated workers over UCX. UCX_TLS narrowed to transports without
 // active messages (cuda_ipc, cuda_copy) makes every UCX endpoint fail: "no active messages
@@ -11,6 +12,14 @@ const check: Check = {
   id: 'ucx.transports',
   title: 'UCX transports for KV transfer',
   async run(facts) {
+    if (!usesNixl(facts.plan)) {
+      // Aggregated workers move no KV between processes: UCX_TLS cannot stop them. Still say what
+      // it would do to a disaggregated recipe (judged by the known transport table, no probe).
+      const tls = facts.env.UCX_TLS?.trim() ? facts.env.UCX_TLS.trim() : null;
+      const ev = tls ? evaluateTls(tls, null) : null;
+      const note = ev && ev.peerAmTransports.length === 0 ? `; UCX_TLS=${tls} would stop disaggregated recipes (no active-message transport)` : '';
+      return skip(`${facts.plan.recipe} moves no KV over NIXL/UCX: UCX is not used${note}`, { tls, usesNixl: false });
+    }
     const ucx = await facts.ucx();
     const tls = ucx.tls;
     const missingInfo = ucx.transports === null && (ucx.ucxInfoError ?? '').startsWith(UCX_INFO_NOT_FOUND);
@@ -49,33 +58,26 @@ const check: Check = {
       );
     }
 
-    if (facts.plan.disaggregated) {
-      if (ev.peerTransports.length > 0 && ev.peerTransports.every((n) => n === 'tcp')) {
-        return warn(
-          `only tcp is available to move KV between prefill and decode${tls ? ` (UCX_TLS=${tls})` : ''}: KV moves at loopback-TCP speed`,
-          tls ? `unset UCX_TLS, or export UCX_TLS=${SAFE_TLS}` : 'install UCX with CUDA support (cuda_ipc) and shared memory transports, e.g. the UCX bundled with NIXL',
-          [
-            'measured on one GPU: ~608 MB/s, ~196 ms per 1,000-token request for a 0.6B model, 5x slower first token',
-            ...(ev.enabled.some((n) => n.startsWith('cuda')) ? [] : ['no cuda transport enabled: NIXL reports "UCX CUDA support was not found!" for GPU memory']),
-            ...listing,
-          ],
-          evidence,
-        );
-      }
-      if (tls === null && ucx.transports === null && !missingInfo) {
-        return warn(
-          `ucx_info failed: ${ucx.ucxInfoError}; UCX may be broken, and disaggregated KV transfer needs it`,
-          'check the UCX install (`ucx_info -v`, LD_LIBRARY_PATH) the NIXL package uses',
-          listing,
-          evidence,
-        );
-      }
+    // From here on the plan moves KV over NIXL (the aggregated ones were skipped above).
+    if (ev.peerTransports.length > 0 && ev.peerTransports.every((n) => n === 'tcp')) {
+      return warn(
+        `only tcp is available to move KV between prefill and decode${tls ? ` (UCX_TLS=${tls})` : ''}: KV moves at loopback-TCP speed`,
+        tls ? `unset UCX_TLS, or export UCX_TLS=${SAFE_TLS}` : 'install UCX with CUDA support (cuda_ipc) and shared memory transports, e.g. the UCX bundled with NIXL',
+        [
+          'measured on one GPU: ~608 MB/s, ~196 ms per 1,000-token request for a 0.6B model, 5x slower first token',
+          ...(ev.enabled.some((n) => n.startsWith('cuda')) ? [] : ['no cuda transport enabled: NIXL reports "UCX CUDA support was not found!" for GPU memory']),
+          ...listing,
+        ],
+        evidence,
+      );
     }
-
-    if (tls === null && ucx.transports === null) {
-      // ucx_info is there but failed or hung: "UCX picks from all transports" would be a guess.
-      // An aggregated recipe moves no KV between workers, so there is nothing to warn about either.
-      return skip(`ucx_info failed (${ucx.ucxInfoError ?? 'unknown error'}) and UCX_TLS is unset: UCX not checked; this recipe moves no KV over UCX`, evidence);
+    if (tls === null && ucx.transports === null && !missingInfo) {
+      return warn(
+        `ucx_info failed: ${ucx.ucxInfoError}; UCX may be broken, and disaggregated KV transfer needs it`,
+        'check the UCX install (`ucx_info -v`, LD_LIBRARY_PATH) the NIXL package uses',
+        listing,
+        evidence,
+      );
     }
 
     const summary = tls === null

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { doctorOk, runChecks, tally } from '../../../src/doctor/runner.js';
 import { ALL_CHECKS, preflightIds, selectChecks } from '../../../src/doctor/registry.js';
+import { buildPlan } from '../../../src/plan/build.js';
+import type { RecipeInput } from '../../../src/recipe/schema.js';
 import { CHECK_IDS, pass, warn, type Check } from '../../../src/doctor/types.js';
-import { fakeFacts } from '../../helpers/facts.js';
+import { fakeFacts, recipeFrom } from '../../helpers/facts.js';
 
 const after = (ms: number, c: Omit<Check, 'run'> & { result: Awaited<ReturnType<Check['run']>> }): Check => ({
   id: c.id,
@@ -69,9 +71,15 @@ describe('registry', () => {
     expect(() => selectChecks({ only: ['gpu.drvier'] })).toThrow(/unknown check id "gpu.drvier".*valid ids: gpu.driver/);
   });
 
-  it('preflights ucx only for disaggregated plans', () => {
-    expect(preflightIds(false)).not.toContain('ucx.transports');
-    expect(preflightIds(true)).toContain('ucx.transports');
+  it('preflights python.env always, ucx only for plans that move KV over NIXL', () => {
+    const plan = (recipe: RecipeInput['workers']) => buildPlan({ recipe: recipeFrom({ workers: recipe }), runDir: '/tmp/r' });
+    const agg = preflightIds(plan([{ role: 'agg', gpuMemoryUtilization: 0.38 }]));
+    expect(agg).toContain('python.env');
+    expect(agg).not.toContain('ucx.transports');
+    expect(preflightIds(plan([{ role: 'decode', gpuMemoryUtilization: 0.38 }, { role: 'prefill', gpuMemoryUtilization: 0.38 }]))).toContain('ucx.transports');
+    // An aggregated worker given a NIXL connector by its own args moves KV over UCX too.
+    const nixlArgs = ['--kv-transfer-config', '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'];
+    expect(preflightIds(plan([{ role: 'agg', gpuMemoryUtilization: 0.38, args: nixlArgs }]))).toContain('ucx.transports');
   });
 });
 

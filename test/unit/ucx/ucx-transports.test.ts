@@ -16,7 +16,7 @@ const disagg = recipeFrom({ workers: [{ role: 'decode', gpuMemoryUtilization: 0.
 
 describe('ucx.transports', () => {
   it.each(['cuda_ipc', 'cuda_ipc,cuda_copy', 'cuda', 'self,cuda_ipc'])('UCX_TLS=%s fails, naming what is missing and a working value', async (tls) => {
-    const r = await check.run(fakeFacts({ ucx: ucx(tls) }));
+    const r = await check.run(fakeFacts({ ucx: ucx(tls) }, { recipe: disagg }));
     expect(r.status).toBe('fail');
     expect(r.summary).toContain(`UCX_TLS=${tls} leaves no active-message transport`);
     expect(r.details.join('\n')).toContain('active-message transports it excludes: tcp, posix, sysv');
@@ -24,7 +24,7 @@ describe('ucx.transports', () => {
   });
 
   it('UCX_TLS=cuda_ipc fails without ucx_info too (known transport table)', async () => {
-    const r = await check.run(fakeFacts({ ucx: ucx('cuda_ipc', null, UCX_INFO_NOT_FOUND) }));
+    const r = await check.run(fakeFacts({ ucx: ucx('cuda_ipc', null, UCX_INFO_NOT_FOUND) }, { recipe: disagg }));
     expect(r.status).toBe('fail');
     expect(r.evidence.source).toBe('known transport table (no ucx_info)');
   });
@@ -53,9 +53,14 @@ describe('ucx.transports', () => {
     expect(r.fix).toContain('UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp');
   });
 
-  it('passes tcp-only for an aggregated recipe (no KV transfer)', async () => {
-    const r = await check.run(fakeFacts({ ucx: ucx(null, tcpOnly) }));
-    expect(r.status).toBe('pass');
+  it('skips an aggregated recipe (no KV moves over NIXL), without asking ucx_info; a UCX_TLS that would break disagg is named', async () => {
+    const tcp = fakeFacts({ ucx: ucx(null, tcpOnly) });
+    const r = await check.run(tcp);
+    expect(r.status).toBe('skip');
+    expect(tcp.calls.ucx).toBeUndefined();
+    const ipc = await check.run(fakeFacts({ ucx: ucx('cuda_ipc') }, { env: { UCX_TLS: 'cuda_ipc' } }));
+    expect(ipc.status).toBe('skip');
+    expect(ipc.summary).toBe('test moves no KV over NIXL/UCX: UCX is not used; UCX_TLS=cuda_ipc would stop disaggregated recipes (no active-message transport)');
   });
 
   it('warns a disaggregated recipe when ucx_info is installed but broken', async () => {
@@ -64,10 +69,9 @@ describe('ucx.transports', () => {
     expect(r.summary).toContain('libucs.so.0');
   });
 
-  it('does not pass an aggregated recipe when ucx_info failed or hung: it skips saying UCX was not checked', async () => {
+  it('does not pass an aggregated recipe when ucx_info failed or hung: it skips saying UCX is not used', async () => {
     const r = await check.run(fakeFacts({ ucx: ucx(null, null, 'ucx_info -d timed out after 5000 ms') }));
     expect(r.status).toBe('skip');
-    expect(r.summary).toContain('ucx_info failed (ucx_info -d timed out after 5000 ms)');
-    expect(r.summary).toContain('UCX not checked');
+    expect(r.summary).toContain('UCX is not used');
   });
 });
