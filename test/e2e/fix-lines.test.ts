@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { cacheQwen3 } from '../helpers/runs.js';
 import { fakeFacts, healthyGpu } from '../helpers/facts.js';
 import { loadRecipe } from '../../src/host/recipes.js';
 import { buildPlan, planPorts } from '../../src/plan/build.js';
@@ -168,17 +169,7 @@ describe('every fix line works for its recipe', () => {
   }, 120_000);
 
   it('the plan error for a fraction too small for maxModelLen: its fix, applied, gives a plan that fits', async () => {
-    // Qwen3-0.6B as the HF cache holds it: config.json and 1,200,000,000 bytes of weights (sparse).
-    const snap = join(home.hfCache, 'models--Qwen--Qwen3-0.6B', 'snapshots', 'c1899de');
-    mkdirSync(join(home.hfCache, 'models--Qwen--Qwen3-0.6B', 'refs'), { recursive: true });
-    mkdirSync(snap, { recursive: true });
-    writeFileSync(join(home.hfCache, 'models--Qwen--Qwen3-0.6B', 'refs', 'main'), 'c1899de');
-    writeFileSync(join(snap, 'config.json'), JSON.stringify({
-      architectures: ['Qwen3ForCausalLM'], head_dim: 128, hidden_size: 1024, num_attention_heads: 16, num_hidden_layers: 28,
-      num_key_value_heads: 8, torch_dtype: 'bfloat16', max_position_embeddings: 40960,
-    }));
-    writeFileSync(join(snap, 'model.safetensors'), '');
-    truncateSync(join(snap, 'model.safetensors'), 1_200_000_000);
+    cacheQwen3(home.hfCache);
     const cases = [['agg-router', 'workers.0.gpuMemoryUtilization=0.2'], ['disagg-same-gpu', 'workers.1.gpuMemoryUtilization=0.2'], ['agg', 'maxModelLen=32768']];
     await Promise.all(cases.map(async ([recipe, set]) => {
       const bad = await dryRun(recipe, ['--set', set], true);
