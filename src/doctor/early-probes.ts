@@ -19,7 +19,8 @@ export const EARLY_FACTS: Readonly<Record<string, readonly EarlyFact[]>> = {
   'python.env': ['python'],
   'procs.leftover': ['gpu', 'computeApps', 'processes'],
   'hf.locks': [],
-  'ucx.transports': ['ucx'],
+  // ucx_info only for plans that move KV over NIXL (not the default agg): asked when needed.
+  'ucx.transports': [],
   // The process list only when a port is taken (to name its holder): not worth starting early.
   'ports.free': [],
   'kv.events': [],
