@@ -55,10 +55,14 @@ describe('a worker SIGKILLed after ready (the OOM killer), its engine left runni
     const c = byId(JSON.parse(doc.stdout) as Doc);
     expect(c['kv.allocated'].status).toBe('fail');
     expect(c['kv.allocated'].summary).toContain('agg-1');
+    // Other test files may have engines of their own running: find ours among the leftovers.
     expect(c['procs.leftover'].status).toBe('fail');
-    expect(c['procs.leftover'].summary).toContain(`pid ${engine.pid}`);
-    expect(c['procs.leftover'].summary).toContain('3072 MiB');
-    expect(c['procs.leftover'].details[0]).toContain(`left by agg-1 of run ${rec.id}`);
+    const leftover = (c['procs.leftover'].evidence.processes as { pid: number; gpuMiB: number | null; leftBy?: string }[]).find((p) => p.pid === engine.pid);
+    expect(leftover).toMatchObject({ gpuMiB: 3072 });
+    expect(leftover!.leftBy).toContain(`agg-1 of run ${rec.id}`);
+    expect(c['procs.leftover'].details.find((d) => d.startsWith(`pid ${engine.pid} `))).toContain(`left by agg-1 of run ${rec.id}`);
+    // The live worker's engine is the run's own, not a leftover.
+    expect(c['procs.leftover'].details.some((d) => d.startsWith(`pid ${engineOf('agg-0').pid} `))).toBe(false);
     expect(c['logs.errors'].status).toBe('fail');
     expect(c['logs.errors'].details.join('\n')).toContain('agg-1 is gone');
 
