@@ -1,96 +1,21 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { cacheQwen3, portBlock, records, survivors } from '../helpers/runs.js';
-import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { cacheQwen3, records, survivors } from '../helpers/runs.js';
+import { BIN, runCli } from '../helpers/cli.js';
 import { waitUntil } from '../helpers/proc-trees.js';
-import { groupMembers, isSameProcess } from '../../src/run/proc.js';
+import { isSameProcess } from '../../src/run/proc.js';
+import { upHarness, type Ev } from '../helpers/up-run.js';
 
 // `up` end to end through the built binary with the fake frontend and workers (test/fixtures/python)
 // and the fake nvidia-smi. Each test uses its own port block so parallel test files never collide.
 
-type Ev = Record<string, any> & { event: string };
-
-interface Started {
-  child: ChildProcess;
-  events: Ev[];
-  stderr: () => string;
-  stdout: () => string;
-  waitEvent(pred: (e: Ev) => boolean, timeoutMs?: number): Promise<Ev>;
-  exit: Promise<{ code: number | null; signal: string | null }>;
-}
-
-const homes: ReturnType<typeof tempHome>[] = [];
-const children: ChildProcess[] = [];
-
-/**
- * A fresh state dir + fake env and a block of free ports. Random blocks in 21,000-30,999 (below the
- * ephemeral range, 32768+, where other test files' port-0 servers land; up-script.test.ts draws
- * from 11,000-20,999), each port checked, so parallel test files never collide.
- */
-async function setup(vars: Record<string, string> = {}) {
-  const h = tempHome('dd-up-');
-  homes.push(h);
-  const base = await portBlock(21_000, 500);
-  const ports = { http: base, system: base + 1, kvEvents: base + 10, nixl: base + 15 };
-  const sets = [
-    '--set', `frontend.httpPort=${ports.http}`, '--set', `ports.system=${ports.system}`,
-    '--set', `ports.kvEvents=${ports.kvEvents}`, '--set', `ports.nixlSideChannel=${ports.nixl}`,
-  ];
-  const env = fakeEnv(h, { gpu: 'laptop-570', python: true, vars: { FAKE_ENGINE_MAX_S: '120', ...vars } });
-  return { ...h, env, ports, sets };
-}
-
-function startUp(args: string[], env: Record<string, string | undefined>): Started {
-  const child = spawn(process.execPath, [BIN, ...args], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  const events: Ev[] = [];
-  let out = '';
-  let err = '';
-  const waiters: { pred: (e: Ev) => boolean; resolve: (e: Ev) => void }[] = [];
-  child.stderr!.on('data', (d) => (err += d));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    out += `${line}\n`;
-    if (!line.startsWith('{')) return;
-    const e = JSON.parse(line) as Ev;
-    events.push(e);
-    for (const w of [...waiters]) if (w.pred(e)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(e);
-    }
-  });
-  const exit = new Promise<{ code: number | null; signal: string | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
-  return {
-    child, events, exit, stderr: () => err, stdout: () => out,
-    waitEvent(pred, timeoutMs = 20_000) {
-      const seen = events.find(pred);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no such event within ${timeoutMs} ms; got ${events.map((e) => e.event).join(', ')}\n${err}`)), timeoutMs);
-        const w = { pred, resolve: (e: Ev) => { clearTimeout(t); resolve(e); } };
-        waiters.push(w);
-        void exit.then(() => setTimeout(() => {
-          if (waiters.includes(w)) { clearTimeout(t); reject(new Error(`up exited before the event; got ${events.map((e) => e.event).join(', ')}\n${err}`)); }
-        }, 50));
-      });
-    },
-  };
-}
-
-
-
-afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const h of homes.splice(0)) {
-    if (records(h.stateDir).length > 0) await runCli(['teardown', '--grace', '1'], fakeEnv(h, { python: true }), { timeoutMs: 20_000 });
-    for (const rec of records(h.stateDir)) for (const p of rec.processes) {
-      if (p.pgid !== null && groupMembers(p.pgid).length > 0) try { process.kill(-p.pgid, 'SIGKILL'); } catch { /* gone */ }
-    }
-    h.cleanup();
-  }
-});
+const up = upHarness('dd-up-');
+const children = up.children;
+const setup = up.setup;
+const startUp = up.startUp;
+afterEach(() => up.cleanup());
 
 const NO_PREFLIGHT = ['--no-preflight', '--json'];
 
