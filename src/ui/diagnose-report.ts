@@ -1,5 +1,5 @@
 import chalk from 'chalk';
-import { signatureFor } from '../diagnose/signatures.js';
+import { EXIT_SIGNATURE, signatureFor } from '../diagnose/signatures.js';
 import type { Finding, ScanResult, Severity } from '../diagnose/types.js';
 
 // Plain-text report of `dynamo-dev diagnose` (colours via chalk; the CLI turns them off for NO_COLOR).
@@ -44,8 +44,10 @@ export function renderDiagnosis(result: ScanResult, ms: number, run: RunEnd | nu
     for (const f of group) out.push(...renderFinding(f), '');
   }
   const crashed = run?.processes.filter(diedOnItsOwn) ?? [];
+  // The exits of a run's processes (run.process-exited) are findings too, but no log signature.
+  const signed = result.findings.filter((f) => f.code !== EXIT_SIGNATURE.code);
   if (result.findings.length === 0 && crashed.length === 0) out.push(chalk.green('No known failure signature found.'), '');
-  else if (result.findings.length === 0) {
+  else if (signed.length === 0 && crashed.length > 0) {
     out.push(chalk.yellow(`No known failure signature, but ${crashed.map((p) => p.name).join(', ')} failed; read the end of its log:`));
     for (const p of crashed) out.push(`dynamo-dev logs ${p.name} --run ${run!.id} -n 40`);
     out.push('');
