@@ -141,7 +141,7 @@ describe('procs.leftover and a live run that lost a worker', () => {
       computeApps: { ok: true, apps: [{ pid: 6001, processName: 'VLLM::EngineCor', usedMiB: 3072, gpuUuid: null }, { pid: 6101, processName: 'VLLM::EngineCor', usedMiB: 3072, gpuUuid: null }] },
     }));
     expect(r.status).toBe('fail');
-    expect(r.summary).toBe('1 leftover process outside any live run, holding 3072 MiB of GPU memory: pid 6101 VLLM::EngineCore');
+    expect(r.summary).toBe('1 leftover process outside any live run, holding 3072 MiB of GPU memory (pid 6101)');
     expect(r.details).toEqual(['pid 6101  user alice  age 2h13m  GPU 3072 MiB  VLLM::EngineCore  (left by agg-1 of run 20261130-101500-agg-router, which was killed by SIGKILL)']);
     expect(r.fix).toBe('end the degraded run with what it left: `dynamo-dev teardown --run 20261130-101500-agg-router` (or only the leftover: `kill 6101`)');
   });
