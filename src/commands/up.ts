@@ -45,6 +45,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   let runId = newRunId(recipe.name);
   const planAt = await planner(ctx, recipe, python, recipeRef ?? 'agg');
   let plan = planAt(runDir(ctx.stateDir, runId));
+  await warnHiddenKvLine(ctx, plan);
 
   if (opts.dryRun) {
     if (ctx.json) ctx.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
@@ -133,6 +134,8 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
 async function planner(ctx: CommandContext, recipe: Recipe, python: string, recipeSource: string): Promise<(dir: string) => Plan> {
   let gpuTotalMiB: number | null = null;
   let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
+  // Flags and env follow the installed Dynamo; read concurrently with the GPU and model probes.
+  const version = import('../host/python.js').then((m) => m.probeDynamoVersion(python, ctx.env, PROBE_TIMEOUT_MS)).catch(() => null);
   if (recipe.engine !== 'mocker') {
     const [gpu, info] = await Promise.all([
       import('../host/nvidia-smi.js').then((m) => m.probeGpu(ctx.env, PROBE_TIMEOUT_MS)).catch(() => null),
@@ -142,7 +145,23 @@ async function planner(ctx: CommandContext, recipe: Recipe, python: string, reci
     if (gpu?.ok) gpuTotalMiB = gpu.gpus.find((g) => g.index === recipe.gpu)?.memoryTotalMiB ?? null;
     model = info;
   }
-  return (dir: string) => buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python, source: recipeSource });
+  const dynamoVersion = await version;
+  return (dir: string) => buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python, source: recipeSource, dynamoVersion });
+}
+
+/** Readiness by the KV line cannot work when VLLM_LOGGING_LEVEL hides INFO: say so before anything starts. */
+async function warnHiddenKvLine(ctx: CommandContext, plan: Plan): Promise<void> {
+  const { kvLineHiddenBy } = await import('../run/readiness.js');
+  const hidden = plan.processes
+    .filter((p) => p.ready.logPattern)
+    .map((p) => ({ name: p.name, level: kvLineHiddenBy({ ...ctx.env, ...p.env }) }))
+    .filter((h): h is { name: string; level: string } => h.level !== null);
+  if (hidden.length === 0) return;
+  ctx.stderr.write(
+    `dynamo-dev: warning: VLLM_LOGGING_LEVEL=${hidden[0].level} hides vLLM's INFO line "GPU KV cache size: N tokens" that ` +
+      `${hidden.map((h) => h.name).join(', ')} must log to be ready (and to let the next worker start): up will wait until --ready-timeout; ` +
+      `unset VLLM_LOGGING_LEVEL or set it to INFO\n`,
+  );
 }
 
 async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python: string, emit: (e: UpEvent) => void): Promise<boolean> {

@@ -13,13 +13,20 @@ const MARKER = '@@dynamo-dev-probe@@';
 /** Distribution names to ask importlib.metadata when a module has no __version__. */
 const DISTS: Record<string, string[]> = {
   dynamo: ['ai-dynamo', 'ai-dynamo-runtime'],
+  'dynamo.frontend': ['ai-dynamo'],
+  'dynamo.mocker': ['ai-dynamo'],
   torch: ['torch'],
   vllm: ['vllm'],
   nixl: ['nixl', 'nixl-cu12', 'nixl-cu13'],
 };
 
+/**
+ * The modules asked for each engine. The mocker recipe runs `python -m dynamo.frontend` and
+ * `python -m dynamo.mocker` from plain `pip install ai-dynamo`, which brings neither torch nor vLLM
+ * nor NIXL (FACTS §4): it asks only for those, and never imports torch (slow, and beside the point).
+ */
 export function modulesFor(engine: 'vllm' | 'mocker'): string[] {
-  return engine === 'vllm' ? ['dynamo', 'torch', 'nixl', 'vllm'] : ['dynamo', 'torch', 'nixl'];
+  return engine === 'vllm' ? ['dynamo', 'torch', 'nixl', 'vllm'] : ['dynamo', 'dynamo.frontend', 'dynamo.mocker'];
 }
 
 /**
@@ -111,4 +118,44 @@ export async function probePython(
     interpreter, ok: true, error: null, pythonVersion: parsed.python ?? null, modules,
     torchCuda: typeof parsed.torchCuda === 'string' ? parsed.torchCuda : null,
   };
+}
+
+/**
+ * The installed Dynamo version, quickly: the ai-dynamo distribution's metadata (no import of its
+ * heavy modules), else `dynamo.__version__`. Plans follow it (plan/dynamo-releases.ts). Null when
+ * the interpreter cannot be run or has no Dynamo: preflight's python.env says why.
+ */
+export async function probeDynamoVersion(interpreter: string, env: Env, timeoutMs: number): Promise<string | null> {
+  const script = `
+import sys
+v = None
+try:
+    from importlib import metadata
+    for d in ("ai-dynamo", "ai-dynamo-runtime"):
+        try:
+            v = metadata.version(d)
+            break
+        except Exception:
+            pass
+except Exception:
+    pass
+if v is None:
+    try:
+        import dynamo
+        v = getattr(dynamo, "__version__", None)
+    except BaseException:
+        v = None
+print(${JSON.stringify(MARKER)} + (v if isinstance(v, str) else ""))
+`;
+  try {
+    const r = await execa(interpreter, ['-c', script], {
+      env: { ...env, PYTHONDONTWRITEBYTECODE: '1' } as Record<string, string>,
+      extendEnv: false, reject: false, timeout: timeoutMs, stdin: 'ignore',
+    });
+    const line = (typeof r.stdout === 'string' ? r.stdout : '').split(/\r?\n/).reverse().find((l) => l.startsWith(MARKER));
+    const v = line?.slice(MARKER.length).trim();
+    return v ? v : null;
+  } catch {
+    return null;
+  }
 }

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { UserError } from '../errors.js';
 import { raiseFractionSet, workerEntryOf } from './fix-hints.js';
 import type { Recipe, WorkerSpec } from '../recipe/schema.js';
+import { releaseFor } from './dynamo-releases.js';
 import { kvTokensFor, overheadMiB } from './kv-math.js';
 import { KV_LINE_PATTERN, type Plan, type PlannedProcess } from './types.js';
 
@@ -17,6 +18,27 @@ export interface PlanInput {
   python?: string;
   /** Where the recipe came from (file or built-in name): errors name it, so the user knows which file to edit. */
   source?: string;
+  /** The installed Dynamo (ai-dynamo) version; flags and env follow it (dynamo-releases.ts). */
+  dynamoVersion?: string | null;
+}
+
+/**
+ * Dynamo parses DYN_SYSTEM_PORT as a signed 16-bit number (lib/runtime/src/config.rs,
+ * `system_port: i16`, FACTS §4): a larger port fails at start, so plans refuse it.
+ */
+export const MAX_SYSTEM_PORT = 32767;
+
+/** Tokens per KV block when the worker's args do not say: vLLM's default, the mocker's (dynamo/mocker/args.py, vLLM engine type). */
+export const DEFAULT_BLOCK_SIZE = { vllm: 16, mocker: 64 } as const;
+
+/** The value of `--flag V` or `--flag=V` in argv (the last one wins, as argparse does). */
+export function flagValue(argv: readonly string[], flag: string): string | null {
+  let v: string | null = null;
+  argv.forEach((a, i) => {
+    if (a === flag && i + 1 < argv.length) v = argv[i + 1];
+    else if (a.startsWith(`${flag}=`)) v = a.slice(flag.length + 1);
+  });
+  return v;
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
@@ -71,6 +93,8 @@ export function buildPlan(input: PlanInput): Plan {
 function planOf(input: PlanInput): Plan {
   const { recipe, runDir } = input;
   const python = input.python ?? recipe.python;
+  const release = releaseFor(input.dynamoVersion);
+  const rel = release.facts;
   const workers = resolveFractions(recipe);
   const disaggregated = workers.some((w) => w.spec.role !== 'agg');
   if (disaggregated && workers.some((w) => w.spec.role === 'agg')) {
@@ -79,26 +103,34 @@ function planOf(input: PlanInput): Plan {
   if (disaggregated && !(workers.some((w) => w.spec.role === 'prefill') && workers.some((w) => w.spec.role === 'decode'))) {
     throw new UserError('workers: a disaggregated recipe needs at least one "prefill" and one "decode" worker');
   }
+  const lastSystemPort = recipe.ports.system + workers.length - 1;
+  if (lastSystemPort > MAX_SYSTEM_PORT) {
+    throw new UserError(
+      `ports.system: ${workers.length} workers take system ports ${recipe.ports.system}-${lastSystemPort}, past ${MAX_SYSTEM_PORT}; ` +
+        `Dynamo reads DYN_SYSTEM_PORT as a signed 16-bit number, so set ports.system to at most ${MAX_SYSTEM_PORT - workers.length + 1}`,
+    );
+  }
   const routerMode = recipe.frontend.routerMode;
   const kvRouterWithEvents = routerMode === 'kv' && recipe.frontend.kvEvents;
+  const mocker = recipe.engine === 'mocker';
   const common: Record<string, string> = { ...recipe.env };
   if (recipe.discovery === 'file') {
     Object.assign(common, {
-      DYN_DISCOVERY_BACKEND: 'file',
+      [rel.discovery.env]: 'file',
       DYN_FILE_KV: join(runDir, 'discovery'),
       // ZMQ event plane and TCP request plane: no NATS or etcd needed on one machine.
       DYN_EVENT_PLANE: 'zmq',
       DYN_REQUEST_PLANE: 'tcp',
     });
   } else {
-    common.DYN_DISCOVERY_BACKEND = recipe.discovery;
+    common[rel.discovery.env] = recipe.discovery;
   }
 
   const http = recipe.frontend.httpPort;
   const frontendUrl = `http://127.0.0.1:${http}`;
   const frontendArgv = [python, '-m', 'dynamo.frontend', '--http-port', String(http), '--router-mode', routerMode];
-  if (routerMode === 'kv' && !recipe.frontend.kvEvents) frontendArgv.push('--no-router-kv-events');
-  if (recipe.discovery === 'file') frontendArgv.push('--discovery-backend', 'file');
+  if (routerMode === 'kv' && !recipe.frontend.kvEvents) frontendArgv.push(rel.routerKvEventsOff);
+  if (recipe.discovery === 'file') frontendArgv.push(rel.discovery.flag, 'file');
   frontendArgv.push(...recipe.frontend.args);
   const frontend: PlannedProcess = {
     name: 'frontend',
@@ -108,9 +140,15 @@ function planOf(input: PlanInput): Plan {
     ports: { http },
     gpuMemoryUtilization: null,
     waitFor: [],
-    ready: { http: `${frontendUrl}/v1/models` },
+    ready: {
+      http: `${frontendUrl}/v1/models`,
+      ...(rel.modelReadyEndpoint && modelInPath(recipe.model) ? { modelReady: `${frontendUrl}/v1/models/${encodeURIComponent(recipe.model)}/ready` } : {}),
+      workers: workers.length,
+      completion: true,
+    },
     publishesKvEvents: false,
     kvTokensEstimate: null,
+    blockSize: null,
   };
 
   const total = input.gpuTotalMiB ?? null;
@@ -120,10 +158,6 @@ function planOf(input: PlanInput): Plan {
   let prev: string | null = null;
   workers.forEach((w, i) => {
     const systemPort = recipe.ports.system + i;
-    // Decode workers never publish KV events (by design); agg and prefill do under a KV router.
-    // The mocker publishes its simulated cache events itself: it takes no --kv-events-config.
-    const publishes = kvRouterWithEvents && w.spec.role !== 'decode';
-    const mocker = recipe.engine === 'mocker';
     const ports: Record<string, number> = { system: systemPort };
     const env: Record<string, string> = {
       // Deterministic hashes for KV event block ids (FACTS §4), also when a recipe's own `env:`
@@ -135,27 +169,51 @@ function planOf(input: PlanInput): Plan {
       CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
       CUDA_VISIBLE_DEVICES: String(recipe.gpu),
       DYN_SYSTEM_PORT: String(systemPort),
-      DYN_SYSTEM_ENABLED: 'true',
     };
+    // Deprecated since 0.7 (ai-dynamo/dynamo#4082): newer workers only log a WARN for it.
+    if (rel.systemEnabledEnv) env.DYN_SYSTEM_ENABLED = 'true';
+    const prefixCaching = !w.spec.args.includes('--no-enable-prefix-caching');
+    // Decode workers never publish KV events (by design). The mocker publishes its simulated
+    // cache events itself (no --kv-events-config) unless prefix caching is off.
+    const publishes = kvRouterWithEvents && w.spec.role !== 'decode' && prefixCaching;
     let argv: string[];
-    if (recipe.engine === 'mocker') {
-      argv = [python, '-m', 'dynamo.mocker', '--model-path', recipe.model];
+    if (mocker) {
+      // The mocker serves the model under --model-path unless --model-name is given
+      // (dynamo/mocker/args.py: "Model name for API responses (default: derived from model-path)"):
+      // naming it makes the id the frontend lists exactly the plan's model, in every release.
+      argv = [python, '-m', 'dynamo.mocker', '--model-path', recipe.model, '--model-name', recipe.model];
     } else {
       argv = [python, '-m', 'dynamo.vllm', '--model', recipe.model,
         '--gpu-memory-utilization', String(w.fraction), '--max-model-len', String(recipe.maxModelLen)];
       if (recipe.enforceEager) argv.push('--enforce-eager');
+      // A worker spends this grace after SIGTERM before it stops (default 5 s): a local stop would
+      // wait for nothing, or SIGKILL a healthy worker at a shorter stop deadline.
+      if (rel.gracefulShutdownEnv) env.DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS = '0';
     }
-    if (w.spec.role !== 'agg') argv.push('--disaggregation-mode', w.spec.role);
-    if (disaggregated && recipe.engine === 'vllm') {
+    if (w.spec.role !== 'agg') {
+      if (rel.disaggFlags === 'disaggregation-mode') argv.push('--disaggregation-mode', w.spec.role);
+      else argv.push(w.spec.role === 'prefill' ? '--is-prefill-worker' : '--is-decode-worker');
+    }
+    let publishing = publishes;
+    if (disaggregated && !mocker) {
       argv.push('--kv-transfer-config', JSON.stringify({ kv_connector: 'NixlConnector', kv_role: 'kv_both' }));
       ports.nixlSideChannel = nixlPort;
       env.VLLM_NIXL_SIDE_CHANNEL_PORT = String(nixlPort++);
+      // Dynamo looks for a routable (non-loopback) address for the NIXL side channel and fails on a
+      // host without one; a value already set is kept as given (FACTS §4). One host: loopback.
+      env.VLLM_NIXL_SIDE_CHANNEL_HOST = '127.0.0.1';
     }
     if (publishes && !mocker) {
       ports.kvEvents = kvEventsPort;
       argv.push('--kv-events-config', JSON.stringify({
         publisher: 'zmq', topic: 'kv-events', endpoint: `tcp://*:${kvEventsPort++}`, enable_kv_cache_events: true,
       }));
+    } else if (!mocker && rel.vllmKvEventsByDefault && w.spec.role !== 'decode' && prefixCaching) {
+      // Before 1.1 dynamo.vllm publishes anyway, on DYN_VLLM_KV_EVENT_PORT (default 20080 for
+      // every worker): give each its own port so two workers never collide on it.
+      ports.kvEvents = kvEventsPort;
+      env.DYN_VLLM_KV_EVENT_PORT = String(kvEventsPort++);
+      publishing = true;
     }
     argv.push(...w.spec.args);
     Object.assign(env, w.spec.env);
@@ -169,21 +227,25 @@ function planOf(input: PlanInput): Plan {
           bytesPerToken: input.model.bytesPerToken,
         })
       : null;
+    const blockArg = Number(flagValue(w.spec.args, '--block-size'));
     procs.push({
       name: w.name,
       role: w.spec.role,
       argv,
       env,
       ports,
-      gpuMemoryUtilization: recipe.engine === 'mocker' ? null : w.fraction,
+      gpuMemoryUtilization: mocker ? null : w.fraction,
       // Workers sharing the GPU start one after another (vLLM profiles free memory at start);
       // the mocker uses no GPU memory, so its workers start together.
       waitFor: recipe.startup === 'sequential' && prev && !mocker ? [prev] : [],
-      ready: recipe.engine === 'mocker'
-        ? { http: `http://127.0.0.1:${systemPort}/health` }
+      // The mocker's /health stays "notready" (only dynamo.vllm registers a health payload,
+      // FACTS §4): it is ready once the frontend counts it and serves a completion.
+      ready: mocker
+        ? { viaFrontend: true }
         : { logPattern: KV_LINE_PATTERN, http: `http://127.0.0.1:${systemPort}/health` },
-      publishesKvEvents: publishes,
+      publishesKvEvents: publishing,
       kvTokensEstimate: estimate,
+      blockSize: Number.isInteger(blockArg) && blockArg > 0 ? blockArg : DEFAULT_BLOCK_SIZE[recipe.engine],
     });
     prev = w.name;
   });
@@ -193,11 +255,12 @@ function planOf(input: PlanInput): Plan {
     recipe: recipe.name,
     model: recipe.model,
     engine: recipe.engine,
+    dynamo: { version: release.version, plannedFor: release.plannedFor, assumed: release.assumed },
     gpu: { index: recipe.gpu, totalMiB: total },
     budget: {
-      fractionSum: recipe.engine === 'mocker' ? 0 : fractionSum,
+      fractionSum: mocker ? 0 : fractionSum,
       limit: recipe.memory.limit,
-      budgetMiB: total !== null && recipe.engine !== 'mocker' ? Math.ceil(total * fractionSum) : null,
+      budgetMiB: total !== null && !mocker ? Math.ceil(total * fractionSum) : null,
     },
     maxModelLen: recipe.maxModelLen,
     router: { mode: routerMode, kvEvents: recipe.frontend.kvEvents },
@@ -234,6 +297,15 @@ function checkPortRange(plan: Plan, recipe: Recipe): void {
       );
     }
   }
+}
+
+/**
+ * The frontend's /v1/models/<model>/ready takes the id as path segments; an id that starts with
+ * "/" (a local model folder) is not found there (observed on 1.6.1: 404, while "org/name" ids
+ * answer), so such runs count workers from /health instead.
+ */
+export function modelInPath(model: string): boolean {
+  return !model.startsWith('/');
 }
 
 function checkPortsDistinct(plan: Plan): void {

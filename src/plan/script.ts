@@ -142,6 +142,19 @@ export function generateScript(plan: Plan, o: ScriptOptions = {}): string {
   L.push('  done');
   L.push('}');
   L.push('');
+  L.push('# wait_workers N: until the frontend counts N workers (instances of a generate endpoint in /health).');
+  L.push('wait_workers() {');
+  L.push('  local want=$1 have=0 pid; pid=$(pid_of frontend)');
+  L.push('  local deadline=$((SECONDS + READY_TIMEOUT))');
+  L.push('  while :; do');
+  L.push('    have=$(curl -s --max-time 2 "$FRONTEND_URL/health" 2>/dev/null | grep -oE \'"endpoint": *"generate"\' | wc -l) || have=0');
+  L.push('    [ "$have" -ge "$want" ] && break');
+  L.push('    kill -0 "$pid" 2>/dev/null || die "frontend exited before it counted $want workers"');
+  L.push('    [ "$SECONDS" -lt "$deadline" ] || die "the frontend counts $have of $want workers after ${READY_TIMEOUT}s"');
+  L.push('    sleep 0.2');
+  L.push('  done');
+  L.push('}');
+  L.push('');
 
   const byName = new Map(plan.processes.map((p) => [p.name, p]));
   const n = shellQuote;
@@ -164,7 +177,8 @@ export function generateScript(plan: Plan, o: ScriptOptions = {}): string {
     L.push('');
   }
 
-  L.push('# Readiness: every KV line, every worker /health ready, the frontend live with the model listed.');
+  L.push('# Readiness: every KV line, every worker /health ready, the frontend live with the model listed,');
+  L.push('# every worker counted by the frontend and one completion answered.');
   for (const p of plan.processes) {
     if (p.role === 'frontend') continue;
     if (p.ready.logPattern) L.push(`wait_log ${n(p.name)} ${n(toEre(p.ready.logPattern))}`);
@@ -175,6 +189,12 @@ export function generateScript(plan: Plan, o: ScriptOptions = {}): string {
     L.push(`wait_http ${n(fe.name)} "$FRONTEND_URL/live" -E '"status": *"live"'`);
     // The model id as a fixed string: its dots and brackets are not a pattern.
     L.push(`wait_http ${n(fe.name)} "$FRONTEND_URL/v1/models" -F "\\"$MODEL\\""`);
+    if (fe.ready.workers) L.push(`wait_workers ${fe.ready.workers}`);
+    if (fe.ready.completion) {
+      const ping = JSON.stringify({ model: plan.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 });
+      L.push(`curl -s --max-time 60 "$FRONTEND_URL/v1/chat/completions" -H 'Content-Type: application/json' -d ${shellQuote(ping)} | grep -q '"choices"' \\`);
+      L.push('  || die "the frontend lists $MODEL but did not answer a completion"');
+    }
   }
   L.push('');
   L.push('log "ready: $FRONTEND_URL serves $MODEL (run $RUN_ID)"');

@@ -20,17 +20,29 @@ export interface PlannedProcess {
     logPattern?: string;
     /** URL polled for readiness (worker /health, frontend /v1/models). */
     http?: string;
+    /** Frontend (1.6+): the model's readiness sub-resource, with worker counts per worker type. */
+    modelReady?: string;
+    /** Frontend: how many workers it must count (instances of a `generate` endpoint) before ready. */
+    workers?: number;
+    /** Frontend: one real chat completion must be answered before the run is ready. */
+    completion?: boolean;
+    /** Worker: ready once the frontend counts every worker and answers (the mocker has no ready /health). */
+    viaFrontend?: boolean;
   };
   /** Worker publishes KV events (--kv-events-config with enable_kv_cache_events: true). */
   publishesKvEvents: boolean;
   /** Estimated KV tokens (null without GPU total or model config). */
   kvTokensEstimate: number | null;
+  /** Tokens per KV block (cache hits come in whole blocks); null for the frontend; absent in runs recorded before it existed. */
+  blockSize?: number | null;
 }
 
 export interface Plan {
   recipe: string;
   model: string;
   engine: 'vllm' | 'mocker';
+  /** The installed Dynamo version the plan follows (assumed: none could be read, the verified release's facts are used). */
+  dynamo?: { version: string | null; plannedFor: string; assumed: boolean };
   gpu: { index: number; totalMiB: number | null };
   budget: { fractionSum: number; limit: number; budgetMiB: number | null };
   maxModelLen: number;

@@ -1,7 +1,7 @@
 import { parseDocument, parse as parseYamlScalar } from 'yaml';
 import type { z } from 'zod';
 import { UserError } from '../errors.js';
-import { recipeSchema, type Recipe } from './schema.js';
+import { REJECTED_VALUES, recipeSchema, type Recipe } from './schema.js';
 import { fieldsAt, nearest } from './suggest.js';
 import { MAX_RECIPE_BYTES } from './limits.js';
 
@@ -147,8 +147,11 @@ export function formatIssue(issue: z.core.$ZodIssue, input: unknown): string {
       if (issue.message.startsWith('must ')) return `${at}${issue.message}${gotText}`;
       return `${at}must be ${lo ?? hi}${gotText}`;
     }
-    case 'invalid_value':
+    case 'invalid_value': {
+      const why = typeof got === 'string' ? REJECTED_VALUES[path]?.[got] : undefined;
+      if (why) return `${at}${JSON.stringify(got)} cannot work: ${why}`;
       return `${at}must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}${gotText}`;
+    }
     case 'invalid_union': {
       // A fraction: the number branch says why (range), the literal branch says "auto".
       const inner = issue.errors.flat().find((i) => i.code === 'too_big' || i.code === 'too_small');

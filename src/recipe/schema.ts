@@ -6,6 +6,17 @@ import { z } from 'zod';
 // here, at the edge: no control characters (a newline in a name once turned a script comment into
 // a command; a NUL makes spawn throw), env keys a shell can assign, names fit for a run id.
 
+/**
+ * Values Dynamo accepts but a recipe cannot use, with the reason the error gives (field path ->
+ * value -> why). `mem` discovery keeps registrations inside one process: the frontend and the
+ * workers `up` starts as separate processes would never see each other (FACTS §4).
+ */
+export const REJECTED_VALUES: Record<string, Record<string, string>> = {
+  discovery: {
+    mem: 'the "mem" backend keeps registrations inside one process, and up starts the frontend and each worker as separate processes that would never see each other; use "file" (the default) or "etcd"',
+  },
+};
+
 /** C0 controls, DEL and C1 controls (0x9b is a terminal's CSI): never valid in argv, env or names. */
 export const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 const noControl = (what = 'text') => z.string().regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, `must be ${what} without control characters (newline, tab, NUL, escape)`);
@@ -71,7 +82,8 @@ export const recipeSchema = z.strictObject({
   gpu: z.number().int().min(0).max(255).default(0),
   maxModelLen: z.number().int().min(16).max(16_777_216).default(4096),
   enforceEager: z.boolean().default(true),
-  discovery: z.enum(['file', 'etcd', 'mem']).default('file'),
+  // Dynamo also knows `mem`, which cannot work here (REJECTED_VALUES says why).
+  discovery: z.enum(['file', 'etcd']).default('file'),
   memory: z
     .strictObject({ limit: z.number().gt(0).lte(1).default(0.9) })
     .default({ limit: 0.9 }),
@@ -80,7 +92,8 @@ export const recipeSchema = z.strictObject({
   env: envMap.default({ PYTHONHASHSEED: '0' }),
   ports: z
     .strictObject({
-      system: port.default(8081),
+      // Dynamo parses DYN_SYSTEM_PORT as a signed 16-bit number (lib/runtime/src/config.rs, FACTS §4).
+      system: z.number().int().min(1).max(32767, 'must be <= 32767: Dynamo reads DYN_SYSTEM_PORT as a signed 16-bit number').default(8081),
       kvEvents: port.default(20080),
       nixlSideChannel: port.default(20097),
     })

@@ -8,8 +8,26 @@ import { realClock, type Clock } from './clock.js';
 
 export { parseTokenCount, stripAnsi };
 
-/** Lines that show the engine is past start-up and loading (the view's "loading" state). */
-const LOADING = /Starting vLLM worker|Starting mocker engine|Resolved architecture|Starting to load model|Loading weights|Model loading took/;
+/**
+ * Lines that show the engine is past start-up and loading (the view's "loading" state). Only lines
+ * the engines really print (FACTS §4): vLLM's `Resolved architecture: ...`, `Starting to load
+ * model ...`, `Loading weights took ...`, `Model loading took ...`; the mocker's
+ * `Creating mocker engine with config: ...` (dynamo_llm::mocker, INFO, seen in 1.6.1's log and
+ * checked against the real mocker by test/dynamo). Dynamo logs no "Starting vLLM worker" line.
+ */
+const LOADING = /Resolved architecture: |Starting to load model |Loading weights took |Model loading took |Creating mocker engine with config/;
+
+/** Python logging levels above INFO: vLLM then never prints its INFO "GPU KV cache size" line (FACTS §4). */
+const HIDES_INFO = new Set(['WARN', 'WARNING', 'ERROR', 'CRITICAL', 'FATAL']);
+
+/**
+ * The VLLM_LOGGING_LEVEL that hides the KV line readiness waits for, or null. vLLM logs
+ * `GPU KV cache size: N tokens` once, at INFO, from the EngineCore process.
+ */
+export function kvLineHiddenBy(env: Readonly<Record<string, string | undefined>>): string | null {
+  const level = env.VLLM_LOGGING_LEVEL?.trim();
+  return level && HIDES_INFO.has(level.toUpperCase()) ? level : null;
+}
 
 /** huggingface_hub / filelock while another process holds the download lock (FACTS §6; older builds lowercase). */
 const LOCK_WAIT = /still waiting to acquire lock on (\S+?)(?: \(elapsed: ([\d.]+) seconds\))?\s*$/i;

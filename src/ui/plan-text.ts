@@ -8,7 +8,11 @@ const shq = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g,
 export function formatPlanText(plan: Plan): string {
   const out: string[] = [];
   const gpu = plan.gpu.totalMiB !== null ? `GPU ${plan.gpu.index} (${plan.gpu.totalMiB.toLocaleString('en-US')} MiB)` : `GPU ${plan.gpu.index} (total unknown: no nvidia-smi answer)`;
-  out.push(`${chalk.bold(`plan: ${plan.recipe}`)}  ${plan.model}  ${gpu}`);
+  const dyn = !plan.dynamo ? null
+    : plan.dynamo.assumed
+      ? `Dynamo ${plan.dynamo.version ? `${plan.dynamo.version} (unreadable version)` : 'version unknown'}: planned for ${plan.dynamo.plannedFor}`
+      : `Dynamo ${plan.dynamo.version}`;
+  out.push(`${chalk.bold(`plan: ${plan.recipe}`)}  ${plan.model}  ${gpu}${dyn ? `  ${dyn}` : ''}`);
   const budget = plan.engine === 'mocker'
     ? 'mocker engine: no GPU memory'
     : `fractions sum to ${plan.budget.fractionSum} of limit ${plan.budget.limit}${plan.budget.budgetMiB !== null ? ` = ${plan.budget.budgetMiB.toLocaleString('en-US')} MiB` : ''}`;
@@ -33,7 +37,14 @@ export function formatPlanText(plan: Plan): string {
     const env = Object.entries(p.env).map(([k, v]) => `${k}=${shq(v)}`);
     if (env.length) out.push(`  env  ${env.join(' ')}`);
     out.push(`  run  ${p.argv.map(shq).join(' ')}`);
-    const ready = [p.ready.logPattern ? `log /${p.ready.logPattern}/` : null, p.ready.http ? `GET ${p.ready.http}` : null].filter(Boolean);
+    const ready = [
+      p.ready.logPattern ? `log /${p.ready.logPattern}/` : null,
+      p.ready.http ? `GET ${p.ready.http}` : null,
+      p.ready.modelReady ? `GET ${p.ready.modelReady}` : null,
+      p.ready.workers ? `${p.ready.workers} worker${p.ready.workers === 1 ? '' : 's'} counted` : null,
+      p.ready.completion ? 'one completion answered' : null,
+      p.ready.viaFrontend ? 'the frontend counts it' : null,
+    ].filter(Boolean);
     out.push(`  ready when  ${ready.join(' then ')}`);
   }
   return `${out.join('\n')}\n`;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort, freeSystemPort } from '../helpers/ports.js';
 import { killChildren } from '../helpers/children.js';
 
 // doctor's host checks end to end through the built binary, against REAL conditions made by the
@@ -60,7 +60,7 @@ beforeAll(async () => {
   home = tempHome('dd-e2e-host-');
   // Ports of our own choosing: the default 8000/8081 may be used by other tests on this machine.
   heldPort = await listen();
-  const systemPort = await freePort();
+  const systemPort = await freeSystemPort();
   recipePath = join(home.dir, 'host.yaml');
   writeFileSync(recipePath, [
     'name: host-e2e',
@@ -155,7 +155,7 @@ describe('doctor host checks through the built CLI', () => {
     const empty = tempHome('dd-e2e-host-empty-');
     try {
       const freeRecipe = join(empty.dir, 'free.yaml');
-      const [http, system] = [await freePort(), await freePort()];
+      const [http, system] = [await freePort(), await freeSystemPort()];
       writeFileSync(freeRecipe, `name: free-ports\nfrontend:\n  httpPort: ${http}\nworkers:\n  - role: agg\n    gpuMemoryUtilization: 0.38\nports:\n  system: ${system}\n`);
       const env = fakeEnv(empty, {});
       const r = await runCli(['doctor', '--only', 'hf.locks,ucx.transports,ports.free', '--recipe', freeRecipe, '--json'], env);

@@ -32,3 +32,12 @@ export async function freeBlock(from: number, blocks: number, step: number, offs
   }
   throw new Error(`no free block of ports in ${from}-${from + step * blocks}`);
 }
+
+/**
+ * A free port for a worker's DYN_SYSTEM_PORT: Dynamo reads it as a signed 16-bit number, so it must
+ * be <= 32767, below the ephemeral range where port-0 servers land. Drawn from 32,700-32,766, apart
+ * from the ranges the other e2e files use.
+ */
+export async function freeSystemPort(): Promise<number> {
+  return freeBlock(32_700, 67, 1, [0]);
+}

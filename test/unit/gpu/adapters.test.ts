@@ -1,10 +1,10 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { probeCompat } from '../../../src/host/compat.js';
 import { probeComputeApps, probeGpu } from '../../../src/host/nvidia-smi.js';
-import { probePython } from '../../../src/host/python.js';
+import { probeDynamoVersion, probePython } from '../../../src/host/python.js';
 import { FIXTURES, SAMPLES } from '../../helpers/cli.js';
 
 // The adapters run the fakes in test/fixtures as real child processes: PATH and PYTHONPATH are
@@ -113,7 +113,7 @@ describe('probePython against the fake packages', () => {
     expect(p.pythonVersion).toMatch(/^3\.\d+\.\d+$/);
     expect(p.torchCuda).toBe('12.9');
     expect(p.modules).toEqual({
-      dynamo: { ok: true, version: '1.0.0', error: null },
+      dynamo: { ok: true, version: '1.6.1', error: null },
       torch: { ok: true, version: '2.8.0+cu129', error: null },
       nixl: { ok: true, version: '0.6.0', error: null },
       vllm: { ok: true, version: '0.11.0', error: null },
@@ -125,7 +125,19 @@ describe('probePython against the fake packages', () => {
     expect(p.modules.nixl.ok).toBe(false);
     expect(p.modules.dynamo.ok).toBe(true);
     const m = await probePython('python3', 'mocker', pyEnv(), T);
-    expect(Object.keys(m.modules)).toEqual(['dynamo', 'torch', 'nixl']);
+    expect(Object.keys(m.modules)).toEqual(['dynamo', 'dynamo.frontend', 'dynamo.mocker']);
+    expect(m.modules['dynamo.mocker']).toEqual({ ok: true, version: '1.6.1', error: null });
+  });
+  it('never imports torch for the mocker (a torch that leaves a mark when imported stays unmarked)', async () => {
+    const pkgs = join(tmp, 'marking-torch');
+    const mark = join(tmp, 'torch-was-imported');
+    mkdirSync(join(pkgs, 'torch'), { recursive: true });
+    writeFileSync(join(pkgs, 'torch', '__init__.py'), `open(${JSON.stringify(mark)}, "w").close()\n`);
+    const m = await probePython('python3', 'mocker', { PATH: SYS_PATH, PYTHONPATH: [pkgs, join(FIXTURES, 'python')].join(delimiter) }, T);
+    expect(m.ok).toBe(true);
+    expect(existsSync(mark)).toBe(false);
+    await probePython('python3', 'vllm', { PATH: SYS_PATH, PYTHONPATH: [pkgs, join(FIXTURES, 'python')].join(delimiter) }, T);
+    expect(existsSync(mark)).toBe(true); // the vLLM engine does ask for it: the mark works
   });
   it('a CPU torch build gives torchCuda null', async () => {
     const p = await probePython('python3', 'vllm', pyEnv({ FAKE_TORCH_CUDA: 'none' }), T);
@@ -164,5 +176,13 @@ describe('probePython against the fake packages', () => {
     const p = await probePython(slow, 'vllm', pyEnv(), 300);
     expect(p.ok).toBe(false);
     expect(p.error).toContain('within 300 ms');
+  });
+});
+
+describe('probeDynamoVersion (what plans follow)', () => {
+  it('reads the fake package\'s version; null without an interpreter or without Dynamo', async () => {
+    expect(await probeDynamoVersion('python3', pyEnv(), T)).toBe('1.6.1');
+    expect(await probeDynamoVersion('/nonexistent/bin/python3', pyEnv(), T)).toBeNull();
+    expect(await probeDynamoVersion('python3', pyEnv({ FAKE_MISSING_MODULES: 'dynamo' }), T)).toBeNull();
   });
 });

@@ -25,11 +25,20 @@ describe('buildPlan: built-in recipes', () => {
     expect(p.processes.map((x) => x.name)).toEqual(['frontend', 'agg-0']);
     expect(proc(p, 'frontend').argv).toEqual(['python3', '-m', 'dynamo.frontend', '--http-port', '8000', '--router-mode', 'round-robin', '--discovery-backend', 'file']);
     expect(proc(p, 'frontend').env).toEqual(FILE_ENV);
-    expect(proc(p, 'frontend').ready).toEqual({ http: 'http://127.0.0.1:8000/v1/models' });
+    // Ready once the model is listed, its /ready (1.6+) counts the worker, and a completion is answered.
+    expect(proc(p, 'frontend').ready).toEqual({
+      http: 'http://127.0.0.1:8000/v1/models', modelReady: 'http://127.0.0.1:8000/v1/models/Qwen%2FQwen3-0.6B/ready', workers: 1, completion: true,
+    });
     expect(proc(p, 'agg-0').argv).toEqual([
       'python3', '-m', 'dynamo.vllm', '--model', 'Qwen/Qwen3-0.6B', '--gpu-memory-utilization', '0.38', '--max-model-len', '4096', '--enforce-eager',
     ]);
-    expect(proc(p, 'agg-0').env).toEqual({ ...FILE_ENV, CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: '0', DYN_SYSTEM_PORT: '8081', DYN_SYSTEM_ENABLED: 'true' });
+    // No DYN_SYSTEM_ENABLED (deprecated since 0.7: a WARN in every worker log); no 5 s grace at stop.
+    expect(proc(p, 'agg-0').env).toEqual({
+      ...FILE_ENV, CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: '0', DYN_SYSTEM_PORT: '8081', DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS: '0',
+    });
+    expect(proc(p, 'agg-0').blockSize).toBe(16);
+    // No interpreter was asked: the plan says it assumed the verified release.
+    expect(p.dynamo).toEqual({ version: null, plannedFor: '1.6.1', assumed: true });
     expect(proc(p, 'agg-0').ready).toEqual({ logPattern: KV_LINE_PATTERN, http: 'http://127.0.0.1:8081/health' });
     expect(p.budget).toEqual({ fractionSum: 0.38, limit: 0.9, budgetMiB: 3112 });
   });
@@ -74,19 +83,26 @@ describe('buildPlan: built-in recipes', () => {
     ]);
     expect(d.env).toMatchObject({ DYN_SYSTEM_PORT: '8081', VLLM_NIXL_SIDE_CHANNEL_PORT: '20097', CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: '0', PYTHONHASHSEED: '0' });
     expect(pf.env).toMatchObject({ DYN_SYSTEM_PORT: '8082', VLLM_NIXL_SIDE_CHANNEL_PORT: '20098' });
+    // A host without a routable address still gets a side channel: loopback, kept as given by Dynamo.
+    expect([d.env.VLLM_NIXL_SIDE_CHANNEL_HOST, pf.env.VLLM_NIXL_SIDE_CHANNEL_HOST]).toEqual(['127.0.0.1', '127.0.0.1']);
     expect(d.ports).toEqual({ system: 8081, nixlSideChannel: 20097 });
     expect(pf.ports).toEqual({ system: 8082, nixlSideChannel: 20098, kvEvents: 20080 });
     expect([d.publishesKvEvents, pf.publishesKvEvents]).toEqual([false, true]);
     expect([d.waitFor, pf.waitFor]).toEqual([[], ['decode-0']]);
   });
 
-  it('mocker: --model-path, no GPU fraction or budget, no KV line to wait for, workers start together', async () => {
+  it('mocker: --model-path and --model-name, no GPU fraction or budget, ready through the frontend, workers start together', async () => {
     const p = await plan('mocker', [], { model: QWEN });
     const w = proc(p, 'agg-0');
-    expect(w.argv).toEqual(['python3', '-m', 'dynamo.mocker', '--model-path', 'Qwen/Qwen3-0.6B']);
+    expect(w.argv).toEqual(['python3', '-m', 'dynamo.mocker', '--model-path', 'Qwen/Qwen3-0.6B', '--model-name', 'Qwen/Qwen3-0.6B']);
     expect(w.gpuMemoryUtilization).toBeNull();
     expect(w.kvTokensEstimate).toBeNull();
-    expect(w.ready).toEqual({ http: 'http://127.0.0.1:8081/health' });
+    // Its /health stays "notready" (FACTS §4): the frontend decides, counting both workers.
+    expect(w.ready).toEqual({ viaFrontend: true });
+    expect(proc(p, 'frontend').ready).toMatchObject({ workers: 2, completion: true });
+    expect(w.env.DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS).toBeUndefined();
+    expect(w.blockSize).toBe(64);
+    expect(w.publishesKvEvents).toBe(true);
     expect(proc(p, 'agg-1').waitFor).toEqual([]);
     expect(p.budget.fractionSum).toBe(0);
     expect(p.budget.budgetMiB).toBeNull();
@@ -99,6 +115,81 @@ describe('buildPlan: built-in recipes', () => {
       'frontend.http=9100', 'agg-0.system=9200', 'agg-0.kvEvents=9300', 'agg-1.system=9201', 'agg-1.kvEvents=9301',
     ]);
     expect(p.frontendUrl).toBe('http://127.0.0.1:9100');
+  });
+});
+
+describe('buildPlan: the mocker', () => {
+  it('block size from --block-size; no KV events without prefix caching', async () => {
+    const p = await plan('mocker', ['workers.0.args=["--block-size", "32", "--no-enable-prefix-caching"]']);
+    expect(proc(p, 'agg-0').blockSize).toBe(32);
+    expect(proc(p, 'agg-0').publishesKvEvents).toBe(false);
+    expect(proc(p, 'agg-0').argv.slice(-3)).toEqual(['--block-size', '32', '--no-enable-prefix-caching']);
+  });
+
+  it('a local model folder: served under its path, readiness without the /ready sub-resource (404 for such ids)', async () => {
+    const p = await plan('mocker', ['model=/models/tiny']);
+    expect(proc(p, 'agg-0').argv).toContain('/models/tiny');
+    expect(proc(p, 'frontend').ready.modelReady).toBeUndefined();
+    expect(proc(p, 'frontend').ready.workers).toBe(2);
+  });
+});
+
+describe('buildPlan: plans follow the installed Dynamo release', () => {
+  it('1.6.1 (verified): the plan records the version and is the default plan', async () => {
+    const p = await plan('agg-router-approx', [], { dynamoVersion: '1.6.1' });
+    expect(p.dynamo).toEqual({ version: '1.6.1', plannedFor: '1.6.1', assumed: false });
+    expect(p.processes).toEqual((await plan('agg-router-approx')).processes);
+  });
+
+  it('1.5.1: no /ready sub-resource (readiness counts workers in /health)', async () => {
+    const p = await plan('agg', [], { dynamoVersion: '1.5.1' });
+    expect(proc(p, 'frontend').ready).toEqual({ http: 'http://127.0.0.1:8000/v1/models', workers: 1, completion: true });
+  });
+
+  it('1.0.x: new flag names, but dynamo.vllm still publishes KV events by default: each worker its own DYN_VLLM_KV_EVENT_PORT', async () => {
+    const p = await plan('agg-router-approx', [], { dynamoVersion: '1.0.2' });
+    expect(proc(p, 'frontend').argv).toEqual([
+      'python3', '-m', 'dynamo.frontend', '--http-port', '8000', '--router-mode', 'kv', '--no-router-kv-events', '--discovery-backend', 'file',
+    ]);
+    expect([proc(p, 'agg-0').env.DYN_VLLM_KV_EVENT_PORT, proc(p, 'agg-1').env.DYN_VLLM_KV_EVENT_PORT]).toEqual(['20080', '20081']);
+    expect([proc(p, 'agg-0').ports.kvEvents, proc(p, 'agg-1').ports.kvEvents]).toEqual([20080, 20081]);
+    expect(proc(p, 'agg-0').publishesKvEvents).toBe(true);
+    expect(proc(p, 'agg-0').env.DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS).toBe('0');
+  });
+
+  it('0.9.x: --store-kv / DYN_STORE_KV, --no-kv-events, --is-prefill-worker / --is-decode-worker, no grace variable', async () => {
+    const p = await plan('disagg-same-gpu', ['frontend.kvEvents=false'], { dynamoVersion: '0.9.0' });
+    const fe = proc(p, 'frontend');
+    expect(fe.argv.slice(5)).toEqual(['--router-mode', 'kv', '--no-kv-events', '--store-kv', 'file']);
+    expect(fe.env.DYN_STORE_KV).toBe('file');
+    expect(fe.env.DYN_DISCOVERY_BACKEND).toBeUndefined();
+    expect(proc(p, 'decode-0').argv).toContain('--is-decode-worker');
+    expect(proc(p, 'prefill-0').argv).toContain('--is-prefill-worker');
+    expect(proc(p, 'prefill-0').argv).not.toContain('--disaggregation-mode');
+    // The prefill worker publishes by default in this release; decode never does.
+    expect(proc(p, 'prefill-0').env.DYN_VLLM_KV_EVENT_PORT).toBe('20080');
+    expect(proc(p, 'decode-0').env.DYN_VLLM_KV_EVENT_PORT).toBeUndefined();
+    expect(proc(p, 'prefill-0').env.DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS).toBeUndefined();
+  });
+
+  it('before 0.7: workers need DYN_SYSTEM_ENABLED=true to serve /health', async () => {
+    const p = await plan('agg', [], { dynamoVersion: '0.6.1' });
+    expect(proc(p, 'agg-0').env.DYN_SYSTEM_ENABLED).toBe('true');
+    expect(proc(await plan('agg', [], { dynamoVersion: '0.7.0' }), 'agg-0').env.DYN_SYSTEM_ENABLED).toBeUndefined();
+  });
+
+  it('an unreadable version plans for the verified release and says so', async () => {
+    const p = await plan('agg', [], { dynamoVersion: 'garbage' });
+    expect(p.dynamo).toEqual({ version: 'garbage', plannedFor: '1.6.1', assumed: true });
+  });
+});
+
+describe('system ports', () => {
+  it('the last worker\'s system port may be 32767 and no more (Dynamo reads it as a signed 16-bit number)', async () => {
+    expect(proc(await plan('mocker', ['ports.system=32766']), 'agg-1').env.DYN_SYSTEM_PORT).toBe('32767');
+    await expect(plan('mocker', ['ports.system=32767'])).rejects.toThrow(
+      'ports.system: 2 workers take system ports 32767-32768, past 32767; Dynamo reads DYN_SYSTEM_PORT as a signed 16-bit number, so set ports.system to at most 32766',
+    );
   });
 });
 

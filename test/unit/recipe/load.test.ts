@@ -42,6 +42,21 @@ describe('parseRecipe', () => {
     expect(errorOf(`${minimal}engine: trt\n`)).toBe('my.yaml: engine: must be one of "vllm", "mocker" (got "trt")');
   });
 
+  it('refuses discovery "mem" with the reason, and names the backends that work', () => {
+    expect(errorOf(`${minimal}discovery: mem\n`)).toBe(
+      'my.yaml: discovery: "mem" cannot work: the "mem" backend keeps registrations inside one process, and up starts the frontend and each ' +
+        'worker as separate processes that would never see each other; use "file" (the default) or "etcd"',
+    );
+    expect(errorOf(`${minimal}discovery: nats\n`)).toBe('my.yaml: discovery: must be one of "file", "etcd" (got "nats")');
+  });
+
+  it('refuses a system port above 32767 (Dynamo parses it as a signed 16-bit number)', () => {
+    expect(errorOf(`${minimal}ports: { system: 40000 }\n`)).toBe(
+      'my.yaml: ports.system: must be <= 32767: Dynamo reads DYN_SYSTEM_PORT as a signed 16-bit number (got 40000)',
+    );
+    expect(parseRecipe(`${minimal}ports: { system: 32767 }\n`, 'my.yaml').ports.system).toBe(32767);
+  });
+
   it('reports invalid YAML with its line', () => {
     expect(errorOf('name: t\nworkers: [\n')).toMatch(/^my\.yaml:\d+: invalid YAML/);
   });
