@@ -4,12 +4,12 @@ import type { PythonFacts } from '../../../src/host/types.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import { fakeFacts, recipeFrom } from '../../helpers/facts.js';
 
-const env = (missing: string[] = []): PythonFacts => {
+const env = (missing: string[] = [], dynamoVersion = '1.6.1'): PythonFacts => {
   const mod = (name: string, version: string) =>
     missing.includes(name) ? { ok: false, version: null, error: `ModuleNotFoundError: No module named '${name}'` } : { ok: true, version, error: null };
   return {
     interpreter: '/home/u/venv/bin/python', ok: true, error: null, pythonVersion: '3.12.3', torchCuda: '12.8',
-    modules: { dynamo: mod('dynamo', '1.0.0'), torch: mod('torch', '2.8.0+cu128'), nixl: mod('nixl', '0.6.0'), vllm: mod('vllm', '0.11.0') },
+    modules: { dynamo: mod('dynamo', dynamoVersion), torch: mod('torch', '2.8.0+cu128'), nixl: mod('nixl', '0.6.0'), vllm: mod('vllm', '0.11.0') },
   };
 };
 const disagg = recipeFrom({ workers: [{ role: 'prefill', gpuMemoryUtilization: 0.38 }, { role: 'decode', gpuMemoryUtilization: 0.38 }] });
@@ -19,8 +19,8 @@ describe('python.env', () => {
   it('passes with the versions', async () => {
     const r = await check.run(fakeFacts({ python: env() }));
     expect(r.status).toBe('pass');
-    expect(r.summary).toBe('Python 3.12.3, dynamo 1.0.0, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8)');
-    expect(r.evidence).toMatchObject({ interpreter: '/home/u/venv/bin/python', torchCuda: '12.8' });
+    expect(r.summary).toBe('Python 3.12.3, dynamo 1.6.1, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8) (verified)');
+    expect(r.evidence).toMatchObject({ interpreter: '/home/u/venv/bin/python', torchCuda: '12.8', dynamo: { version: '1.6.1', support: 'verified' } });
   });
 
   it('fails naming the missing module, with the pip command and the --python hint', async () => {
@@ -39,11 +39,35 @@ describe('python.env', () => {
     expect(r.fix).toContain('pip install nixl');
   });
 
-  it('the mocker engine needs only dynamo', async () => {
+  it('the mocker engine needs only ai-dynamo (its frontend and mocker), and says pip install ai-dynamo', async () => {
     const recipe = recipeFrom({ engine: 'mocker' });
     const plan = buildPlan({ recipe, runDir: '/tmp/x' });
-    expect((await check.run(fakeFacts({ python: env(['vllm', 'torch', 'nixl']) }, { recipe, plan }))).status).toBe('pass');
-    expect((await check.run(fakeFacts({ python: env(['dynamo']) }, { recipe, plan }))).status).toBe('fail');
+    const mocker = (missing: string[] = []): PythonFacts => {
+      const e = env(missing);
+      const mod = (n: string) => (missing.includes(n) ? { ok: false, version: null, error: `ModuleNotFoundError: No module named '${n}'` } : { ok: true, version: '1.6.1', error: null });
+      return { ...e, torchCuda: null, modules: { dynamo: mod('dynamo'), 'dynamo.frontend': mod('dynamo.frontend'), 'dynamo.mocker': mod('dynamo.mocker') } };
+    };
+    const ok = await check.run(fakeFacts({ python: mocker() }, { recipe, plan }));
+    expect(ok.status).toBe('pass');
+    expect(ok.summary).toBe('Python 3.12.3, dynamo 1.6.1 (verified)');
+    const r = await check.run(fakeFacts({ python: mocker(['dynamo.mocker']) }, { recipe, plan }));
+    expect(r.status).toBe('fail');
+    expect(r.fix).toContain('/home/u/venv/bin/python -m pip install ai-dynamo`');
+    expect(r.fix).not.toContain('[vllm]');
+  });
+
+  it('names the Dynamo version when it is outside the verified range: warn, or fail when no plan can serve it', async () => {
+    const older = await check.run(fakeFacts({ python: env([], '1.4.2') }));
+    expect(older.status).toBe('warn');
+    expect(older.summary).toContain('Dynamo 1.4.2 is outside the range dynamo-dev has verified (1.6.1)');
+    expect(older.fix).toContain('"ai-dynamo[vllm]==1.6.1"');
+    const newer = await check.run(fakeFacts({ python: env([], '1.7.0') }));
+    expect(newer.status).toBe('warn');
+    expect(newer.summary).toContain('Dynamo 1.7.0 is newer than any release dynamo-dev knows');
+    const ancient = await check.run(fakeFacts({ python: env([], '0.8.1') }));
+    expect(ancient.status).toBe('fail');
+    expect(ancient.summary).toContain('older than 0.9.0');
+    expect((await check.run(fakeFacts({ python: env([], '1.6.1.post1') }))).status).toBe('pass');
   });
 
   it('fails when the interpreter cannot be run, pointing at --python', async () => {
