@@ -247,7 +247,7 @@ describe('fake frontend (fixture used by every e2e test)', () => {
   const MODEL = 'Qwen/Qwen3-0.6B';
   const health = async (url: string) => {
     const r = await fetch(`${url}/health`);
-    return { status: r.status, body: (await r.json()) as { status: string; message?: string; instances: unknown[] } };
+    return { status: r.status, body: (await r.json()) as { status: string; message?: string; endpoints?: string[]; instances: unknown[] } };
   };
   const waitFor = async (pred: () => Promise<boolean>, ms = 5000) => {
     const end = Date.now() + ms;
@@ -257,12 +257,13 @@ describe('fake frontend (fixture used by every e2e test)', () => {
     }
   };
 
-  it('is unhealthy without workers, healthy while a registered worker pid lives, and warns about a silent KV publisher', async () => {
+  it('is healthy without workers (1.5+), counts a registered worker while its pid lives, and warns about a silent KV publisher', async () => {
     const kv = join(home.dir, 'discovery');
     fe = await startFakeFrontend(['--router-mode', 'kv', '--discovery-backend', 'file'], { DYN_FILE_KV: kv });
     expect(await fetch(`${fe.url}/live`).then((r) => r.json())).toMatchObject({ status: 'live' });
-    expect(await health(fe.url)).toEqual({ status: 503, body: { status: 'unhealthy', message: 'No endpoints available', instances: [] } });
+    expect(await health(fe.url)).toEqual({ status: 200, body: { status: 'healthy', endpoints: [], instances: [] } });
     expect(await fetch(`${fe.url}/v1/models`).then((r) => r.json())).toEqual({ object: 'list', data: [] });
+    expect((await fetch(`${fe.url}/v1/models/${encodeURIComponent(MODEL)}/ready`)).status).toBe(404);
 
     // the registration contract: written atomically, live while its pid is (here: this test's own pid)
     const dir = join(kv, 'fake-workers');
@@ -270,17 +271,29 @@ describe('fake frontend (fixture used by every e2e test)', () => {
     const reg = { model: MODEL, pid: process.pid, system_port: 8081, role: 'agg', kv_events: false, worker_id: 4242 };
     writeFileSync(join(dir, `${process.pid}.json.tmp`), JSON.stringify(reg));
     renameSync(join(dir, `${process.pid}.json.tmp`), join(dir, `${process.pid}.json`));
-    await waitFor(async () => (await health(fe!.url)).body.status === 'healthy');
-    const models = (await fetch(`${fe.url}/v1/models`).then((r) => r.json())) as { data: { id: string }[] };
-    expect(models.data.map((m) => m.id)).toEqual([MODEL]);
+    await waitFor(async () => (await health(fe!.url)).body.instances.length > 0);
+    const generate = (await health(fe.url)).body.instances.filter((i) => (i as { endpoint: string }).endpoint === 'generate');
+    expect(generate).toEqual([expect.objectContaining({ component: 'backend', endpoint: 'generate', namespace: 'dynamo', instance_id: 4242 })]);
+    const models = (await fetch(`${fe.url}/v1/models`).then((r) => r.json())) as { data: { id: string; object: string }[] };
+    expect(models.data.map((m) => [m.id, m.object])).toEqual([[MODEL, 'model']]);
+    expect(await fetch(`${fe.url}/v1/models/${encodeURIComponent(MODEL)}/ready`).then((r) => r.json())).toEqual({
+      model: MODEL, ready: true,
+      namespaces: { dynamo: { ready: true, worker_types: { aggregated: { workers: 1, needs: [] } }, present: ['aggregated'], missing_worker_types: [] } },
+    });
     const warn = await fe.waitForLog(/kv_event_publisher_disabled/);
-    expect(warn).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z {2}WARN dynamo_llm::kv_router::indexer::recovery::source_health: KV-event publishing is disabled for a role that requires KV events diagnostic_code="kv_event_publisher_disabled" model="Qwen\/Qwen3-0\.6B" worker_role="aggregated" .*worker_id=4242 kv_event_publishing_enabled=false/);
+    expect(warn).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z {2}WARN dynamo_llm::kv_router::indexer::recovery::source_health: KV-event publishing is disabled for a role that requires KV events diagnostic_code="kv_event_publisher_disabled" model="Qwen\/Qwen3-0\.6B" worker_role="aggregated" .*worker_id=4242 serving_endpoint="dynamo\/backend\/generate" kv_event_publishing_enabled=false/);
 
     // a registration whose process is gone does not count
     const dead = spawnSync('true').pid!;
     writeFileSync(join(dir, `${dead}.json`), JSON.stringify({ ...reg, pid: dead, worker_id: 5151 }));
     rmSync(join(dir, `${process.pid}.json`));
-    await waitFor(async () => (await health(fe!.url)).body.status === 'unhealthy');
+    await waitFor(async () => (await health(fe!.url)).body.instances.length === 0);
+    expect((await health(fe.url)).status).toBe(200);
+  });
+
+  it('legacy-health: /health as up to 0.7, 503 "unhealthy" until a worker registers', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_SCENARIO: 'legacy-health' });
+    expect(await health(fe.url)).toEqual({ status: 503, body: { status: 'unhealthy', message: 'No endpoints available', instances: [] } });
   });
 
   it('logs JSON lines with DYN_LOGGING_JSONL=1 and exits 0 on SIGTERM', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SAMPLES } from '../../helpers/cli.js';
-import { classifyLine, compileLogPattern, frontendLive, modelListed, parseTokenCount, stripAnsi, workerHealthy } from '../../../src/run/readiness.js';
+import { classifyLine, compileLogPattern, frontendLive, kvLineHiddenBy, modelListed, parseTokenCount, stripAnsi, workerHealthy } from '../../../src/run/readiness.js';
 import { KV_LINE_PATTERN } from '../../../src/plan/types.js';
 import type { HttpProbe } from '../../../src/host/types.js';
 
@@ -14,7 +14,26 @@ describe('classifyLine on real worker logs', () => {
   it('finds the KV line of a ready worker (thousands separators) and its loading lines', () => {
     const signals = sample('worker-agg-ready.log').map((l) => classifyLine(l, KV));
     expect(signals.filter((s) => s?.kind === 'kv')).toEqual([{ kind: 'kv', tokens: 14_816 }]);
-    expect(signals.filter((s) => s?.kind === 'loading').length).toBeGreaterThanOrEqual(3);
+    // Only vLLM's own loading lines: Resolved architecture, Starting to load model, Loading weights
+    // took, Model loading took. "Starting vLLM worker" is no line Dynamo prints (FACTS §4).
+    const loading = sample('worker-agg-ready.log').filter((l) => classifyLine(l, KV)?.kind === 'loading');
+    expect(loading.map((l) => /\] (\S+ \S+)/.exec(l)?.[1] ?? l)).toEqual(['Resolved architecture:', 'Starting to', 'Loading weights', 'Model loading']);
+    expect(classifyLine('2026-10-07T05:12:01.377120Z  INFO main.init: Starting vLLM worker model="Qwen/Qwen3-0.6B"', KV)).toBeNull();
+  });
+
+  it('the real mocker (1.6.1) is loading from its "Creating mocker engine" line, and logs no KV line', () => {
+    const lines = sample('mocker-1.6.1.log');
+    const signals = lines.map((l) => classifyLine(l, KV));
+    expect(signals.filter((s) => s?.kind === 'kv')).toEqual([]);
+    expect(lines.filter((l, i) => signals[i]?.kind === 'loading').map((l) => /dynamo_llm::mocker\S*: (\w+ \w+ \w+)/.exec(stripAnsi(l))?.[1])).toEqual(['Creating mocker engine']);
+  });
+
+  it('warns when VLLM_LOGGING_LEVEL hides the INFO KV line', () => {
+    expect(kvLineHiddenBy({ VLLM_LOGGING_LEVEL: 'WARNING' })).toBe('WARNING');
+    expect(kvLineHiddenBy({ VLLM_LOGGING_LEVEL: 'error' })).toBe('error');
+    expect(kvLineHiddenBy({ VLLM_LOGGING_LEVEL: 'INFO' })).toBeNull();
+    expect(kvLineHiddenBy({ VLLM_LOGGING_LEVEL: 'DEBUG' })).toBeNull();
+    expect(kvLineHiddenBy({})).toBeNull();
   });
 
   it('reads the combined KV + concurrency line of the newest builds', () => {
