@@ -234,6 +234,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--prefix-tokens <n>', 'approximate tokens per prefix', intArg('--prefix-tokens', 1), 1500)
     .option('--timeout <seconds>', 'per-request timeout', numArg('--timeout', 1, MAX_S), 60)
     .option('--seed <n>', 'seed of the prompts\' words and the send order, to repeat a probe (default: a new one each run)', intArg('--seed', 0))
+    .option('--block-size <n>', 'tokens per KV block of the workers, to judge hits in whole blocks (default: the live run\'s)', intArg('--block-size', 1))
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/probe.js')));
 

@@ -28,6 +28,8 @@ export interface ProbeOptions {
   timeout: number;
   /** Seed of the prompts and the send order (default: a fresh one per run); --json reports it. */
   seed?: number;
+  /** Tokens per KV block of the workers (default: the live run's plan, else unknown). */
+  blockSize?: number;
 }
 
 export const DEFAULT_FRONTEND_URL = 'http://127.0.0.1:8000';
@@ -48,14 +50,17 @@ function checkUrl(raw: string): string {
 }
 
 /** What run.json tells about the frontend being probed (only when it is that run's frontend). */
-function runContext(view: RunView | null): VerdictContext & { kvTokensMin: number | null } {
-  if (!view) return { kvTokensMin: null };
+function runContext(view: RunView | null): VerdictContext & { kvTokensMin: number | null; blockSize: number | null } {
+  if (!view) return { kvTokensMin: null, blockSize: null };
   const cachers = view.record.processes.filter((p) => p.role === 'agg' || p.role === 'prefill');
   const kv = cachers.map((p) => p.kvTokens).filter((k): k is number => typeof k === 'number');
+  // The plan knows each worker's block size (the mocker's default is 64, vLLM's 16, FACTS §4).
+  const block = view.record.plan?.processes?.find((p) => p.role === 'agg' || p.role === 'prefill')?.blockSize;
   return {
     workersExpected: cachers.length || null,
     routerMode: view.record.plan?.router?.mode ?? null,
     kvTokensMin: kv.length ? Math.min(...kv) : null,
+    blockSize: typeof block === 'number' && block > 0 ? block : null,
   };
 }
 
@@ -119,7 +124,8 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
     url = DEFAULT_FRONTEND_URL;
     notes.push(`no run recorded in ${ctx.stateDir}: probing ${DEFAULT_FRONTEND_URL} (use --url for another frontend)`);
   }
-  const rc = ofRun ? runContext(view) : { kvTokensMin: null };
+  const rc = ofRun ? runContext(view) : { kvTokensMin: null, blockSize: null };
+  const blockSize = opts.blockSize ?? rc.blockSize;
   const timeoutMs = opts.timeout * 1000;
   const unreachable = (reason: string) => {
     ctx.stderr.write(`dynamo-dev: cannot reach the frontend at ${url}: ${reason}; start one with dynamo-dev up\n`);
@@ -162,7 +168,11 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
     prefixTokens: opts.prefixTokens,
     seed: opts.seed ?? nonce,
     tag: nonce.toString(36),
+    blockSize,
   };
+  if (blockSize !== null && settings.prefixTokens < blockSize) {
+    notes.push(`--prefix-tokens ${settings.prefixTokens} is less than one KV block (${blockSize} tokens): no engine can reuse such a prefix; raise --prefix-tokens`);
+  }
   if (rc.kvTokensMin !== null && settings.prefixes * settings.prefixTokens <= rc.kvTokensMin) {
     notes.push(
       `all prefixes together (${settings.prefixes * settings.prefixTokens} tokens) fit in one worker's KV cache (${rc.kvTokensMin} tokens), ` +
@@ -198,7 +208,7 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
     notes.push(`stopped after ${stopped.failures} failed requests in a row (${sends.length} of ${run.planned} sent)`);
   }
 
-  const stats = summarize(sends);
+  const stats = summarize(sends, { blockSize });
   // The prefixes' real size (the frontend's prompt_tokens), not the requested approximation.
   const sizes = sends.filter((x) => x.promptTokens !== null).map((x) => estimatedPrefixTokens(x));
   const verdict = judge(stats, {

@@ -154,7 +154,7 @@ export function createFacts(o: FactsOptions): Facts {
     frontend: once<FrontendFacts | null>(async () => {
       const view = await run();
       if (!view || !view.live) return null;
-      return (await import('./http.js')).probeFrontend(view.record.frontendUrl, o.timeoutMs);
+      return (await import('./http.js')).probeFrontend(view.record.frontendUrl, o.timeoutMs, view.record.model);
     }),
     async stillRunning(procs) {
       const { readStartTicks } = await import('../run/proc.js');

@@ -149,4 +149,6 @@ export interface FrontendFacts {
   models: HttpProbe;
   /** Model ids /v1/models lists. */
   modelIds: string[];
+  /** GET /v1/models/<model>/ready (1.6+), when a model was asked for and its id fits a URL path. */
+  modelReady?: HttpProbe | null;
 }

@@ -14,6 +14,8 @@ export interface ProbeSettings {
   seed: number;
   /** Opens every prefix; fresh per run (see buildPrompts). Default: from the seed. */
   tag?: string;
+  /** Tokens per KV block that hits were judged with (null: not known, whole prefixes). */
+  blockSize?: number | null;
 }
 
 export interface SendOutcome {

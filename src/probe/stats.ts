@@ -1,12 +1,14 @@
 // Statistics of a probe run (pure). Definitions, also in docs/probe.md:
 //
 // - A "repeat" is any send of a prefix after its first (the first send is a cold miss by design).
-// - A repeat HITS when cached_tokens >= HIT_CACHED_FRACTION x the prefix's tokens. The prefix's
-//   tokens are estimated from the reported prompt_tokens, scaled by the prefix's share of the
-//   prompt's words (so the chat template and the real tokenizer are accounted for); without
-//   prompt_tokens, the prefix's word count. 80% tolerates block rounding (vLLM caches whole
-//   blocks of 16 tokens) and tokenizer drift while a partial hit on a shared template start
-//   (a few tokens) never counts.
+// - A repeat HITS when cached_tokens >= HIT_CACHED_FRACTION x the prefix's cacheable tokens. The
+//   prefix's tokens are estimated from the reported prompt_tokens, scaled by the prefix's share of
+//   the prompt's words (so the chat template and the real tokenizer are accounted for); without
+//   prompt_tokens, the prefix's word count. Engines cache whole blocks (vLLM 16 tokens, Dynamo's
+//   mocker 64, FACTS §4): with the workers' block size known, the cacheable part is the prefix
+//   rounded down to whole blocks (at least one), so a short prefix on 64-token blocks is not
+//   called a miss for the up to 63 tokens no engine could reuse. 80% of that tolerates tokenizer
+//   drift while a partial hit on a shared template start (a few tokens) never counts.
 // - When cached_tokens is absent, the repeat hits when its first-token time is at most
 //   TTFT_HIT_RATIO x the first send of the same prefix (that reference capped by the median of
 //   all first sends, so one slow warm-up request does not make every repeat look like a hit).
@@ -114,7 +116,14 @@ export function estimatedPrefixTokens(s: Pick<ProbeSend, 'promptTokens' | 'prefi
   return s.prefixWords;
 }
 
-export function summarize(sends: ProbeSend[]): ProbeStats {
+/** Cached tokens a repeat needs to count as a hit; blockSize null: the prefix's tokens as they are. */
+export function hitThreshold(prefixTokens: number, blockSize: number | null): number {
+  if (!blockSize || blockSize <= 1) return HIT_CACHED_FRACTION * prefixTokens;
+  return HIT_CACHED_FRACTION * Math.max(blockSize, Math.floor(prefixTokens / blockSize) * blockSize);
+}
+
+export function summarize(sends: ProbeSend[], o: { blockSize?: number | null } = {}): ProbeStats {
+  const blockSize = o.blockSize ?? null;
   const ok = sends.filter((s) => s.ok);
   const byPrefix = new Map<number, ProbeSend[]>();
   for (const s of sends) {
@@ -145,7 +154,7 @@ export function summarize(sends: ProbeSend[]): ProbeStats {
       if (s.repeat === 0 || !s.ok) continue;
       let j: RepeatJudgement | null = null;
       if (s.cachedTokens !== null) {
-        j = { prefix, repeat: s.repeat, method: 'cached_tokens', hit: s.cachedTokens >= HIT_CACHED_FRACTION * estimatedPrefixTokens(s) };
+        j = { prefix, repeat: s.repeat, method: 'cached_tokens', hit: s.cachedTokens >= hitThreshold(estimatedPrefixTokens(s), blockSize) };
       } else if (s.ttftMs !== null && ref !== null) {
         j = { prefix, repeat: s.repeat, method: 'ttft', hit: s.ttftMs <= TTFT_HIT_RATIO * ref };
       }

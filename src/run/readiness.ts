@@ -1,4 +1,4 @@
-import { getJson, modelIdsOf } from '../host/http.js';
+import { getJson, modelIdsOf, modelReadinessOf, postJson, workerInstancesOf } from '../host/http.js';
 import type { HttpProbe } from '../host/types.js';
 import { parseTokenCount, stripAnsi } from '../diagnose/line.js';
 import { realClock, type Clock } from './clock.js';
@@ -77,34 +77,59 @@ export const frontendHealthy = (p: HttpProbe): boolean => statusOf(p) === 'healt
 /** /v1/models lists the model. */
 export const modelListed = (p: HttpProbe, model: string): boolean => p.ok && modelIdsOf(p.body).includes(model);
 
+/** Workers the frontend counts in an answer: /v1/models/<model>/ready's worker counts, else /health's generate instances. */
+export function workersSeen(p: HttpProbe | null): number | null {
+  if (!p || p.body === null) return null;
+  const r = modelReadinessOf(p.body);
+  if (r) return r.ready ? r.workers : 0;
+  return typeof p.body === 'object' && Array.isArray((p.body as { instances?: unknown }).instances) ? workerInstancesOf(p.body).length : null;
+}
+
+/** The frontend counts at least `want` workers (either answer above). */
+export const workersCounted = (p: HttpProbe, want: number): boolean => p.ok && (workersSeen(p) ?? -1) >= want;
+
+/** A chat completion was answered with at least one choice. */
+export const completionAnswered = (p: HttpProbe): boolean =>
+  p.ok && p.body !== null && typeof p.body === 'object' && Array.isArray((p.body as { choices?: unknown }).choices) &&
+  (p.body as { choices: unknown[] }).choices.length > 0;
+
 export interface PollOptions {
   intervalMs: number;
   /** Per-request timeout. */
   requestTimeoutMs: number;
   signal: AbortSignal;
+  /** POST this JSON body instead of a GET. */
+  body?: unknown;
+  /** Sees every answer (the last one explains a wait that never ends). */
+  onAnswer?: (p: HttpProbe) => void;
 }
 
 /** One GET with a JSON answer; never throws (host/http.ts getJson is the real one). */
 export type HttpGetter = (url: string, timeoutMs: number) => Promise<HttpProbe>;
+/** One POST of a JSON body with a JSON answer; never throws (host/http.ts postJson). */
+export type HttpPoster = (url: string, body: unknown, timeoutMs: number) => Promise<HttpProbe>;
 
 /** What a poll touches, injectable so readiness runs in tests without a server or real waits. */
 export interface PollDeps {
   get: HttpGetter;
+  post?: HttpPoster;
   clock: Pick<Clock, 'now' | 'setTimeout' | 'clear'>;
 }
 
-const realPollDeps: PollDeps = { get: getJson, clock: realClock };
+const realPollDeps: PollDeps = { get: getJson, post: postJson, clock: realClock };
 
 /**
- * GETs url every intervalMs until judge(answer) holds; resolves with that answer. Rejects with the
- * signal's reason when aborted (the supervisor aborts on stop, failure and deadline).
+ * GETs url (or POSTs o.body) every intervalMs until judge(answer) holds; resolves with that answer.
+ * Rejects with the signal's reason when aborted (the supervisor aborts on stop, failure and deadline).
  */
 export async function pollHttp(url: string, judge: (p: HttpProbe) => boolean, o: PollOptions, deps: PollDeps = realPollDeps): Promise<HttpProbe> {
   const { clock } = deps;
+  const post = deps.post ?? postJson;
   for (;;) {
     if (o.signal.aborted) throw o.signal.reason ?? new Error('aborted');
     const t0 = clock.now();
-    const probe = await deps.get(url, o.requestTimeoutMs);
+    const probe = o.body === undefined ? await deps.get(url, o.requestTimeoutMs) : await post(url, o.body, o.requestTimeoutMs);
+    o.onAnswer?.(probe);
     if (judge(probe)) return probe;
     const wait = Math.max(0, o.intervalMs - (clock.now() - t0));
     await new Promise<void>((resolve, reject) => {

@@ -2,9 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { realClock, type Clock } from './clock.js';
 import { diagnoseLog, type Diagnosis } from './diagnosis.js';
 import { followFile, type FollowOptions, type Follower } from './follow.js';
-import { getJson } from '../host/http.js';
+import { getJson, postJson } from '../host/http.js';
 import { descendants, readCmdline, readStartTicks } from './proc.js';
-import type { HttpGetter } from './readiness.js';
+import type { HttpGetter, HttpPoster } from './readiness.js';
 import { spawnLogged, type Spawned } from './spawn.js';
 import { writeRunSync } from './state.js';
 import { markedProcesses, readBootId } from './run-scan.js';
@@ -21,6 +21,8 @@ export interface SupervisorDeps {
   spawn(argv: string[], env: NodeJS.ProcessEnv, logFile: string): Spawned;
   follow(path: string, onLine: (line: string) => void, opts: FollowOptions): Follower;
   get: HttpGetter;
+  /** The readiness completion (a POST to the frontend). */
+  post: HttpPoster;
   /** The log's root cause from the signature table. */
   diagnose(logFile: string): Promise<{ top: Diagnosis | null }>;
   /** Live descendants of pid (engine processes to record for teardown). */
@@ -46,6 +48,7 @@ export function realSupervisorDeps(): SupervisorDeps {
     spawn: spawnLogged,
     follow: followFile,
     get: getJson,
+    post: postJson,
     diagnose: diagnoseLog,
     descendants,
     stop: (targets, opts) => startStop(targets, opts),

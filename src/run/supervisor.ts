@@ -5,7 +5,7 @@ import type { ProcessRecord, ProcessState, RunRecord, RunState } from './types.j
 import { newProcessRecord, newRunRecord } from './run-record.js';
 import { recordDescendants } from './descendant-watch.js';
 import type { Follower } from './follow.js';
-import { stripAnsi } from './readiness.js';
+import { kvLineHiddenBy, stripAnsi } from './readiness.js';
 import type { ExitInfo, Spawned } from './spawn.js';
 import type { Diagnosis } from './diagnosis.js';
 import { curlLine, type ReadyWorker, type UpEvent } from './events.js';
@@ -104,7 +104,9 @@ export class Supervisor extends EventEmitter {
       const p = {
         spec, rec: newProcessRecord(spec, o.stateDir, o.runId), spawned: null, follower: null, lines: [], exit: null, startedMs: 0,
       } as Omit<Proc, 'readiness'> as Proc;
-      p.readiness = new ProcessReadiness(readinessPlan(spec, o.plan, pollMs), this.readinessHost(p), { get: this.d.get, clock: this.d.clock }, this.abort.signal);
+      p.readiness = new ProcessReadiness(
+        readinessPlan(spec, o.plan, pollMs), this.readinessHost(p), { get: this.d.get, post: this.d.post, clock: this.d.clock }, this.abort.signal,
+      );
       return p;
     });
     this.record = newRunRecord({
@@ -254,6 +256,9 @@ export class Supervisor extends EventEmitter {
         else void this.lockHint(p, w);
       },
       ready: () => {
+        // Mocker workers have no ready signal of their own: the frontend counting every planned
+        // worker and answering a completion is theirs (FACTS §4).
+        if (p.spec.role === 'frontend') for (const q of this.procs) q.readiness.confirm();
         this.startEligible();
         this.checkAllReady();
       },
@@ -316,9 +321,12 @@ export class Supervisor extends EventEmitter {
   // ---- failures -----------------------------------------------------------------------------
 
   private failureView(p: Proc): FailureView {
+    const frontend = this.procs.find((q) => q.spec.role === 'frontend');
     return {
       name: p.spec.name, role: p.spec.role, state: p.rec.state, waitFor: p.spec.waitFor, readyHttp: p.spec.ready.http,
       lockWait: p.readiness.lockWait, loaded: p.readiness.kvSeen || p.readiness.healthy,
+      waitingFor: p.readiness.plan.viaFrontend ? frontend?.readiness.waitingFor ?? null : p.readiness.waitingFor,
+      viaFrontend: Boolean(p.readiness.plan.viaFrontend),
     };
   }
 
@@ -349,7 +357,14 @@ export class Supervisor extends EventEmitter {
 
   private async onDeadline(): Promise<void> {
     if (this.finishing || this.everReady) return;
-    await this.fail(deadlineFailure(this.procs.map((p) => this.failureView(p)), this.o.readyTimeoutMs));
+    const f: Failure = deadlineFailure(this.procs.map((p) => this.failureView(p)), this.o.readyTimeoutMs);
+    // A KV line that the logging level hides never comes: say so rather than "still loading".
+    const stuck = this.procs.find((p) => p.spec.name === f.process);
+    const hidden = stuck?.readiness.plan.kvPattern && !stuck.readiness.kvSeen ? kvLineHiddenBy({ ...this.o.env, ...stuck.spec.env }) : null;
+    if (hidden && !f.hint) {
+      f.hint = `VLLM_LOGGING_LEVEL=${hidden} hides vLLM's INFO line "GPU KV cache size: N tokens" that readiness waits for: unset it or set it to INFO`;
+    }
+    await this.fail(f);
   }
 
   private async fail(f: Failure): Promise<void> {

@@ -1,15 +1,30 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { bindable } from '../helpers/ports.js';
+import { groupMembers } from '../../src/run/proc.js';
+import type { RunRecord } from '../../src/run/types.js';
 
 // What upstream Dynamo contradicts, through the built binary with the fakes: input the real
 // Dynamo cannot run is refused before anything starts, and plans follow the installed release.
 
 const homes: ReturnType<typeof tempHome>[] = [];
-afterEach(() => {
+const live: { stateDir: string; env: Record<string, string | undefined> }[] = [];
+afterEach(async () => {
+  // A failed test must not leave its fake processes running: teardown what it started.
+  for (const l of live.splice(0)) await runCli(['teardown', '--grace', '1'], l.env, { timeoutMs: 20_000 });
   for (const h of homes.splice(0)) h.cleanup();
 });
+
+/** A free block below 32768 (system ports are signed 16-bit), apart from the other e2e files' ranges. */
+async function portBlock(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const b = 5_000 + 10 * Math.floor(Math.random() * 500);
+    if ((await Promise.all([b, b + 1, b + 2].map(bindable))).every(Boolean)) return b;
+  }
+  throw new Error('no free port block in 5000-9999');
+}
 const home = () => {
   const h = tempHome('dd-updyn-');
   homes.push(h);
@@ -41,7 +56,10 @@ describe('up refuses what Dynamo cannot run: exit 2, one line, nothing started',
 
   it('--python pointing at an interpreter without Dynamo: preflight names it, nothing started, exit 1', async () => {
     const h = home();
-    const r = await runCli(['up', 'mocker', '--python', 'python3', '--json'], fakeEnv(h, { python: false }));
+    const base = await portBlock();
+    const env = fakeEnv(h, { python: false });
+    live.push({ stateDir: h.stateDir, env });
+    const r = await runCli(['up', 'mocker', '--python', 'python3', '--json', '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`], env);
     expect(r.code).toBe(1);
     const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
     const pre = events.find((e) => e.event === 'preflight')!;
@@ -51,6 +69,7 @@ describe('up refuses what Dynamo cannot run: exit 2, one line, nothing started',
     expect(py.fix).toContain('python3 -m pip install ai-dynamo`');
     expect(events.map((e) => e.event)).not.toContain('starting');
     expect(events.at(-1)).toMatchObject({ event: 'failed', reason: 'preflight: python.env failed; nothing was started' });
+    expect(nothingStarted(h.stateDir)).toBe(true);
   });
 });
 
@@ -78,5 +97,33 @@ describe('plans follow the installed Dynamo', () => {
     expect(r.stderr).toContain('dynamo-dev: warning: VLLM_LOGGING_LEVEL=WARNING hides vLLM\'s INFO line "GPU KV cache size: N tokens" that agg-0 must log to be ready');
     const quiet = await runCli(['up', 'mocker', '--dry-run'], fakeEnv(h, { python: true, vars: { VLLM_LOGGING_LEVEL: 'WARNING' } }));
     expect(quiet.stderr).toBe('');
+  });
+});
+
+describe('up mocker through the fakes (mocker /health never ready, as the real one)', () => {
+  it('--detach: ready once the frontend counts both workers and answers; status says ready; teardown leaves nothing', async () => {
+    const h = home();
+    const base = await portBlock();
+    const env = fakeEnv(h, { python: true, vars: { FAKE_ENGINE_MAX_S: '120' } });
+    live.push({ stateDir: h.stateDir, env });
+    const r = await runCli(['up', 'mocker', '--detach', '--json', '--no-preflight', '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`], env, { timeoutMs: 30_000 });
+    expect(r.code).toBe(0);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    const ready = events.find((e) => e.event === 'ready')!;
+    expect(ready.workers.map((w: { name: string; health: string | null }) => [w.name, w.health])).toEqual([['agg-0', null], ['agg-1', null]]);
+    // The fake mocker's /health says notready, as the real one's does: nobody waited for it.
+    const health = await fetch(`http://127.0.0.1:${base + 1}/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({ status: 'notready', endpoints: { generate: 'ready' } });
+    const st = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { runs: { state: string; processes: { name: string; ready: boolean }[] }[] };
+    expect(st.runs[0].state).toBe('ready');
+    expect(st.runs[0].processes.map((p) => [p.name, p.ready])).toEqual([['frontend', true], ['agg-0', true], ['agg-1', true]]);
+    const td = await runCli(['teardown', '--json'], env, { timeoutMs: 20_000 });
+    expect(td.code).toBe(0);
+    const rec = JSON.parse(readFileSync(join(h.stateDir, 'runs', readdirSync(join(h.stateDir, 'runs'))[0], 'run.json'), 'utf8')) as RunRecord;
+    expect(rec.processes.flatMap((p) => (p.pgid === null ? [] : groupMembers(p.pgid)))).toEqual([]);
+    // No worker needed SIGKILL: every stop was a SIGTERM.
+    expect((JSON.parse(td.stdout) as { stopped: { signal: string | null }[] }).stopped.map((s) => s.signal)).not.toContain('SIGKILL');
+    live.length = 0;
   });
 });

@@ -1,13 +1,36 @@
+import { modelReadinessOf, workerInstancesOf } from '../../host/http.js';
+import { flagValue } from '../../plan/build.js';
+import type { Plan } from '../../plan/types.js';
+import type { RunRecord } from '../../run/types.js';
 import { fail, pass, skip, warn, type Check } from '../types.js';
 
-// The frontend answers /health with "healthy" only once a worker registered (FACTS §4; sometimes
-// "unhealthy" with HTTP 200, so the JSON decides), and lists a model in /v1/models a few seconds
-// after its worker is ready. Load sent before that fails with 404s or lands on no worker.
+// frontend.models: the live run's frontend serves the model with every planned worker behind it.
+// The frontend's /health status word says nothing about workers: from 1.5 it answers 503
+// "not_ready" during its own initial discovery and then "healthy" with or without workers (up to
+// 0.7 it said "unhealthy" until a worker registered, sometimes with HTTP 200) (FACTS §4,
+// lib/llm/src/http/service/health.rs). So workers are counted: from /v1/models/<model>/ready
+// (1.6+, worker counts per worker type) or else from the `generate` instances /health lists, and
+// compared with the plan. A run that lost a worker still answers requests, on fewer workers: an
+// experiment would measure the wrong thing, so that fails, naming how many are missing.
 
 const statusOf = (body: unknown): string | null =>
   body !== null && typeof body === 'object' && typeof (body as { status?: unknown }).status === 'string' ? (body as { status: string }).status : null;
 const messageOf = (body: unknown): string | null =>
   body !== null && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : null;
+
+/**
+ * Workers the frontend should count for this run: one per planned worker process, times the
+ * mocker's --num-workers (each of its workers registers on its own). Null when the record has no
+ * plan to count from.
+ */
+export function plannedWorkers(rec: Pick<RunRecord, 'processes'> & { plan?: Plan }): number | null {
+  const procs = rec.plan?.processes ?? rec.processes;
+  if (!procs?.length) return null;
+  return procs.filter((p) => p.role !== 'frontend').reduce((n, p) => {
+    const each = Number(flagValue(p.argv ?? [], '--num-workers'));
+    return n + (Number.isInteger(each) && each > 0 ? each : 1);
+  }, 0);
+}
 
 const check: Check = {
   id: 'frontend.models',
@@ -17,8 +40,18 @@ const check: Check = {
     if (!fe) return skip('no live run');
     const model = run?.live ? run.record.model : facts.plan.model;
     const runId = run?.record.id ?? null;
-    const evidence = { url: fe.url, model, health: fe.health.body, healthStatus: fe.health.status, modelIds: fe.modelIds, runId };
     const starting = run?.status === 'starting';
+    const expected = run?.live ? plannedWorkers(run.record) : null;
+    const readiness = fe.modelReady?.ok ? modelReadinessOf(fe.modelReady.body) : null;
+    const instances = workerInstancesOf(fe.health.body);
+    // The model's own count when the frontend has one (it also knows which worker types serve it).
+    const seen = readiness ? (readiness.ready ? readiness.workers : 0) : instances.length;
+    const countedBy = readiness ? `${fe.url}/v1/models/${model}/ready` : `${fe.url}/health`;
+    const evidence = {
+      url: fe.url, model, health: fe.health.body, healthStatus: fe.health.status, modelIds: fe.modelIds, runId,
+      workers: { seen, expected, countedBy: readiness ? 'model-ready' : 'health-instances', byType: readiness?.byType ?? null, instances: instances.map((i) => i.id) },
+      modelReady: fe.modelReady?.body ?? null,
+    };
     if (fe.health.error !== null && fe.models.error !== null) {
       return fail(
         `frontend at ${fe.url} does not answer: ${fe.health.error}`,
@@ -29,19 +62,43 @@ const check: Check = {
     }
     const status = statusOf(fe.health.body);
     const listed = fe.modelIds.includes(model);
-    if (status !== 'healthy') {
+    const upAgain = `dynamo-dev teardown${runId ? ` --run ${runId}` : ''} && dynamo-dev up`;
+    if (status === 'not_ready' || status === 'shutting_down') {
       const msg = messageOf(fe.health.body);
-      const summary = `/health says ${status ?? `HTTP ${fe.health.status ?? '?'}`}${msg ? `: ${msg}` : ''}; no worker is registered with the frontend`;
-      const fix = 'check that every worker logged its KV cache size and answers /health (`dynamo-dev doctor --only kv.allocated,logs.errors`, `dynamo-dev status`)';
+      const summary = status === 'not_ready'
+        ? `/health says not_ready${msg ? `: ${msg}` : ''}: the frontend has not finished its initial discovery`
+        : '/health says shutting_down: the frontend is stopping';
+      const fix = `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`) for a discovery error; if it stays so, \`${upAgain}\``;
       return starting ? warn(`${summary} (the run is still starting)`, fix, [], evidence) : fail(summary, fix, [`GET ${fe.health.url} -> ${JSON.stringify(fe.health.body)}`], evidence);
     }
+    if (seen === 0) {
+      const msg = status && status !== 'healthy' ? `/health says ${status}${messageOf(fe.health.body) ? `: ${messageOf(fe.health.body)}` : ''}; ` : '';
+      const summary = `${msg}the frontend counts no worker${expected !== null ? ` of the ${expected} planned` : ''}: no worker is registered with it`;
+      const fix = 'check that every worker is alive and registered (`dynamo-dev status`, `dynamo-dev doctor --only kv.allocated,logs.errors`)';
+      return starting ? warn(`${summary} (the run is still starting)`, fix, [], evidence) : fail(summary, fix, [`GET ${countedBy} -> ${JSON.stringify(readiness ? fe.modelReady?.body : fe.health.body)}`], evidence);
+    }
+    if (expected !== null && seen < expected) {
+      const missing = expected - seen;
+      const summary = `the frontend counts ${seen} of the ${expected} planned workers: ${missing} ${missing === 1 ? 'is' : 'are'} missing, so requests run on fewer workers than the experiment assumes`;
+      const fix = `see which process ended (\`dynamo-dev status${runId ? ` --run ${runId}` : ''}\`, \`dynamo-dev diagnose\`), then \`${upAgain}\``;
+      return starting ? warn(`${summary} (the run is still starting)`, fix, [`counted from ${countedBy}`], evidence) : fail(summary, fix, [`counted from ${countedBy}`], evidence);
+    }
     if (!listed) {
-      const summary = `/health is healthy but /v1/models does not list ${model}`;
+      const summary = `the frontend counts ${seen} worker${seen === 1 ? '' : 's'} but /v1/models does not list ${model}`;
       const details = [`listed: ${fe.modelIds.length ? fe.modelIds.join(', ') : 'nothing'}`];
       const fix = `wait a few seconds after the workers are ready (\`dynamo-dev up\` does), or check that the workers serve --model ${model}`;
       return starting ? warn(summary, fix, details, evidence) : fail(summary, fix, details, evidence);
     }
-    return pass(`healthy; ${fe.url}/v1/models lists ${model}`, evidence);
+    if (expected !== null && seen > expected) {
+      return warn(
+        `the frontend counts ${seen} workers, the run planned ${expected}: others registered in the same discovery and may take this run's requests`,
+        'use file discovery (a fresh directory per run) or stop the other workers (`dynamo-dev doctor --only procs.leftover`)',
+        [`counted from ${countedBy}`],
+        evidence,
+      );
+    }
+    const of = expected !== null ? `${seen} of ${expected} workers` : `${seen} worker${seen === 1 ? '' : 's'}`;
+    return pass(`${of} counted; ${fe.url}/v1/models lists ${model}`, evidence);
   },
 };
 

@@ -16,6 +16,10 @@ export interface FailureView {
   lockWait: { lockPath: string } | null;
   /** Its KV line was seen or it is healthy: it has loaded the model. */
   loaded: boolean;
+  /** The HTTP step it (for a viaFrontend worker: the frontend) is polling, with the last answer. */
+  waitingFor?: string | null;
+  /** Ready only through the frontend (the mocker). */
+  viaFrontend?: boolean;
 }
 
 export interface FailureReport {
@@ -64,6 +68,10 @@ export function lockWaitFailure(p: FailureView, lockPath: string, procs: readonl
 
 /** What a process not yet ready is waiting for, in words. */
 export function describeWait(p: FailureView): string {
+  if (p.viaFrontend && (p.state === 'starting' || p.state === 'loading')) {
+    return `not counted by the frontend, which is ${p.waitingFor ?? 'not answering yet'}`;
+  }
+  if (p.role === 'frontend' && p.state === 'loading' && p.waitingFor) return p.waitingFor;
   switch (p.state) {
     case 'waiting':
       return `waiting for ${p.waitFor.join(', ')}`;
@@ -73,7 +81,7 @@ export function describeWait(p: FailureView): string {
       if (p.lockWait) return `waiting for the Hugging Face lock ${p.lockWait.lockPath}`;
       return p.role === 'frontend' ? 'waiting for the model in /v1/models' : 'loading (no KV cache size logged yet)';
     case 'kv-allocated':
-      return `not answering ready on ${p.readyHttp}`;
+      return p.waitingFor ? `not ${p.waitingFor}` : `not answering ready on ${p.readyHttp}`;
     default:
       return p.state;
   }

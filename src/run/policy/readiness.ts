@@ -1,6 +1,8 @@
 import type { PlannedProcess } from '../../plan/types.js';
 import type { HttpProbe } from '../../host/types.js';
-import { classifyLine, compileLogPattern, frontendLive, modelListed, pollHttp, workerHealthy, type PollDeps } from '../readiness.js';
+import {
+  classifyLine, compileLogPattern, completionAnswered, frontendLive, modelListed, pollHttp, workerHealthy, workersCounted, workersSeen, type PollDeps,
+} from '../readiness.js';
 import type { ProcessState } from '../types.js';
 
 // Readiness of one process as a unit: its log lines and HTTP answers become state transitions.
@@ -15,6 +17,12 @@ export interface HttpStep {
   intervalMs: number;
   /** State once this step holds (the last step always leads to `ready`). */
   then?: ProcessState;
+  /** POST this JSON body instead of a GET. */
+  body?: unknown;
+  /** Per-request timeout (default 1 s). */
+  timeoutMs?: number;
+  /** What is awaited, given the last answer (null before any): said when the deadline passes. */
+  waitingFor: (last: HttpProbe | null) => string;
 }
 
 export interface ReadinessPlan {
@@ -22,25 +30,56 @@ export interface ReadinessPlan {
   kvPattern: RegExp | null;
   /** In order; all holding = ready. None: ready at once (after the KV line if there is one). */
   steps: HttpStep[];
+  /** Ready when the frontend is (the mocker: its /health never says ready); no steps of its own. */
+  viaFrontend?: boolean;
+}
+
+/** How an answer that did not hold reads in a deadline message. */
+function lastAnswer(p: HttpProbe | null): string {
+  if (!p) return 'no answer yet';
+  if (p.error) return p.error;
+  const body = typeof p.body === 'string' ? p.body : JSON.stringify(p.body);
+  return `HTTP ${p.status}${body ? ` ${body.length > 160 ? `${body.slice(0, 160)}...` : body}` : ''}`;
 }
 
 /** Pure: how a planned process proves it is ready. */
 export function readinessPlan(spec: PlannedProcess, run: { frontendUrl: string; model: string }, pollMs: number): ReadinessPlan {
   if (spec.role === 'frontend') {
     const base = run.frontendUrl;
-    return {
-      kvPattern: null,
-      steps: [
-        { url: `${base}/live`, judge: frontendLive, intervalMs: pollMs, then: 'loading' },
-        // The model list changes rarely and costs the frontend more than /live.
-        { url: spec.ready.http ?? `${base}/v1/models`, judge: (r) => modelListed(r, run.model), intervalMs: Math.max(pollMs, 100) },
-      ],
-    };
+    const slow = Math.max(pollMs, 100);
+    const steps: HttpStep[] = [
+      { url: `${base}/live`, judge: frontendLive, intervalMs: pollMs, then: 'loading', waitingFor: (l) => `answering /live (${lastAnswer(l)})` },
+      // The model list changes rarely and costs the frontend more than /live.
+      {
+        url: spec.ready.http ?? `${base}/v1/models`, judge: (r) => modelListed(r, run.model), intervalMs: slow,
+        waitingFor: (l) => `waiting for ${run.model} in /v1/models (${lastAnswer(l)})`,
+      },
+    ];
+    // Every planned worker counted: the model's /ready sub-resource (1.6+) or the instances /health
+    // lists (FACTS §4: count workers from the instances, never from /health's status word).
+    const want = spec.ready.workers;
+    if (want) {
+      steps.push({
+        url: spec.ready.modelReady ?? `${base}/health`, judge: (r) => workersCounted(r, want), intervalMs: slow,
+        waitingFor: (l) => `counting workers: it sees ${workersSeen(l) ?? '?'} of ${want}${l?.ok ? '' : ` (${lastAnswer(l)})`}`,
+      });
+    }
+    // One real completion, as upstream's router tests do before load: the model is listed a moment
+    // before a request is routed, and a worker that registered but cannot serve shows here.
+    if (spec.ready.completion) {
+      steps.push({
+        url: `${base}/v1/chat/completions`, judge: completionAnswered, intervalMs: Math.max(pollMs, 250), timeoutMs: 30_000,
+        body: { model: run.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false },
+        waitingFor: (l) => `answering a first chat completion (${lastAnswer(l)})`,
+      });
+    }
+    return { kvPattern: null, steps };
   }
+  if (spec.ready.viaFrontend) return { kvPattern: null, steps: [], viaFrontend: true };
   const url = spec.ready.http;
   return {
     kvPattern: spec.ready.logPattern ? compileLogPattern(spec.ready.logPattern) : null,
-    steps: url ? [{ url, judge: workerHealthy, intervalMs: pollMs }] : [],
+    steps: url ? [{ url, judge: workerHealthy, intervalMs: pollMs, waitingFor: (l) => `answering ready on ${url} (${lastAnswer(l)})` }] : [],
   };
 }
 
@@ -69,6 +108,8 @@ export class ProcessReadiness {
   kvSeen = false;
   healthy = false;
   lockWait: LockWait | null = null;
+  /** The step being polled and its last answer, in words (null: no step polled yet). */
+  waitingFor: string | null = null;
 
   constructor(
     readonly plan: ReadinessPlan,
@@ -85,7 +126,15 @@ export class ProcessReadiness {
 
   /** The process was spawned. */
   started(): void {
-    if (!this.plan.kvPattern) void this.poll();
+    if (!this.plan.kvPattern && !this.plan.viaFrontend) void this.poll();
+  }
+
+  /** The frontend counted every worker and answered: a viaFrontend process is ready with it. */
+  confirm(): void {
+    const h = this.host;
+    if (!this.plan.viaFrontend || this.healthy || !h.running() || h.exited()) return;
+    this.healthy = true;
+    h.setState('ready');
   }
 
   /** One log line (ANSI already stripped). */
@@ -116,7 +165,9 @@ export class ProcessReadiness {
     try {
       for (let i = 0; i < steps.length; i++) {
         const s = steps[i];
-        await pollHttp(s.url, s.judge, { intervalMs: s.intervalMs, requestTimeoutMs: 1000, signal: this.signal }, this.deps);
+        this.waitingFor = s.waitingFor(null);
+        const onAnswer = (a: HttpProbe) => void (this.waitingFor = s.waitingFor(a));
+        await pollHttp(s.url, s.judge, { intervalMs: s.intervalMs, requestTimeoutMs: s.timeoutMs ?? 1000, signal: this.signal, body: s.body, onAnswer }, this.deps);
         if (i === steps.length - 1) break;
         if (!h.running() || h.exited()) return;
         if (s.then) h.setState(s.then);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimatedPrefixTokens, median, randomLevelHitRate, summarize, type ProbeSend } from '../../../src/probe/stats.js';
+import { estimatedPrefixTokens, hitThreshold, median, randomLevelHitRate, summarize, type ProbeSend } from '../../../src/probe/stats.js';
 
 const PREFIX_WORDS = 1500;
 const TAIL_WORDS = 17;
@@ -31,6 +31,21 @@ describe('summarize', () => {
     ]);
     expect(s.judgements.map((j) => j.hit)).toEqual([true, true, false, false]);
     expect(s).toMatchObject({ hits: 2, repeatsJudged: 4, hitRate: 0.5, method: 'cached_tokens', firstRepeatHitRate: 1 });
+  });
+
+  it('with the workers\' block size, a hit is judged on the whole blocks of the prefix (the mocker caches 64-token blocks)', () => {
+    // A 100-token prefix on 64-token blocks: one block (64 tokens) is all any engine can reuse.
+    expect(hitThreshold(100, 64)).toBeCloseTo(51.2, 6);
+    expect(hitThreshold(100, null)).toBe(80);
+    expect(hitThreshold(1503, 16)).toBeCloseTo(0.8 * 1488, 6);
+    expect(hitThreshold(40, 64)).toBeCloseTo(51.2, 6); // shorter than a block: never a hit (nothing is cacheable)
+    const short = (o: Partial<ProbeSend>) => send(0, 1, { promptTokens: 110, prefixWords: 100, tailWords: 10, ...o });
+    const prefix = estimatedPrefixTokens({ promptTokens: 110, prefixWords: 100, tailWords: 10 }); // 100 tokens
+    expect(prefix).toBe(100);
+    const sends = [send(0, 0, { promptTokens: 110, prefixWords: 100, tailWords: 10 }), short({ cachedTokens: 64 }), { ...short({ cachedTokens: 0 }), repeat: 2 }];
+    // Judged without the block size, a full one-block hit looks like a miss (64 < 80).
+    expect(summarize(sends).judgements.map((j) => j.hit)).toEqual([false, false]);
+    expect(summarize(sends, { blockSize: 64 }).judgements.map((j) => j.hit)).toEqual([true, false]);
   });
 
   it('without prompt_tokens the prefix word count is the reference', () => {

@@ -33,7 +33,17 @@ const plan: Plan = {
   ],
 };
 
-function harness(opts: { readyTimeoutMs?: number; graceMs?: number; stopRequest?: string | null } = {}) {
+interface HarnessOptions {
+  readyTimeoutMs?: number;
+  graceMs?: number;
+  plan?: Plan;
+  /** Answers before the default table (undefined: fall through to it). */
+  get?: (url: string) => HttpProbe | undefined;
+  post?: (url: string, body: unknown) => HttpProbe;
+  stopRequest?: string | null;
+}
+
+function harness(opts: HarnessOptions = {}) {
   const clock = new FakeClock();
   const machine = new FakeMachine();
   const lines = new Map<string, (line: string) => void>();
@@ -59,10 +69,15 @@ function harness(opts: { readyTimeoutMs?: number; graceMs?: number; stopRequest?
       return { drain() {}, stop() {}, offset: 0 };
     },
     async get(url): Promise<HttpProbe> {
+      const own = opts.get?.(url);
+      if (own) return own;
       const ok = healthy.has(url);
       if (url === 'http://f/live') return { url, ok: true, status: 200, body: { status: 'live' }, error: null };
       if (url === 'http://f/v1/models') return { url, ok: true, status: 200, body: { data: ok ? [{ id: 'm' }] : [] }, error: null };
       return { url, ok, status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'notready' }, error: null };
+    },
+    async post(url, body) {
+      return opts.post ? opts.post(url, body) : { url, ok: false, status: 404, body: null, error: null };
     },
     diagnose: async () => ({ top: null }),
     descendants: () => [],
@@ -93,7 +108,7 @@ function harness(opts: { readyTimeoutMs?: number; graceMs?: number; stopRequest?
     lockHolders: async () => [{ pid: 4242, cmd: 'python3 download.py' }],
   };
   const sup = new Supervisor({
-    plan, runId: 'r1', stateDir: '/state', env: { HOME: '/home/u', DYNAMO_DEV_RUN: '/old/run' }, readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
+    plan: opts.plan ?? plan, runId: 'r1', stateDir: '/state', env: { HOME: '/home/u', DYNAMO_DEV_RUN: '/old/run' }, readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
     detach: false, handleSignals: false, runMarker: '/real/state/runs/r1',
   }, deps);
   const events: UpEvent[] = [];
@@ -214,5 +229,83 @@ describe('Supervisor coordinator with fake deps', () => {
     await h.clock.advance(500);
     expect(h.events.some((e) => e.event === 'stop-progress')).toBe(true);
     expect(h.events.some((e) => e.event === 'stopped')).toBe(true);
+  });
+});
+
+describe('mocker readiness: through the frontend (the real mocker\'s /health never says ready, FACTS §4)', () => {
+  const mockerWorker = (name: string, port: number): PlannedProcess => ({
+    ...worker(name, port, []), argv: ['python3', '-m', 'dynamo.mocker'], gpuMemoryUtilization: null, ready: { viaFrontend: true },
+  });
+  const mockerPlan: Plan = {
+    ...plan, recipe: 'mocker', engine: 'mocker',
+    processes: [
+      {
+        ...worker('frontend', 0, []), role: 'frontend', gpuMemoryUtilization: null,
+        ready: { http: 'http://f/v1/models', modelReady: 'http://f/v1/models/m/ready', workers: 2, completion: true },
+      },
+      mockerWorker('agg-0', 8081),
+      mockerWorker('agg-1', 8082),
+    ],
+  };
+  const json = (url: string, status: number, body: unknown): HttpProbe => ({ url, ok: status < 400, status, body, error: null });
+  const readyBody = (workers: number) => ({ model: 'm', ready: workers > 0, namespaces: { dynamo: { ready: workers > 0, worker_types: { aggregated: { workers, needs: [] } } } } });
+
+  function mockerHarness(readyTimeoutMs = 60_000) {
+    let counted = 0;
+    const posts: unknown[] = [];
+    let answers = false;
+    const h = harness({
+      plan: mockerPlan,
+      readyTimeoutMs,
+      get: (url) => {
+        if (url === 'http://f/v1/models') return json(url, 200, { object: 'list', data: counted > 0 ? [{ id: 'm' }] : [] });
+        if (url === 'http://f/v1/models/m/ready') return json(url, counted > 0 ? 200 : 404, counted > 0 ? readyBody(counted) : { message: 'Model not found' });
+        if (url.endsWith('/health')) throw new Error(`a mocker's /health was asked: ${url}`);
+        return undefined;
+      },
+      post: (url, body) => {
+        posts.push(body);
+        return answers ? json(url, 200, { choices: [{ index: 0, message: { role: 'assistant', content: 'x' } }] }) : json(url, 503, { error: 'no instances' });
+      },
+    });
+    return { h, setCounted: (n: number) => void (counted = n), setAnswers: (a: boolean) => void (answers = a), posts };
+  }
+
+  it('workers start together, show loading from the real "Creating mocker engine" line, and are ready once the frontend counts both and answers a completion', async () => {
+    const { h, setCounted, setAnswers, posts } = mockerHarness();
+    void h.sup.run();
+    await h.clock.advance(0);
+    expect(h.states()).toEqual({ frontend: 'loading', 'agg-0': 'starting', 'agg-1': 'starting' });
+    h.lines.get('agg-0')!('2026-12-01T06:02:10.887589Z  INFO dynamo_llm::mocker: Creating mocker engine with config: MockerConfig { }');
+    expect(h.states()['agg-0']).toBe('loading');
+
+    setCounted(1); // listed, but /ready counts one of two workers
+    await h.clock.advance(500);
+    expect(h.states()).toEqual({ frontend: 'loading', 'agg-0': 'loading', 'agg-1': 'starting' });
+    expect(posts).toEqual([]);
+
+    setCounted(2); // both counted: now one completion, which first fails (no route yet), then answers
+    await h.clock.advance(300);
+    expect(posts).toEqual([{ model: 'm', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false }]);
+    expect(h.events.some((e) => e.event === 'ready')).toBe(false);
+    setAnswers(true);
+    await h.clock.advance(300);
+    expect(h.states()).toEqual({ frontend: 'ready', 'agg-0': 'ready', 'agg-1': 'ready' });
+    expect(h.events.find((e) => e.event === 'ready')).toMatchObject({ workers: [{ name: 'agg-0', health: null }, { name: 'agg-1', health: null }] });
+    void h.sup.stop('SIGINT');
+    await h.clock.advance(400);
+  });
+
+  it('the deadline names the worker the frontend does not count, and how many it sees', async () => {
+    const { h, setCounted } = mockerHarness(5000);
+    const running = h.sup.run();
+    setCounted(1);
+    await h.clock.advance(5000);
+    await h.clock.advance(400);
+    const r = await running;
+    expect(r).toEqual({
+      outcome: 'failed', code: 1,
+      reason: 'not ready after 5 s: agg-0 is still not counted by the frontend, which is counting workers: it sees 1 of 2',
+    });
   });
 });
