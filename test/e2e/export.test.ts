@@ -6,7 +6,7 @@ import { CLUSTER_KV_EVENTS_ENDPOINT, LOCAL_ONLY_FLAGS, localEnvReason } from '..
 import { checkManifest } from '../../src/export/schema.js';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 
-// export k8s through the built binary, with the fake `dynamo` package (version 1.0.0) on PYTHONPATH.
+// export k8s through the built binary, with the fake `dynamo` package (version 1.6.1) on PYTHONPATH.
 
 let home: ReturnType<typeof tempHome>;
 let env: Record<string, string | undefined>;
@@ -58,10 +58,10 @@ const PORT_SETS = [
 ];
 
 const EXPECTED: Record<string, { roles: [string, number, number][]; router: string; image: string }> = {
-  agg: { roles: [['frontend', 1, 0], ['agg', 1, 1]], router: 'round-robin', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0' },
-  'agg-router': { roles: [['frontend', 1, 0], ['agg', 2, 1]], router: 'kv', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0' },
-  'disagg-same-gpu': { roles: [['frontend', 1, 0], ['decode', 1, 1], ['prefill', 1, 1]], router: 'kv', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0' },
-  mocker: { roles: [['frontend', 1, 0], ['agg', 2, 0]], router: 'kv', image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.0.0' },
+  agg: { roles: [['frontend', 1, 0], ['agg', 1, 1]], router: 'round-robin', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1' },
+  'agg-router': { roles: [['frontend', 1, 0], ['agg', 2, 1]], router: 'kv', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1' },
+  'disagg-same-gpu': { roles: [['frontend', 1, 0], ['decode', 1, 1], ['prefill', 1, 1]], router: 'kv', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1' },
+  mocker: { roles: [['frontend', 1, 0], ['agg', 2, 0]], router: 'kv', image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1' },
 };
 
 describe('dynamo-dev export k8s: the four built-in recipes x both API versions', () => {

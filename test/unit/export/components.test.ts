@@ -76,7 +76,7 @@ describe('planToComponents: built-in recipes', () => {
     const { model } = await exported('mocker');
     expect(model.engine).toBe('mocker');
     expect(model.components[1]).toMatchObject({
-      name: 'MockerWorker', replicas: 2, gpus: 0, command: ['python3', '-m', 'dynamo.mocker'], args: ['--model-path', 'Qwen/Qwen3-0.6B'],
+      name: 'MockerWorker', replicas: 2, gpus: 0, command: ['python3', '-m', 'dynamo.mocker'], args: ['--model-path', 'Qwen/Qwen3-0.6B', '--model-name', 'Qwen/Qwen3-0.6B'],
     });
     expect(notesOf(model).some((n) => n.includes('gpuMemoryUtilization'))).toBe(false);
   });
