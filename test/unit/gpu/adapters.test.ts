@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { probeCompat } from '../../../src/host/compat.js';
 import { probeComputeApps, probeGpu } from '../../../src/host/nvidia-smi.js';
-import { probeDynamoVersion, probePython } from '../../../src/host/python.js';
+import { probeDynamoVersion, probePython, venvDistVersion } from '../../../src/host/python.js';
 import { FIXTURES, SAMPLES } from '../../helpers/cli.js';
 
 // The adapters run the fakes in test/fixtures as real child processes: PATH and PYTHONPATH are
@@ -184,5 +184,21 @@ describe('probeDynamoVersion (what plans follow)', () => {
     expect(await probeDynamoVersion('python3', pyEnv(), T)).toBe('1.6.1');
     expect(await probeDynamoVersion('/nonexistent/bin/python3', pyEnv(), T)).toBeNull();
     expect(await probeDynamoVersion('python3', pyEnv({ FAKE_MISSING_MODULES: 'dynamo' }), T)).toBeNull();
+  });
+});
+
+describe('venvDistVersion (the fast path: no Python started)', () => {
+  it('reads ai-dynamo\'s dist-info folder of a virtualenv, not ai-dynamo-runtime\'s; nothing for a non-venv interpreter', async () => {
+    const venv = join(tmp, 'venv');
+    const site = join(venv, 'lib', 'python3.11', 'site-packages');
+    mkdirSync(join(site, 'ai_dynamo_runtime-1.6.1.dist-info'), { recursive: true });
+    mkdirSync(join(venv, 'bin'), { recursive: true });
+    writeFileSync(join(venv, 'pyvenv.cfg'), 'home = /usr/bin\n');
+    expect(await venvDistVersion(join(venv, 'bin', 'python'))).toBeNull();
+    mkdirSync(join(site, 'ai_dynamo-1.5.1.dist-info'));
+    expect(await venvDistVersion(join(venv, 'bin', 'python'))).toBe('1.5.1');
+    expect(await probeDynamoVersion(join(venv, 'bin', 'python'), { PATH: SYS_PATH }, T)).toBe('1.5.1');
+    expect(await venvDistVersion('python3')).toBeNull();
+    expect(await venvDistVersion(join(tmp, 'no-venv', 'bin', 'python'))).toBeNull();
   });
 });
