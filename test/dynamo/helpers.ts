@@ -1,0 +1,173 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { inject } from 'vitest';
+import { BIN, runCli, tempHome, type CliResult } from '../helpers/cli.js';
+import { bindable } from '../helpers/ports.js';
+import { groupMembers } from '../../src/run/proc.js';
+import type { RunRecord } from '../../src/run/types.js';
+
+// The real-Dynamo tier drives the built CLI against the released frontend and mocker (the venv
+// of test/dynamo/requirements.txt). Every test registers the state directory it used; `cleanup()`
+// (afterEach) tears its runs down through the CLI and then SIGKILLs any process group those runs
+// recorded that still lives, so no real process outlives a failed test. Nothing else is signalled.
+
+export type Home = ReturnType<typeof tempHome> & { env: Record<string, string | undefined> };
+
+const homes: Home[] = [];
+
+/** A temp state dir and the environment a user would have: the real venv, the tiny model cached offline. */
+export function realHome(vars: Record<string, string | undefined> = {}): Home {
+  const h = tempHome('dd-real-');
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DYNAMO_DEV_HOME: h.stateDir,
+    HF_HUB_CACHE: inject('hubCache'),
+    HF_HOME: undefined,
+    HF_HUB_OFFLINE: '1',
+    NO_COLOR: '1',
+    FORCE_COLOR: undefined,
+    PYTHONPATH: undefined,
+    PYTHONDONTWRITEBYTECODE: '1',
+    DYNAMO_DEV_PYTHON: undefined,
+    VLLM_LOGGING_LEVEL: undefined,
+    ...vars,
+  };
+  const home = { ...h, env };
+  homes.push(home);
+  return home;
+}
+
+export const python = (): string => inject('dynamoPython');
+
+export function records(stateDir: string): RunRecord[] {
+  let ids: string[] = [];
+  try {
+    ids = readdirSync(join(stateDir, 'runs'));
+  } catch {
+    return [];
+  }
+  return ids.flatMap((id) => {
+    try {
+      return [JSON.parse(readFileSync(join(stateDir, 'runs', id, 'run.json'), 'utf8')) as RunRecord];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Live members of every process group the runs in stateDir recorded. */
+export function survivors(stateDir: string): number[] {
+  return records(stateDir).flatMap((r) => r.processes.flatMap((p) => (p.pgid === null ? [] : groupMembers(p.pgid))));
+}
+
+/** afterEach: teardown through the CLI, then SIGKILL what a broken teardown would have left. */
+export async function cleanup(): Promise<void> {
+  for (const h of homes.splice(0)) {
+    if (records(h.stateDir).length > 0) await runCli(['teardown', '--grace', '5'], h.env, { timeoutMs: 30_000 });
+    for (const r of records(h.stateDir)) {
+      for (const p of r.processes) {
+        if (p.pgid === null || groupMembers(p.pgid).length === 0) continue;
+        try {
+          process.kill(-p.pgid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+    h.cleanup();
+  }
+  for (const c of upChildren.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+}
+
+/**
+ * A block of `n` consecutive free ports below 32768 (a worker's DYN_SYSTEM_PORT is a signed 16-bit
+ * number), from 9,000-10,999, away from the ranges the e2e tests draw from.
+ */
+export async function portBlock(n = 4): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const b = 9_000 + 10 * Math.floor(Math.random() * 199);
+    if ((await Promise.all(Array.from({ length: n }, (_, k) => bindable(b + k)))).every(Boolean)) return b;
+  }
+  throw new Error('no free port block in 9000-10999');
+}
+
+/** `--set` flags that move a recipe's ports to the block. */
+export const portSets = (base: number): string[] => [
+  '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--set', `ports.kvEvents=${base + 10}`,
+];
+
+export function cli(args: string[], home: Home, timeoutMs = 60_000): Promise<CliResult> {
+  return runCli(args, home.env, { timeoutMs });
+}
+
+export function json<T = any>(r: CliResult): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+  }
+}
+
+export const ndjson = (text: string): Record<string, any>[] => text.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+
+const upChildren: ChildProcess[] = [];
+
+export interface Foreground {
+  child: ChildProcess;
+  events: Record<string, any>[];
+  stderr(): string;
+  waitEvent(name: string, timeoutMs?: number): Promise<Record<string, any>>;
+  exit: Promise<{ code: number | null; signal: string | null }>;
+}
+
+/** `up --json` in the foreground, its NDJSON events collected as they come. */
+export function foreground(args: string[], home: Home): Foreground {
+  const child = spawn(process.execPath, [BIN, 'up', ...args, '--json'], { env: home.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  upChildren.push(child);
+  const events: Record<string, any>[] = [];
+  let err = '';
+  const waiters: { name: string; resolve: (e: Record<string, any>) => void }[] = [];
+  child.stderr!.on('data', (d) => (err += d));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (!line.startsWith('{')) return;
+    const e = JSON.parse(line) as Record<string, any>;
+    events.push(e);
+    for (const w of [...waiters]) if (w.name === e.event) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(e);
+    }
+  });
+  const exit = new Promise<{ code: number | null; signal: string | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  return {
+    child, events, exit, stderr: () => err,
+    waitEvent(name, timeoutMs = 60_000) {
+      const seen = events.find((e) => e.event === name);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no ${name} event within ${timeoutMs} ms; got ${events.map((e) => e.event).join(', ')}\n${err}`)), timeoutMs);
+        waiters.push({ name, resolve: (e) => { clearTimeout(t); resolve(e); } });
+        void exit.then(() => setTimeout(() => reject(new Error(`up exited before ${name}; got ${events.map((e) => e.event).join(', ')}\n${err}`)), 100));
+      });
+    },
+  };
+}
+
+/** Polls `check` every 100 ms until it returns a value (not undefined) or the time is up. */
+export async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The log of a process of the latest run. */
+export function logOf(home: Home, name: string): string {
+  const rec = records(home.stateDir).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).at(-1)!;
+  return readFileSync(rec.processes.find((p) => p.name === name)!.log, 'utf8');
+}

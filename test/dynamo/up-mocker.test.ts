@@ -1,0 +1,122 @@
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import { bindable } from '../helpers/ports.js';
+import { cleanup, cli, foreground, json, portBlock, portSets, python, realHome, records, survivors } from './helpers.js';
+
+// `up mocker` as a new user runs it, against the released frontend and mocker: the built-in recipe
+// unchanged (model Qwen/Qwen3-0.6B, here the tiny model in an offline Hugging Face cache), the
+// venv's interpreter passed with --python, preflight on.
+
+afterEach(cleanup);
+
+const MODEL = 'Qwen/Qwen3-0.6B';
+
+interface StatusDoc { runs: { id: string; state: string; processes: { name: string; alive: boolean; ready: boolean }[] }[] }
+interface TeardownDoc { stopped: { name: string; pid: number; signal: string | null; ms: number }[]; remaining: unknown[] }
+
+describe('up mocker with the released Dynamo (real frontend, real mockers)', () => {
+  it('--detach: ready, the model listed, a completion answered, status all ready; teardown leaves no process and no port, with no SIGKILL; diagnose finds nothing', async () => {
+    const home = realHome();
+    const base = await portBlock();
+    const up = await cli(['up', 'mocker', '--detach', '--python', python(), ...portSets(base)], home);
+    expect(up.code, up.stdout + up.stderr).toBe(0);
+    expect(up.stdout).toMatch(/✓ ready in [\d.]+ s {2}run \S+-mocker/);
+    expect(up.stdout).not.toContain('✗');
+
+    const url = `http://127.0.0.1:${base}`;
+    const models = (await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string; object: string }[] };
+    expect(models.data.map((m) => m.id)).toEqual([MODEL]);
+    // The per-model readiness of 1.6 counts both workers.
+    const ready = (await (await fetch(`${url}/v1/models/${encodeURIComponent(MODEL)}/ready`)).json()) as Record<string, any>;
+    expect(ready).toMatchObject({ model: MODEL, ready: true, namespaces: { dynamo: { worker_types: { aggregated: { workers: 2 } } } } });
+
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Hello!' }], max_tokens: 4 }),
+    });
+    expect(res.status).toBe(200);
+    const completion = (await res.json()) as { choices: { message: { content: string | null }; finish_reason: string }[]; usage: { completion_tokens: number } };
+    // The mocker simulates timing and KV, not text: its output ids are random u32s that the
+    // tokenizer decodes to nothing (lib/mocker/src/common/sequence.rs, generate_token), so the
+    // answer is a well-formed completion of 4 tokens with no content.
+    expect(completion.choices).toHaveLength(1);
+    expect(completion.choices[0].finish_reason).toBe('length');
+    expect(completion.usage.completion_tokens).toBe(4);
+
+    const st = json<StatusDoc>(await cli(['status', '--json'], home));
+    expect(st.runs[0].state).toBe('ready');
+    expect(st.runs[0].processes.map((p) => [p.name, p.alive, p.ready])).toEqual([['frontend', true, true], ['agg-0', true, true], ['agg-1', true, true]]);
+
+    const td = await cli(['teardown', '--json'], home);
+    expect(td.code, td.stderr).toBe(0);
+    const doc = json<TeardownDoc>(td);
+    expect(doc.remaining).toEqual([]);
+    // Every process stopped on SIGTERM: none needed SIGKILL.
+    expect(doc.stopped.map((s) => `${s.name} ${s.signal}`).sort()).toEqual(['agg-0 SIGTERM', 'agg-1 SIGTERM', 'frontend SIGTERM']);
+    expect(survivors(home.stateDir)).toEqual([]);
+    expect(await Promise.all([base, base + 1, base + 2].map(bindable))).toEqual([true, true, true]);
+
+    // The logs of a healthy run hold no error or warning finding.
+    const run = records(home.stateDir)[0];
+    const dg = await cli(['diagnose', join(home.stateDir, 'runs', run.id, 'logs'), '--json'], home);
+    const findings = json<{ files: number; findings: { code: string; severity: string; text: string }[] }>(dg);
+    expect(findings.files).toBe(3);
+    expect(findings.findings.filter((f) => f.severity !== 'info')).toEqual([]);
+    expect(dg.code).toBe(0);
+  });
+
+  it('foreground, Ctrl-C: every real process gone, exit 0 (the user asked to stop)', async () => {
+    const home = realHome();
+    const base = await portBlock();
+    const up = foreground(['mocker', '--python', python(), ...portSets(base)], home);
+    const ready = await up.waitEvent('ready');
+    expect(ready.workers.map((w: { name: string }) => w.name)).toEqual(['agg-0', 'agg-1']);
+    up.child.kill('SIGINT');
+    const exit = await up.exit;
+    expect(exit).toEqual({ code: 0, signal: null });
+    const stopped = up.events.find((e) => e.event === 'stopped')!;
+    expect(stopped.reason).toBe('user');
+    expect(stopped.remaining).toEqual([]);
+    expect(stopped.stopped.map((s: { signal: string }) => s.signal)).not.toContain('SIGKILL');
+    expect(survivors(home.stateDir)).toEqual([]);
+    expect(records(home.stateDir)[0].state).toBe('stopped');
+  });
+
+  it('a local model folder as the model: served under its path, ready from the instances /health lists', async () => {
+    const home = realHome();
+    const base = await portBlock();
+    const folder = inject('modelDir');
+    const up = await cli(['up', 'mocker', '--detach', '--no-preflight', '--json', '--python', python(), '--model', folder, ...portSets(base)], home);
+    expect(up.code, up.stderr).toBe(0);
+    const plan = up.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.event === 'plan').plan;
+    // The 1.6.1 frontend answers 404 at /v1/models/<id>/ready for an id that starts with "/".
+    expect(plan.processes[0].ready.modelReady).toBeUndefined();
+    expect((await fetch(`http://127.0.0.1:${base}/v1/models/${encodeURIComponent(folder)}/ready`)).status).toBe(404);
+    const models = (await (await fetch(`http://127.0.0.1:${base}/v1/models`)).json()) as { data: { id: string }[] };
+    expect(models.data.map((m) => m.id)).toEqual([folder]);
+    expect(json<StatusDoc>(await cli(['status', '--json'], home)).runs[0].state).toBe('ready');
+  });
+
+  it('--python pointing at an interpreter without Dynamo: preflight names it, nothing started', async () => {
+    const home = realHome();
+    const base = await portBlock();
+    const r = await cli(['up', 'mocker', '--python', 'python3', '--json', ...portSets(base)], home);
+    expect(r.code).toBe(1);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    const py = events.find((e) => e.event === 'preflight')!.checks.find((c: { id: string }) => c.id === 'python.env');
+    expect(py).toMatchObject({ status: 'fail' });
+    expect(py.summary).toMatch(/^python3 cannot import dynamo, dynamo\.frontend, dynamo\.mocker/);
+    expect(events.map((e) => e.event)).not.toContain('starting');
+    expect(records(home.stateDir)).toEqual([]);
+  });
+
+  it('doctor --python <venv>: python.env passes and names the real Dynamo version', async () => {
+    const home = realHome();
+    const r = await cli(['doctor', '--recipe', 'mocker', '--only', 'python.env', '--python', python(), '--json'], home);
+    expect(r.code).toBe(0);
+    const check = json<{ checks: { status: string; summary: string; evidence: { dynamo: { version: string; support: string } } }[] }>(r).checks[0];
+    expect(check.status).toBe('pass');
+    expect(check.summary).toMatch(/dynamo 1\.6\.1 \(verified\)$/);
+    expect(check.evidence.dynamo).toMatchObject({ version: '1.6.1', support: 'verified' });
+  });
+});

@@ -1,0 +1,116 @@
+// The virtual environment with the released Dynamo that `npm run test:dynamo` and `npm run bench`
+// run against. It lives outside git, in ${XDG_CACHE_HOME:-~/.cache}/dynamo-dev/test-venv-<hash>,
+// where <hash> covers test/dynamo/requirements.txt and the Python version: a second run finds it
+// and starts at once; a changed pin builds a new one. Plain ESM so the benchmarks can use it too.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const PIN_FILE = resolve(dirname(fileURLToPath(import.meta.url)), 'requirements.txt');
+const READY_MARK = '.dynamo-dev-ready';
+const MIN_PYTHON = [3, 10];
+
+/** ${XDG_CACHE_HOME:-~/.cache}/dynamo-dev */
+export function cacheRoot(env = process.env) {
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'dynamo-dev');
+}
+
+/** "3.11.7" of an interpreter, or null when it does not run. */
+function pythonVersion(python) {
+  const r = spawnSync(python, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], { encoding: 'utf8', timeout: 20_000 });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+/**
+ * The interpreter that builds the venv: $DYNAMO_TEST_PYTHON, else the newest python3.1x on PATH,
+ * else python3; it must be Python >= 3.10 (ai-dynamo's Requires-Python).
+ */
+export function findPython(env = process.env) {
+  const candidates = env.DYNAMO_TEST_PYTHON ? [env.DYNAMO_TEST_PYTHON] : ['python3.13', 'python3.12', 'python3.11', 'python3.10', 'python3'];
+  const seen = [];
+  for (const c of candidates) {
+    const v = pythonVersion(c);
+    seen.push(`${c}: ${v ?? 'not found'}`);
+    const [major, minor] = (v ?? '0.0').split('.').map(Number);
+    if (major > MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor >= MIN_PYTHON[1])) return { python: c, version: v };
+  }
+  throw new Error(`test:dynamo needs Python >= ${MIN_PYTHON.join('.')} with pip and venv (set DYNAMO_TEST_PYTHON); found ${seen.join(', ')}`);
+}
+
+/** The pin file split into what pip installs with --no-deps (lines marked `# --no-deps`) and the rest. */
+export function readPins(text = readFileSync(PIN_FILE, 'utf8')) {
+  const noDeps = [];
+  const rest = [];
+  for (const raw of text.split('\n')) {
+    const [req, comment = ''] = raw.split('#');
+    if (!req.trim()) continue;
+    (comment.includes('--no-deps') ? noDeps : rest).push(req.trim());
+  }
+  return { noDeps, rest };
+}
+
+/** Where the venv for this pin file and Python lives. */
+export function venvDir(pythonVersionText, env = process.env, pinText = readFileSync(PIN_FILE, 'utf8')) {
+  const minor = pythonVersionText.split('.').slice(0, 2).join('.');
+  const hash = createHash('sha256').update(`${pinText}\npython ${minor}\n${process.platform}-${process.arch}\n`).digest('hex').slice(0, 12);
+  return join(cacheRoot(env), `test-venv-${hash}`);
+}
+
+/**
+ * The venv's interpreter, building the venv first when it is missing. Builds in a temporary folder
+ * and renames it into place when complete, so an interrupted build never counts as a venv (only
+ * `python -m ...` is used from it: console scripts keep the temporary path in their first line).
+ */
+export function ensureVenv({ env = process.env, log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  const { python, version } = findPython(env);
+  const dir = venvDir(version, env);
+  const venvPython = join(dir, 'bin', 'python');
+  if (existsSync(join(dir, READY_MARK)) && existsSync(venvPython)) return { python: venvPython, dir, built: false };
+
+  const t0 = Date.now();
+  mkdirSync(dirname(dir), { recursive: true });
+  const tmp = `${dir}.build-${process.pid}-${t0}`;
+  const logFile = `${dir}.log`;
+  writeFileSync(logFile, '');
+  const run = (cmd, args) => {
+    const r = spawnSync(cmd, args, { env: { ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    writeFileSync(logFile, `$ ${cmd} ${args.join(' ')}\n${r.stdout ?? ''}${r.stderr ?? ''}\n`, { flag: 'a' });
+    if (r.status !== 0) {
+      const tail = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').slice(-15).join('\n');
+      rmSync(tmp, { recursive: true, force: true });
+      throw new Error(`building the test venv failed at \`${cmd} ${args.join(' ')}\` (log: ${logFile}):\n${tail || r.error?.message || `exit ${r.status}`}`);
+    }
+  };
+  const { noDeps, rest } = readPins();
+  log(`test:dynamo: building ${dir} with ${python} (Python ${version}): ${[...noDeps, ...rest].length} pinned requirements, once per pin change`);
+  run(python, ['-m', 'venv', tmp]);
+  const tmpPython = join(tmp, 'bin', 'python');
+  if (noDeps.length) run(tmpPython, ['-m', 'pip', 'install', '--no-deps', ...noDeps]);
+  const restFile = join(tmp, 'requirements-rest.txt');
+  writeFileSync(restFile, `${rest.join('\n')}\n`);
+  if (rest.length) run(tmpPython, ['-m', 'pip', 'install', '-r', restFile]);
+  // The modules the tests run, imported once: a broken install fails here, not in every test.
+  run(tmpPython, ['-c', 'import dynamo.frontend, dynamo.mocker, tokenizers, transformers']);
+  writeFileSync(join(tmp, READY_MARK), `${new Date().toISOString()}\n`);
+  rmSync(dir, { recursive: true, force: true }); // an incomplete one left by an older layout
+  try {
+    renameSync(tmp, dir);
+  } catch (err) {
+    // Another build finished first: use it.
+    rmSync(tmp, { recursive: true, force: true });
+    if (!existsSync(join(dir, READY_MARK))) throw err;
+  }
+  log(`test:dynamo: venv ready in ${Math.round((Date.now() - t0) / 1000)} s`);
+  return { python: venvPython, dir, built: true };
+}
+
+/** Builds the tiny model folder (test/dynamo/make-model.py) with the venv's Python. */
+export function makeModel(venvPython, folder, hub) {
+  const script = join(dirname(PIN_FILE), 'make-model.py');
+  const args = [script, folder, ...(hub ? ['--hub-cache', hub.cache, '--repo-id', hub.repoId] : [])];
+  const out = execFileSync(venvPython, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  return JSON.parse(out.trim().split('\n').pop());
+}
