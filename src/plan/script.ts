@@ -192,7 +192,9 @@ export function generateScript(plan: Plan, o: ScriptOptions = {}): string {
     if (fe.ready.workers) L.push(`wait_workers ${fe.ready.workers}`);
     if (fe.ready.completion) {
       const ping = JSON.stringify({ model: plan.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 });
-      L.push(`curl -s --max-time 60 "$FRONTEND_URL/v1/chat/completions" -H 'Content-Type: application/json' -d ${shellQuote(ping)} | grep -q '"choices"' \\`);
+      // In a variable of its own: the model id is recipe text, and only quoted assignments carry it.
+      L.push(`PING_BODY=${shellQuote(ping)}`);
+      L.push(`curl -s --max-time 60 "$FRONTEND_URL/v1/chat/completions" -H 'Content-Type: application/json' -d "$PING_BODY" | grep -q '"choices"' \\`);
       L.push('  || die "the frontend lists $MODEL but did not answer a completion"');
     }
   }

@@ -111,11 +111,15 @@ describe('size and alias limits are input errors naming the file', () => {
 describe('numbers within their real range', () => {
   const plan = (sets: string[]) => buildPlan({ recipe: parseRecipe(minimal, 'my.yaml', sets), runDir: '/r', source: 'my.yaml' });
   it('worker port ranges stay <= 65535 after replicas', () => {
-    expect(() => plan(['ports.system=65535', 'workers.0.replicas=2'])).toThrow(
-      'my.yaml: ports.system: 2 workers count up from 65535 to 65536 (agg-1), past the last port 65535; set ports.system to at most 65534',
+    // System ports stop earlier: Dynamo reads DYN_SYSTEM_PORT as a signed 16-bit number.
+    expect(() => plan(['ports.system=32767', 'workers.0.replicas=2'])).toThrow(
+      'my.yaml: ports.system: 2 workers take system ports 32767-32768, past 32767; Dynamo reads DYN_SYSTEM_PORT as a signed 16-bit number, so set ports.system to at most 32766',
+    );
+    expect(() => plan(['ports.nixlSideChannel=65535', 'workers.0.role=prefill', 'workers.1={role: decode}'])).toThrow(
+      'my.yaml: ports.nixlSideChannel: 2 workers count up from 65535 to 65536 (decode-0), past the last port 65535; set ports.nixlSideChannel to at most 65534',
     );
     expect(() => plan(['ports.kvEvents=65535', 'workers.0.replicas=3', 'workers.0.gpuMemoryUtilization=auto', 'frontend.routerMode=kv'])).toThrow(/ports\.kvEvents: 3 workers count up from 65535 to 65536 \(agg-1\)/);
-    expect(plan(['ports.system=65534', 'workers.0.replicas=2']).processes.at(-1)!.ports.system).toBe(65535);
+    expect(plan(['ports.system=32766', 'workers.0.replicas=2']).processes.at(-1)!.ports.system).toBe(32767);
   });
   it('infinite or out-of-range numbers', () => {
     expect(errorOf(`${minimal}maxModelLen: .inf\n`)).toMatch(/^my\.yaml: maxModelLen: /);
