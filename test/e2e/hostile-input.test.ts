@@ -63,11 +63,14 @@ describe('cause 8: crafted input', () => {
     expectInputError(await runCli(['up', '/dev/zero', '--dry-run'], h.env), /^dynamo-dev: \/dev\/zero: is not a regular file/);
   });
 
-  it('ports counted up through replicas stay <= 65535', async () => {
+  it('ports counted up through replicas stay <= 65535 (system ports <= 32767, a signed 16-bit number for Dynamo)', async () => {
     const h = home();
-    const r = await runCli(['up', 'agg-router', '--dry-run', '--set', 'ports.system=65535'], h.env);
-    expectInputError(r, /^dynamo-dev: agg-router: ports\.system: 2 workers count up from 65535 to 65536 \(agg-1\), past the last port 65535; set ports\.system to at most 65534$/);
-    expect((await runCli(['up', 'agg-router', '--dry-run', '--set', 'ports.system=65534'], h.env)).code).toBe(0);
+    const r = await runCli(['up', 'agg-router', '--dry-run', '--set', 'ports.kvEvents=65535'], h.env);
+    expectInputError(r, /^dynamo-dev: agg-router: ports\.kvEvents: 2 workers count up from 65535 to 65536 \(agg-1\), past the last port 65535; set ports\.kvEvents to at most 65534$/);
+    expect((await runCli(['up', 'agg-router', '--dry-run', '--set', 'ports.kvEvents=65534'], h.env)).code).toBe(0);
+    const sys = await runCli(['up', 'agg-router', '--dry-run', '--set', 'ports.system=32767'], h.env);
+    expectInputError(sys, /^dynamo-dev: agg-router: ports\.system: 2 workers take system ports 32767-32768, past 32767; Dynamo reads DYN_SYSTEM_PORT as a signed 16-bit number, so set ports\.system to at most 32766$/);
+    expect((await runCli(['up', 'agg-router', '--dry-run', '--set', 'ports.system=32766'], h.env)).code).toBe(0);
   });
 
   it('NUL and control characters in --set values, env keys with "=", bad model ids: exit 2 naming the field', async () => {
