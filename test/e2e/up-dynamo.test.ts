@@ -106,8 +106,9 @@ describe('up mocker through the fakes (mocker /health never ready, as the real o
     const base = await portBlock();
     const env = fakeEnv(h, { python: true, vars: { FAKE_ENGINE_MAX_S: '120' } });
     live.push({ stateDir: h.stateDir, env });
-    const r = await runCli(['up', 'mocker', '--detach', '--json', '--no-preflight', '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`], env, { timeoutMs: 30_000 });
-    expect(r.code).toBe(0);
+    // A deadline of its own, so a run that never gets ready says what it waited for.
+    const r = await runCli(['up', 'mocker', '--detach', '--json', '--no-preflight', '--ready-timeout', '25', '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`], env, { timeoutMs: 40_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
     const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
     const ready = events.find((e) => e.event === 'ready')!;
     expect(ready.workers.map((w: { name: string; health: string | null }) => [w.name, w.health])).toEqual([['agg-0', null], ['agg-1', null]]);
@@ -125,5 +126,5 @@ describe('up mocker through the fakes (mocker /health never ready, as the real o
     // No worker needed SIGKILL: every stop was a SIGTERM.
     expect((JSON.parse(td.stdout) as { stopped: { signal: string | null }[] }).stopped.map((s) => s.signal)).not.toContain('SIGKILL');
     live.length = 0;
-  });
+  }, 60_000);
 });
