@@ -39,6 +39,11 @@ export interface UpViewState {
   stopping: Extract<UpEvent, { event: 'stopping' }> | null;
   /** When SIGKILL is due (ms epoch), from the latest stop snapshot. */
   killAt: number | null;
+  /**
+   * While stopping: the rows that are finished, in the order they finished (those with nothing to
+   * stop first). The view prints them once each, by index, so this order must only ever grow.
+   */
+  finished: string[];
 }
 
 export function initialState(plan: Plan, now = Date.now()): UpViewState {
@@ -47,7 +52,7 @@ export function initialState(plan: Plan, now = Date.now()): UpViewState {
       name: p.name, role: p.role, state: 'waiting', kvTokens: null, fraction: p.gpuMemoryUtilization, pid: null, since: now, doneAt: null,
       lastLine: '', lastLineAt: null, hint: null, stop: null,
     })),
-    preflight: null, preflightProgress: null, preflightSince: now, started: false, stopping: null, killAt: null,
+    preflight: null, preflightProgress: null, preflightSince: now, started: false, stopping: null, killAt: null, finished: [],
   };
 }
 
@@ -90,16 +95,28 @@ export function reduce(s: UpViewState, e: UpEvent, now = Date.now()): UpViewStat
       return { ...s, preflight: e };
     case 'preflight-progress':
       return { ...s, preflightProgress: e };
-    case 'stopping':
-      return { ...s, stopping: e, killAt: e.killAt };
+    case 'stopping': {
+      const targets = new Set(e.targets.map((t) => t.name));
+      const idle = s.rows.filter((r) => !targets.has(r.name) || r.stop?.phase === 'done').map((r) => r.name);
+      return { ...s, stopping: e, killAt: e.killAt, finished: addNew(s.finished, idle) };
+    }
     case 'stop-progress': {
       const by = new Map(e.targets.map((t) => [t.name, t]));
-      return { ...s, killAt: now + e.killInMs, rows: s.rows.map((r) => (by.has(r.name) ? { ...r, stop: by.get(r.name)! } : r)) };
+      const done = e.targets.filter((t) => t.phase === 'done').map((t) => t.name);
+      return {
+        ...s, killAt: now + e.killInMs, finished: addNew(s.finished, done),
+        rows: s.rows.map((r) => (by.has(r.name) ? { ...r, stop: by.get(r.name)! } : r)),
+      };
     }
     default:
       return s;
   }
 }
+
+const addNew = (list: string[], names: string[]): string[] => {
+  const fresh = names.filter((n) => !list.includes(n));
+  return fresh.length ? [...list, ...fresh] : list;
+};
 
 /** The hint a row shows now: a known warning, else a stall after STALL_MS without output. */
 export function rowHint(r: Row, now: number): string | null {

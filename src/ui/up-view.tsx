@@ -46,9 +46,11 @@ export function UpView({ plan, columns, history, subscribe, mode }: UpViewProps)
   if (mode === 'stop') {
     const killAt = state.killAt ?? now;
     // Finished rows print once (<Static>) in the order they finish; the rest count down below.
-    const targets = new Set(state.stopping?.targets.map((t) => t.name) ?? []);
-    const finished = state.rows.filter((r) => r.stop?.phase === 'done' || !targets.has(r.name));
-    const live = state.rows.filter((r) => targets.has(r.name) && r.stop?.phase !== 'done');
+    // <Static> prints only indexes it has not printed yet, so its list is the finishing order
+    // (append-only), never the rows filtered in table order.
+    const byName = new Map(state.rows.map((r) => [r.name, r]));
+    const finished = state.finished.map((n) => byName.get(n)!);
+    const live = state.rows.filter((r) => !state.finished.includes(r.name));
     return (
       <>
         <Static items={finished}>

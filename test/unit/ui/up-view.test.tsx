@@ -115,6 +115,44 @@ describe('UpView (ink)', () => {
   });
 });
 
+describe('UpView stopping: finished rows in the order they finish', () => {
+  it('agg-1 finishing before agg-0 prints each once, in finishing order', async () => {
+    let push: (e: UpEvent) => void = () => {};
+    const history: UpEvent[] = [
+      { event: 'run', runId: 'r1', logsDir: '/l' },
+      { event: 'starting', process: 'frontend', pid: 1, log: 'x', waitedFor: [] },
+      { event: 'starting', process: 'agg-0', pid: 2, log: 'x', waitedFor: [] },
+      { event: 'starting', process: 'agg-1', pid: 3, log: 'x', waitedFor: [] },
+      { event: 'stopping', reason: 'user', by: null, killAt: Date.now() + 10_000, targets: [{ name: 'frontend', pid: 1 }, { name: 'agg-0', pid: 2 }, { name: 'agg-1', pid: 3 }] },
+    ];
+    const app = render(<UpView plan={plan} columns={80} history={history} mode="stop" subscribe={(on) => { push = on; return () => {}; }} />);
+    const t = (name: string, pid: number, done: boolean) => (done
+      ? { name, pid, phase: 'done' as const, signal: 'SIGTERM' as const, alive: [] }
+      : { name, pid, phase: 'terminating' as const, signal: 'SIGTERM' as const, alive: [pid] });
+    push({ event: 'stop-progress', killInMs: 9_000, targets: [t('frontend', 1, false), t('agg-0', 2, false), t('agg-1', 3, true)] });
+    await tick();
+    push({ event: 'stop-progress', killInMs: 8_000, targets: [t('frontend', 1, false), t('agg-0', 2, true), t('agg-1', 3, true)] });
+    await tick();
+    push({ event: 'stop-progress', killInMs: 7_000, targets: [t('frontend', 1, true), t('agg-0', 2, true), t('agg-1', 3, true)] });
+    await tick();
+    // ink-testing-library's frame holds everything <Static> printed so far above the live region:
+    // each finished row once, in finishing order.
+    const printed = app.lastFrame()!.split('\n').filter((l) => /stopped \(SIGTERM\)/.test(l)).map((l) => l.trim());
+    expect(printed.map((l) => l.split(/\s+/)[1])).toEqual(['agg-1', 'agg-0', 'frontend']);
+    expect(app.lastFrame()).not.toMatch(/SIGKILL in/);
+    app.unmount();
+  });
+
+  it('the fold records the order: processes with nothing to stop first, then as they finish', () => {
+    let s = initialState(plan, 0);
+    s = reduce(s, { event: 'stopping', reason: 'user', by: null, killAt: 10_000, targets: [{ name: 'agg-0', pid: 2 }, { name: 'agg-1', pid: 3 }] });
+    expect(s.finished).toEqual(['frontend']);
+    s = reduce(s, { event: 'stop-progress', killInMs: 1, targets: [{ name: 'agg-1', pid: 3, phase: 'done', signal: 'SIGTERM', alive: [] }] });
+    s = reduce(s, { event: 'stop-progress', killInMs: 1, targets: [{ name: 'agg-0', pid: 2, phase: 'done', signal: 'SIGKILL', alive: [] }, { name: 'agg-1', pid: 3, phase: 'done', signal: 'SIGTERM', alive: [] }] });
+    expect(s.finished).toEqual(['frontend', 'agg-1', 'agg-0']);
+  });
+});
+
 describe('reports (plain text, printed after the view)', () => {
   it('a known cause: 4 tail lines, log, cause, fix, and the ✗ up failed line last', () => {
     const lines = Array.from({ length: 15 }, (_, i) => `line ${i}`);
