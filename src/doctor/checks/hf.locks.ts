@@ -31,22 +31,23 @@ const check: Check = {
     const held = hf.locks.filter((l) => l.holders.length > 0);
     if (held.length > 0) {
       const holders = [...new Map(held.flatMap((l) => l.holders).map((h) => [h.pid, h])).values()];
+      // Our own live run downloading (a worker just started) is progress, not a problem; beside a
+      // stranger's holder it is named as ours, and only the stranger is offered to wait for or stop.
+      const run = await facts.liveRun();
+      const ours = new Set(run?.live ? run.pids : []);
+      const others = holders.filter((x) => !ours.has(x.pid));
       // /proc/locks shows 0 for a holder in another PID namespace (a container sharing the cache)
       // and -1 for an OFD lock: there is no pid to name, and `kill 0` would hit our own shell's group.
-      const visible = holders.filter((h) => h.pid > 0);
+      const visible = others.filter((h) => h.pid > 0);
       const who = (h: { pid: number; cmd: string | null }, width = Infinity) => (h.pid > 0
-        ? `pid ${h.pid}${h.cmd ? ` (${truncate(h.cmd, width)})` : width === Infinity ? ' (command unknown)' : ''}`
+        ? `pid ${h.pid}${h.cmd ? ` (${truncate(h.cmd, width)})` : width === Infinity ? ' (command unknown)' : ''}${ours.has(h.pid) ? ' (this run)' : ''}`
         : 'a process not visible here (another container or PID namespace)');
       const details = [
         ...held.map((l) => `${l.path} held by ${l.holders.map((h) => who(h)).join(', ')}`),
         ...hf.incompleteBlobs.map((b) => `partial download ${b.path}: ${mib(b.sizeBytes)}, written ${ago(b.mtimeMs, now)}`),
         'a worker started now would wait on this lock ("Still waiting to acquire lock on ...") instead of loading',
       ];
-      const h = holders[0];
-      // Our own live run downloading (a worker just started) is progress, not a problem.
-      const run = await facts.liveRun();
-      const ours = new Set(run?.live ? run.pids : []);
-      if (holders.every((x) => ours.has(x.pid))) {
+      if (others.length === 0) {
         return warn(
           `${model} is being downloaded by the live run (pid ${holders.map((x) => x.pid).join(', ')})`,
           `wait for the download to finish; next time run \`${download}\` before \`dynamo-dev up\``,
@@ -54,11 +55,12 @@ const check: Check = {
           evidence,
         );
       }
+      const h = others[0];
       const fix = visible.length > 0
         ? `wait for pid ${visible.map((x) => x.pid).join(', ')} to finish downloading; if it is stuck, stop it (kill ${visible.map((x) => x.pid).join(' ')}) and run \`${download}\`. Never delete a lock file a process holds`
         : `wait for the download to finish (the holder runs in another container or PID namespace sharing this cache: look there, e.g. \`fuser ${held[0].path}\` on the host); then run \`${download}\`. Never delete a lock file a process holds`;
       return fail(
-        `download lock on ${model} is held by ${who(h, 60)}${holders.length > 1 ? ` and ${holders.length - 1} more` : ''}`,
+        `download lock on ${model} is held by ${who(h, 60)}${others.length > 1 ? ` and ${others.length - 1} more` : ''}`,
         fix,
         details,
         evidence,
