@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest';
+import type { ProbeStats } from '../../../src/probe/stats.js';
+import { evictionNote, judge, KV_EVENTS_NEXT, MIN_JUDGED_REPEATS, STICKY_AFFINITY, verdictExitCode, WORKS_HIT_RATE } from '../../../src/probe/verdict.js';
+
+// The probe verdict as the user reads it, from the statistics directly: each threshold pinned at
+// exactly its value and just below, and the exact lines under the verdict.
+function stats(o: Partial<ProbeStats> = {}): ProbeStats {
+  return {
+    sends: 72, ok: 72, failed: 0, repeatsJudged: 60, hits: 60, hitRate: 1, firstRepeatJudged: 12, firstRepeatHits: 12, firstRepeatHitRate: 1,
+    method: 'cached_tokens', workerIdsReported: true, workers: ['w1', 'w2'], meanWorkersPerPrefix: 1, affinity: 1,
+    randomHitRate: 0.8125, randomAffinity: 0.5, ttft: { firstMedianMs: 45, repeatMedianMs: 15, hitMedianMs: 15, missMedianMs: 45 },
+    perPrefix: [], judgements: [], ...o,
+  };
+}
+const AFFINE = (a: string, mean = '1.0', random = '50%') => `${a} of repeats went back to the prefix's first worker (a router that ignores prefixes: ${random}); ${mean} workers per prefix on average`;
+const EVENTS_CAUSE = 'The usual cause: the KV router runs with events on while the workers publish none (frontend log: kv_event_publisher_disabled); its index stays empty and it routes by load only, with no error.';
+const EVENTS_FIX = 'Fix: give each worker --kv-events-config with "enable_kv_cache_events": true, or run the frontend with --no-router-kv-events (approximate routing).';
+const NOT_KV = 'If this frontend does not run --router-mode kv (round-robin and random ignore prefixes), that alone explains it.';
+const RANDOM_2 = 'Random routing over 2 workers would hit about 81% of repeats if every worker could keep every prefix, less when caches evict (measured: 62-73% with two workers).';
+
+describe('judge: enough repeats to say anything', () => {
+  it(`exactly ${MIN_JUDGED_REPEATS} judged repeats are judged; one fewer is inconclusive, pointing at more repeats`, () => {
+    expect(judge(stats({ repeatsJudged: MIN_JUDGED_REPEATS, hits: 4 })).code).toBe('works');
+    expect(judge(stats({ sends: 4, ok: 4, repeatsJudged: MIN_JUDGED_REPEATS - 1, hits: 3 }))).toEqual({
+      code: 'inconclusive',
+      summary: 'too few repeats answered to judge routing (3 judged, 0 of 4 requests failed)',
+      details: ['Routing is judged on the repeats of each prefix; raise --prefixes or --repeats, or look at why requests failed.'],
+      next: 'dynamo-dev probe --prefixes 12 --repeats 6',
+    });
+  });
+
+  it('when requests failed, the next step is the frontend log; nothing judged at all is inconclusive too', () => {
+    const v = judge(stats({ sends: 72, ok: 1, failed: 71, repeatsJudged: 0, hits: 0, hitRate: null }));
+    expect(v.summary).toBe('too few repeats answered to judge routing (0 judged, 71 of 72 requests failed)');
+    expect(v.next).toBe('dynamo-dev logs frontend');
+    expect(judge(stats({ hitRate: null })).code).toBe('inconclusive');
+  });
+});
+
+describe('judge: the hit-rate and affinity thresholds', () => {
+  it(`a hit rate of exactly ${WORKS_HIT_RATE * 100}% with affinity of exactly ${STICKY_AFFINITY * 100}% works`, () => {
+    const v = judge(stats({ hits: 48, hitRate: 0.8, affinity: 0.8, meanWorkersPerPrefix: 1.25 }));
+    expect(v).toEqual({
+      code: 'works',
+      summary: 'prefix routing works: 80% of repeats hit the cache',
+      details: ['48 of 60 repeats hit the prefix cache (80%, judged by cached_tokens)', AFFINE('80%', '1.3')],
+      next: null,
+    });
+    expect(verdictExitCode(v)).toBe(0);
+  });
+
+  it('a hit rate just under with sticky repeats: the workers miss, not the router', () => {
+    const v = judge(stats({ hits: 47, hitRate: 0.79, affinity: 0.8 }));
+    expect(v).toEqual({
+      code: 'inconclusive',
+      summary: "repeats return to their prefix's worker but miss its cache (79% hit)",
+      details: [
+        '47 of 60 repeats hit the prefix cache (79%, judged by cached_tokens)',
+        AFFINE('80%'),
+        'Routing follows prefixes, so the misses come from the workers: a KV cache too small for --prefixes x --prefix-tokens, or prefix caching switched off.',
+      ],
+      next: 'dynamo-dev doctor --only kv.allocated',
+    });
+    expect(verdictExitCode(v)).toBe(0);
+  });
+
+  it('affinity just under with a high hit rate: random routing over caches that hold everything', () => {
+    const v = judge(stats({ affinity: 0.79, meanWorkersPerPrefix: 2 }));
+    expect(v).toEqual({
+      code: 'random-level',
+      summary: 'hit rate at random level: the router is not using KV events (check kv.events)',
+      details: [
+        '60 of 60 repeats hit the prefix cache (100%, judged by cached_tokens)',
+        AFFINE('79%', '2.0'),
+        'Repeats are spread over workers like random routing; the hits come from caches large enough to hold every prefix on every worker, not from the router.',
+        RANDOM_2, EVENTS_CAUSE, EVENTS_FIX, NOT_KV,
+      ],
+      next: KV_EVENTS_NEXT,
+    });
+    expect(verdictExitCode(v)).toBe(1);
+  });
+
+  it('no worker ids: the hit rate alone decides, and the verdict says workers per prefix are unknown', () => {
+    const v = judge(stats({ workerIdsReported: false, workers: [], affinity: null, meanWorkersPerPrefix: null, randomHitRate: null, randomAffinity: null, method: 'ttft' }));
+    expect(v).toEqual({
+      code: 'works',
+      summary: 'prefix routing works: 100% of repeats hit the cache',
+      details: ['60 of 60 repeats hit the prefix cache (100%, judged by first-token time)', 'The frontend reported no worker ids, so workers per prefix are unknown.'],
+      next: null,
+    });
+    const low = judge(stats({ hits: 30, hitRate: 0.5, workerIdsReported: false, workers: [], affinity: null, randomHitRate: null, method: 'mixed' }), { routerMode: 'kv' });
+    expect(low.details).toEqual(['30 of 60 repeats hit the prefix cache (50%, judged by cached_tokens and first-token time)', EVENTS_CAUSE, EVENTS_FIX]);
+  });
+
+  it('an affinity without a random level to compare reads 1/N', () => {
+    const v = judge(stats({ randomAffinity: null }));
+    expect(v.details[1]).toBe(AFFINE('100%', '1.0', '1/N'));
+  });
+});
+
+describe('judge: the router the run uses', () => {
+  it('a run routing round-robin is named as the cause, with the recipe that fixes it', () => {
+    const v = judge(stats({ hits: 40, hitRate: 0.67, affinity: 0.5, meanWorkersPerPrefix: 2 }), { routerMode: 'round-robin' });
+    expect(v).toEqual({
+      code: 'random-level',
+      summary: 'hit rate at random level: the run routes with --router-mode round-robin, which ignores prefixes',
+      details: ['40 of 60 repeats hit the prefix cache (67%, judged by cached_tokens)', AFFINE('50%', '2.0'), RANDOM_2, 'Use a recipe with the KV router (frontend.routerMode: kv), e.g. agg-router.'],
+      next: 'dynamo-dev up agg-router',
+    });
+  });
+
+  it('the random level is quoted only for more than one worker; the expected count stands in when ids are missing', () => {
+    const v = judge(stats({ hits: 40, hitRate: 0.67, workerIdsReported: false, workers: [], affinity: null }), { routerMode: 'kv', workersExpected: 3 });
+    expect(v.details).toContain('Random routing over 3 workers would hit about 81% of repeats if every worker could keep every prefix, less when caches evict (measured: 62-73% with two workers).');
+    const none = judge(stats({ hits: 40, hitRate: 0.67, workerIdsReported: false, workers: [], affinity: null }), { routerMode: 'kv' });
+    expect(none.details.some((d) => d.startsWith('Random routing'))).toBe(false);
+  });
+});
+
+describe('judge: one worker', () => {
+  it('one worker seen: inconclusive whatever the hits, with the recipe to use', () => {
+    const v = judge(stats({ workers: ['w1'] }));
+    expect(v).toEqual({
+      code: 'inconclusive',
+      summary: 'one worker served every request: prefix routing cannot be judged with a single worker',
+      details: [
+        '60 of 60 repeats hit the prefix cache (100%, judged by cached_tokens)',
+        'With one worker every repeat lands where its prefix is cached, whatever the router does.',
+        'Use a recipe with two or more workers that cache prompts behind the KV router, e.g. agg-router.',
+      ],
+      next: 'dynamo-dev up agg-router',
+    });
+  });
+
+  it('one worker expected but no ids reported is not called a single worker: judged on hits', () => {
+    const v = judge(stats({ workerIdsReported: false, workers: [], affinity: null }), { workersExpected: 1 });
+    expect(v.code).toBe('works');
+  });
+
+  it("one worker whose cache cannot hold the prefixes says so instead", () => {
+    const v = judge(stats({ workers: ['w1'] }), { kvTokensMin: 5000, prefixes: 12, prefixTokens: 1500 });
+    expect(v.details[1]).toBe(
+      "Eviction: 12 prefixes of ~1,500 tokens are ~18,000 tokens; the worker's KV cache holds 5,000, so prefixes are evicted before their repeats arrive and misses say nothing about routing. At most ~3 such prefixes fit.",
+    );
+  });
+});
+
+describe('judge and evictionNote: prefixes that do not fit', () => {
+  const ctx = { kvTokensMin: 5000, prefixes: 12, prefixTokens: 1500 };
+  it('misses under eviction are blamed on the cache, with a --prefixes that fits', () => {
+    const v = judge(stats({ hits: 30, hitRate: 0.5, affinity: 0.5 }), ctx);
+    expect(v).toEqual({
+      code: 'inconclusive',
+      summary: "the prefixes do not fit the workers' KV caches (50% hit): eviction, not routing, explains the misses",
+      details: [
+        '30 of 60 repeats hit the prefix cache (50%, judged by cached_tokens)',
+        'Eviction: 12 prefixes of ~1,500 tokens are ~18,000 tokens; even perfectly split over 2 workers, each holds ~9,000 tokens, but its KV cache holds 5,000, so prefixes are evicted before their repeats arrive and misses say nothing about routing. At most ~6 such prefixes fit.',
+      ],
+      next: 'dynamo-dev probe --prefixes 6',
+    });
+  });
+
+  it('a high hit rate despite eviction is judged as usual', () => {
+    expect(judge(stats(), ctx).code).toBe('works');
+  });
+
+  it("a worker's share exactly its KV cache fits; one token less does not", () => {
+    expect(evictionNote({ kvTokensMin: 9000, prefixes: 12, prefixTokens: 1500 }, 2)).toBeNull();
+    expect(evictionNote({ kvTokensMin: 8999, prefixes: 12, prefixTokens: 1500 }, 2)?.fitPrefixes).toBe(10);
+  });
+
+  it('a cache smaller than one prefix still suggests one prefix; unknown numbers say nothing', () => {
+    expect(evictionNote({ kvTokensMin: 100, prefixes: 12, prefixTokens: 1500 }, null)?.fitPrefixes).toBe(1);
+    expect(evictionNote({ kvTokensMin: null, prefixes: 12, prefixTokens: 1500 }, 2)).toBeNull();
+    expect(evictionNote({ kvTokensMin: 100, prefixes: 12, prefixTokens: null }, 2)).toBeNull();
+    expect(evictionNote({ kvTokensMin: 100, prefixTokens: 1500 }, 2)).toBeNull();
+    expect(evictionNote({ kvTokensMin: 100, prefixes: 12, prefixTokens: 0 }, 2)).toBeNull();
+    expect(evictionNote({ kvTokensMin: 100, prefixes: 12, prefixTokens: 1500 }, 0)?.line).toContain("the worker's KV cache holds 100");
+  });
+});
