@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { doctorOk, runChecks, tally } from '../../../src/doctor/runner.js';
-import { selectChecks } from '../../../src/doctor/registry.js';
+import { preflightIds, selectChecks } from '../../../src/doctor/registry.js';
 import { CHECK_IDS, fail, pass, skip, warn, type Check, type Facts } from '../../../src/doctor/types.js';
 import { fakeFacts } from '../../helpers/facts.js';
 
@@ -99,5 +99,39 @@ describe('selectChecks', () => {
     expect(selectChecks({ only: [], skip: [] }).map((c) => c.id)).toEqual([...CHECK_IDS]);
     expect(selectChecks().map((c) => c.id)).toEqual([...CHECK_IDS]);
     expect(selectChecks({ only: ['gpu.driver', 'ports.free'], skip: ['gpu.driver'] }).map((c) => c.id)).toEqual(['ports.free']);
+  });
+});
+
+describe('runChecks: timing', () => {
+  it('a finished check leaves no timer behind (doctor exits when its checks are done, not at --timeout)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const quick: Check = { id: 'q', title: 'Q', run: async () => pass('ok') };
+      const boom: Check = { id: 'b', title: 'B', run: async () => { throw new Error('x'); } };
+      await runChecks([quick, boom], fakeFacts(), { timeoutMs: 60_000 });
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('each outcome carries how long its check took', async () => {
+    const slow: Check = { id: 's', title: 'S', run: () => new Promise((r) => setTimeout(() => r(pass('done')), 40)) };
+    const [o] = await runChecks([slow], fakeFacts(), { timeoutMs: 5000 });
+    expect(o.durationMs).toBeGreaterThanOrEqual(35);
+    expect(o.durationMs).toBeLessThan(5000);
+  });
+});
+
+describe('result builders and the preflight list', () => {
+  it('a result built without detail lines or evidence has none', () => {
+    for (const r of [pass('a'), skip('b'), warn('c', 'f'), fail('d', 'f')]) {
+      expect(r.details, r.status).toEqual([]);
+      expect(r.evidence, r.status).toEqual({});
+    }
+  });
+
+  it('up runs these checks before starting an aggregated recipe, in this order', () => {
+    expect(preflightIds({ processes: [] })).toEqual(['gpu.driver', 'gpu.memory', 'cuda.compat', 'python.env', 'procs.leftover', 'hf.locks', 'ports.free']);
   });
 });
