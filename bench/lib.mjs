@@ -22,13 +22,29 @@ export function timeRun(cmd, args, env = process.env) {
   return { ms: performance.now() - t0, status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+let pythonDir;
+/**
+ * The folder of the interpreter `python3` runs. A version manager's shim (pyenv: bash scripts
+ * that exec ~300 helper programs, 50-100 ms of CPU) would otherwise run before every Python
+ * process; `pyenv exec` puts this folder first on PATH for the Python it starts, so a Python
+ * checker's own children never pay it while doctor's paid it four times (the probe and each fake
+ * nvidia-smi). First on PATH, both sides run as on a machine without shims.
+ */
+function interpreterDir() {
+  if (pythonDir === undefined) {
+    const r = spawnSync('python3', ['-c', 'import os, sys; print(os.path.dirname(sys.executable))'], { encoding: 'utf8' });
+    pythonDir = r.status === 0 ? r.stdout.trim() : '';
+  }
+  return pythonDir;
+}
+
 /** The environment the e2e tests use: fakes first on PATH and PYTHONPATH, a temp state dir. */
 export function fakeEnv(vars = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'dd-bench-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   return {
     ...process.env,
-    PATH: [join(FIXTURES, 'bin', 'gpu'), join(FIXTURES, 'bin', 'ucx'), process.env.PATH].join(delimiter),
+    PATH: [join(FIXTURES, 'bin', 'gpu'), join(FIXTURES, 'bin', 'ucx'), interpreterDir(), process.env.PATH].filter(Boolean).join(delimiter),
     PYTHONPATH: join(FIXTURES, 'python'),
     PYTHONDONTWRITEBYTECODE: '1',
     DYNAMO_DEV_HOME: join(dir, 'state'),
