@@ -198,6 +198,24 @@ export function descendantStats(rootPid: number): ProcStat[] {
   return out;
 }
 
+/**
+ * These pids (those alive, zombies excluded) and every live descendant of them, read through the
+ * children files: a look proportional to a run however many processes the machine runs. Null on a
+ * kernel without children files (only a full scan finds descendants there).
+ */
+export function scanAround(pids: readonly number[]): ProcStat[] | null {
+  if (!hasChildrenFiles()) return null;
+  const found = new Map<number, ProcStat>();
+  for (const pid of pids) {
+    if (found.has(pid)) continue;
+    const s = readStat(pid);
+    if (!s) continue;
+    found.set(pid, s);
+    for (const d of descendantStats(pid)) found.set(d.pid, d);
+  }
+  return [...found.values()];
+}
+
 /** Every live descendant of rootPid with start ticks and full cmdline (what run.json records). */
 export function descendants(rootPid: number): DescendantRecord[] {
   return descendantStats(rootPid).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) }));

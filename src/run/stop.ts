@@ -1,4 +1,4 @@
-import { ancestorsIn, descendantsIn, membersOf, readCmdline, scanProc, type ProcStat } from './proc.js';
+import { ancestorsIn, descendantsIn, membersOf, readCmdline, scanAround, scanProc, type ProcStat } from './proc.js';
 import { statSync } from 'node:fs';
 import { indexScan, sameIn, signallable, type ScanIndex } from './liveness.js';
 import { realClock, type Clock } from './clock.js';
@@ -10,6 +10,13 @@ import type { DescendantRecord, ProcessRecord } from './types.js';
 // just the leader), SIGKILL the group at the grace deadline, and keep signalling while anything
 // of it remains, also after the leader is gone (process-compose #520 lost the escalation there).
 // The machine (scan, kill, clock) comes in as StopDeps so the rare paths run in unit tests.
+//
+// Cost follows the run, not the machine: a look at every process (a workstation runs thousands:
+// 30-50 ms each) is taken only where a decision needs it: at the start, before the first SIGKILL,
+// and before a target is called done or given up. While SIGTERM works, each tick reads only the
+// processes already known alive and their descendants (children files). A member that only a full
+// look can find (forked and left behind by a process that exited between two ticks, adopted by
+// init) is found by the full look that precedes every "done", so nothing is declared gone early.
 
 export interface StopTarget {
   name: string; pid: number; pgid: number; startTicks: number | null;
@@ -67,6 +74,9 @@ export interface StopOptions {
 export interface StopDeps {
   /** Every live (non-zombie) process. */
   scan(): ProcStat[];
+  /** These pids (the live ones) and every live descendant of them: a look proportional to the run.
+   *  Absent, or null from it (a kernel without children files): every tick takes a full scan(). */
+  scanAround?(pids: readonly number[]): ProcStat[] | null;
   /** Like process.kill: throws an errno error (ESRCH when gone). */
   kill(pid: number, sig: NodeJS.Signals): void;
   cmdline(pid: number): string;
@@ -82,6 +92,7 @@ export interface StopDeps {
 
 export const realStopDeps: StopDeps = {
   scan: scanProc,
+  scanAround,
   kill: (pid, sig) => void process.kill(pid, sig),
   cmdline: readCmdline,
   clock: realClock,
@@ -277,18 +288,30 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
   }
   snapshot();
 
+  /** Looks again: the known live pids and their descendants (null: only a full scan will do). */
+  const look = (full: boolean): boolean => {
+    const known = [...new Set(tracked.flatMap((tr) => (tr.done ? [] : [...tr.alive, ...tr.watch.keys()])))];
+    const around = full ? null : deps.scanAround?.(known) ?? null;
+    scan = around ?? deps.scan();
+    index = indexScan(scan);
+    for (const tr of tracked) if (!tr.done) tr.alive = aliveOf(tr, scan, index, protectedPids, ours);
+    return around === null;
+  };
+  const stepOf = (tr: Tracked, now: number) => escalationStep({ killed: tr.killed, aliveCount: tr.alive.length, now, killAt, killWaitMs });
+
   const loop = async () => {
     while (tracked.some((t) => !t.done)) {
       const woken = new Promise<void>((r) => (wake = r));
       await Promise.race([clock.sleep(nextScanInMs({ now: clock.now(), t0, killAt, pollMs })), woken]);
-      scan = deps.scan();
-      index = indexScan(scan);
       const now = clock.now();
+      const full = look(false);
+      // Waiting (or SIGKILLing again, which reaches the whole group) needs no full look; calling a
+      // target done, the first SIGKILL and giving up do.
+      if (!full && tracked.some((tr) => !tr.done && !['wait', 'kill-again'].includes(stepOf(tr, now)))) look(true);
       let changed = false;
       for (const tr of tracked) {
         if (tr.done) continue;
-        tr.alive = aliveOf(tr, scan, index, protectedPids, ours);
-        switch (escalationStep({ killed: tr.killed, aliveCount: tr.alive.length, now, killAt, killWaitMs })) {
+        switch (stepOf(tr, now)) {
           case 'finish':
             finish(tr, now);
             changed = true;

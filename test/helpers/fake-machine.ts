@@ -25,6 +25,9 @@ export interface SignalSent { t: number; pid: number; sig: NodeJS.Signals }
 export class FakeMachine {
   t = 0;
   readonly signals: SignalSent[] = [];
+  /** Looks at the whole table (scan()), and looks around given pids (scanAround()). */
+  fullScans = 0;
+  partialScans = 0;
   /** Called at every look at the table (after time moved), e.g. to act at a given time. */
   onScan: ((m: FakeMachine) => void) | null = null;
   private readonly procs = new Map<number, FakeProc & { termAt?: number }>();
@@ -61,15 +64,35 @@ export class FakeMachine {
     }
   }
 
-  deps(): StopDeps {
+  private stat(p: FakeProc): ProcStat {
+    return { pid: p.pid, comm: p.cmd.slice(0, 15), state: 'S', ppid: p.ppid, pgid: p.pgid, session: 1, startTicks: p.startTicks };
+  }
+
+  /** `around: false`: a machine without children files (every look is a full scan). */
+  deps(o: { around?: boolean } = {}): StopDeps {
+    const look = () => {
+      this.settle();
+      this.onScan?.(this);
+      this.settle();
+    };
     return {
       scan: () => {
-        this.settle();
-        this.onScan?.(this);
-        this.settle();
-        return [...this.procs.values()].map((p): ProcStat => ({
-          pid: p.pid, comm: p.cmd.slice(0, 15), state: 'S', ppid: p.ppid, pgid: p.pgid, session: 1, startTicks: p.startTicks,
-        }));
+        this.fullScans++;
+        look();
+        return [...this.procs.values()].map((p) => this.stat(p));
+      },
+      // The given pids and their descendants by parent, as the children files would show them.
+      scanAround: o.around === false ? undefined : (pids) => {
+        this.partialScans++;
+        look();
+        const out = new Map<number, ProcStat>();
+        const queue = pids.filter((pid) => this.procs.has(pid));
+        for (let i = 0; i < queue.length; i++) {
+          if (out.has(queue[i])) continue;
+          out.set(queue[i], this.stat(this.procs.get(queue[i])!));
+          for (const c of this.procs.values()) if (c.ppid === queue[i]) queue.push(c.pid);
+        }
+        return [...out.values()];
       },
       kill: (pid, sig) => {
         this.settle();
