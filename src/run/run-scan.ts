@@ -97,9 +97,11 @@ export interface MarkedQuery {
 /** Pure given the reader: the marker of one pid when it is a candidate that carries a wanted one. */
 function markOf(pid: number, o: MarkedQuery, reader: MarkerReader, ticksOf: (pid: number) => number | null): string | null {
   if (pid <= 1 || o.known.has(pid) || pid === o.selfPid) return null;
-  if (reader.uidOf(pid) !== o.uid) return null;
+  // Start time first: it usually comes free with a scan, and most processes of a machine are older
+  // than the run (a uid check is a stat of /proc/PID each).
   const ticks = ticksOf(pid);
   if (ticks === null || ticks < o.minTicks) return null;
+  if (reader.uidOf(pid) !== o.uid) return null;
   const env = reader.environ(pid);
   const mark = env === null ? null : markerIn(env);
   return mark !== null && o.wanted.has(mark) ? mark : null;
@@ -120,11 +122,15 @@ export function findMarked(scan: readonly ProcStat[], o: MarkedQuery, reader: Ma
   return out;
 }
 
-/** findMarked over every pid /proc lists, in slices that never hold the event loop. */
-async function findMarkedLive(o: MarkedQuery, reader: MarkerReader): Promise<Map<number, string>> {
+/**
+ * findMarked over every pid /proc lists, in slices that never hold the event loop. Start times come
+ * from `scan` where it has the pid (a full scan has them all), else from /proc/PID/stat.
+ */
+async function findMarkedLive(o: MarkedQuery, reader: MarkerReader, scan: readonly ProcStat[] = []): Promise<Map<number, string>> {
   if (o.uid === null || o.wanted.size === 0) return new Map();
+  const known = new Map(scan.map((s) => [s.pid, s.startTicks]));
   const hits = await eachPid(listPids(), (pid) => {
-    const mark = markOf(pid, o, reader, (p) => readStat(p)?.startTicks ?? null);
+    const mark = markOf(pid, o, reader, (p) => known.get(p) ?? readStat(p)?.startTicks ?? null);
     return mark === null ? null : ([pid, mark] as const);
   });
   return new Map(hits);
@@ -185,7 +191,7 @@ export async function scanRuns(stateDir: string, recs: readonly RunRecord[], rea
     known,
     wanted: new Set(searched.map((r) => markerFor(stateDir, r.id))),
     selfPid: process.pid,
-  }, reader);
+  }, reader, scan);
   // The marked processes join the scan (a partial scan may not hold them).
   const have = new Set(scan.map((s) => s.pid));
   const extra = [...marks.keys()].filter((pid) => !have.has(pid)).map(readStat).filter((s): s is ProcStat => s !== null);
