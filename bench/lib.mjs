@@ -134,3 +134,22 @@ export function alternate(n, a, b) {
 }
 
 export const fmtMs = (ms) => `${ms.toFixed(0)} ms`;
+
+/**
+ * A run record naming detached process trees ({ pid, startTicks, descendants }) as the agg workers
+ * of a detached `up` whose supervisor is gone: what `teardown` is given to stop in the benches.
+ */
+export function treesRunRecord(stateDir, id, trees, supervisorTicks = null) {
+  const now = new Date().toISOString();
+  return {
+    id, recipe: 'agg', model: 'm', createdAt: now, updatedAt: now,
+    supervisor: { pid: 999999, startTicks: supervisorTicks, detached: true }, state: 'ready', frontendUrl: 'http://127.0.0.1:1',
+    plan: { recipe: 'agg', model: 'm', engine: 'vllm', gpu: { index: 0, totalMiB: null }, budget: { fractionSum: 0, limit: 0.9, budgetMiB: null },
+      maxModelLen: 4096, router: { mode: 'round-robin', kvEvents: true }, disaggregated: false, frontendUrl: 'http://127.0.0.1:1', runDir: join(stateDir, 'runs', id), processes: [] },
+    processes: trees.map((t, i) => ({
+      name: `agg-${i}`, role: 'agg', pid: t.pid, pgid: t.pid, startTicks: t.startTicks, startedAt: now, argv: [], env: {}, ports: {},
+      gpuMemoryUtilization: 0.3, state: 'ready', kvTokens: 1, exitCode: null, signal: null, log: join(stateDir, 'runs', id, 'logs', `agg-${i}.log`),
+      descendants: t.descendants,
+    })),
+  };
+}

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, ROOT, loadNote, median, report, startSleepers, timeCpu } from './lib.mjs';
+import { BIN, ROOT, loadNote, median, report, startSleepers, timeCpu, treesRunRecord } from './lib.mjs';
 
 const { descendants, readStartTicks } = await import(join(ROOT, 'dist', 'run', 'proc.js'));
 const { writeRun } = await import(join(ROOT, 'dist', 'run', 'state.js'));
@@ -37,19 +37,8 @@ async function teardownOnce(i) {
   const dir = mkdtempSync(join(tmpdir(), 'dd-bench-tdp-'));
   const stateDir = join(dir, 'state');
   const trees = await Promise.all([tree(), tree(), tree()]);
-  const now = new Date().toISOString();
   const id = `bench-${i}`;
-  await writeRun(stateDir, {
-    id, recipe: 'agg', model: 'm', createdAt: now, updatedAt: now,
-    supervisor: { pid: 999999, startTicks: Math.min(...trees.map((t) => t.startTicks)), detached: true }, state: 'ready', frontendUrl: 'http://127.0.0.1:1',
-    plan: { recipe: 'agg', model: 'm', engine: 'vllm', gpu: { index: 0, totalMiB: null }, budget: { fractionSum: 0, limit: 0.9, budgetMiB: null },
-      maxModelLen: 4096, router: { mode: 'round-robin', kvEvents: true }, disaggregated: false, frontendUrl: 'http://127.0.0.1:1', runDir: join(stateDir, 'runs', id), processes: [] },
-    processes: trees.map((t, k) => ({
-      name: `agg-${k}`, role: 'agg', pid: t.pid, pgid: t.pid, startTicks: t.startTicks, startedAt: now, argv: [], env: {}, ports: {},
-      gpuMemoryUtilization: 0.3, state: 'ready', kvTokens: 1, exitCode: null, signal: null, log: join(stateDir, 'runs', id, 'logs', `agg-${k}.log`),
-      descendants: t.descendants,
-    })),
-  });
+  await writeRun(stateDir, treesRunRecord(stateDir, id, trees, Math.min(...trees.map((t) => t.startTicks))));
   const prof = process.env.DD_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.DD_BENCH_PROF}`] : [];
   const wrap = process.env.DD_BENCH_STRACE ? ['strace', '-f', '-o', process.env.DD_BENCH_STRACE, '-e', 'trace=openat,statx,newfstatat,stat', process.execPath] : [process.execPath];
   const r = timeCpu(wrap[0], [...wrap.slice(1), ...prof, BIN, 'teardown', '--json'], { ...process.env, DYNAMO_DEV_HOME: stateDir });

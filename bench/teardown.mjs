@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, FIXTURES, ROOT, median, report, timeRun } from './lib.mjs';
+import { BIN, FIXTURES, ROOT, median, report, timeRun, treesRunRecord } from './lib.mjs';
 
 const { descendants, readStartTicks } = await import(join(ROOT, 'dist', 'run', 'proc.js'));
 const { writeRun } = await import(join(ROOT, 'dist', 'run', 'state.js'));
@@ -27,19 +27,8 @@ for (let round = 0; round < rounds; round++) {
   const dir = mkdtempSync(join(tmpdir(), 'dd-bench-td-'));
   const stateDir = join(dir, 'state');
   const trees = await Promise.all([tree(), tree(), tree()]);
-  const now = new Date().toISOString();
   const id = `bench-${round}`;
-  await writeRun(stateDir, {
-    id, recipe: 'agg', model: 'm', createdAt: now, updatedAt: now,
-    supervisor: { pid: 999999, startTicks: null, detached: true }, state: 'ready', frontendUrl: 'http://127.0.0.1:1',
-    plan: { recipe: 'agg', model: 'm', engine: 'vllm', gpu: { index: 0, totalMiB: null }, budget: { fractionSum: 0, limit: 0.9, budgetMiB: null },
-      maxModelLen: 4096, router: { mode: 'round-robin', kvEvents: true }, disaggregated: false, frontendUrl: 'http://127.0.0.1:1', runDir: join(stateDir, 'runs', id), processes: [] },
-    processes: trees.map((t, i) => ({
-      name: `agg-${i}`, role: 'agg', pid: t.pid, pgid: t.pid, startTicks: t.startTicks, startedAt: now, argv: [], env: {}, ports: {},
-      gpuMemoryUtilization: 0.3, state: 'ready', kvTokens: 1, exitCode: null, signal: null, log: join(stateDir, 'runs', id, 'logs', `agg-${i}.log`),
-      descendants: t.descendants,
-    })),
-  });
+  await writeRun(stateDir, treesRunRecord(stateDir, id, trees));
   const r = timeRun(process.execPath, [BIN, 'teardown', '--json'], { ...process.env, DYNAMO_DEV_HOME: stateDir });
   const doc = JSON.parse(r.stdout);
   if (r.status !== 0 || doc.remaining.length > 0) {
