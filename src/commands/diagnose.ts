@@ -1,5 +1,5 @@
 import { UserError } from '../errors.js';
-import { diedOnItsOwn, renderDiagnosis, type RunEnd } from '../ui/diagnose-report.js';
+import type { RunEnd } from '../ui/diagnose-report.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 
@@ -25,8 +25,10 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   const t0 = performance.now();
   let result = await scanPaths(paths);
   // The logs of a run: its processes' exits count too (a crash with no known line is no "0 errors").
-  const { runsOfPaths } = await import('../run/state.js');
-  for (const r of await runsOfPaths(paths)) {
+  // Only paths shaped like a run's logs can belong to a run (the record code loads only for them).
+  const { runPathParts } = await import('../run/paths.js');
+  const runs = paths.some((p) => runPathParts(p) !== null) ? await (await import('../run/state.js')).runsOfPaths(paths) : [];
+  for (const r of runs) {
     const [{ addExitFindings }, { judgeRun }, { scanRuns }] = await Promise.all([
       import('../run/exit-findings.js'), import('../run/state.js'), import('../run/run-scan.js'),
     ]);
@@ -49,6 +51,8 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   }
   // On stderr in both modes: the --json document keeps its contract shape.
   for (const p of partial) ctx.stderr.write(`dynamo-dev: warning: ${p.file}: ${p.reason}\n`);
+  // The report (and chalk) loads only to render or to judge a run's ends: --json over log files needs neither.
+  const report = !ctx.json || run ? await import('../ui/diagnose-report.js') : null;
   if (ctx.json) {
     const doc = {
       files: result.files,
@@ -59,9 +63,9 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
     };
     ctx.stdout.write(`${JSON.stringify(run ? { ...doc, run } : doc)}\n`);
   } else {
-    ctx.stdout.write(renderDiagnosis(result, ms, run));
+    ctx.stdout.write(report!.renderDiagnosis(result, ms, run));
   }
   // A process that died on its own is a failure even when its log matches nothing known.
-  const crashed = run?.processes.some(diedOnItsOwn) ?? false;
+  const crashed = run !== null && run.processes.some(report!.diedOnItsOwn);
   return crashed || result.findings.some((f) => f.severity === 'error') ? EXIT.failed : EXIT.ok;
 }

@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** $DYNAMO_DEV_HOME, else $XDG_STATE_HOME/dynamo-dev, else ~/.local/state/dynamo-dev (CLI.md). */
 export function resolveStateDir(env: NodeJS.ProcessEnv, flag?: string): string {
@@ -23,4 +23,15 @@ export function newRunId(recipe: string, now = new Date()): string {
   const p = (n: number, w = 2) => String(n).padStart(w, '0');
   const stamp = `${now.getFullYear()}${p(now.getMonth() + 1)}${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}${p(now.getSeconds())}-${p(now.getMilliseconds(), 3)}`;
   return `${stamp}-${recipe.replace(/[^\w.-]+/g, '-')}`;
+}
+
+/**
+ * Pure: where a log path sits in a state directory, by shape alone: runs/<id> and runs/<id>/logs
+ * (the whole run, file null) or runs/<id>/logs/<process>.log (that file). null for any other path.
+ */
+export function runPathParts(path: string): { stateDir: string; id: string; file: string | null } | null {
+  const p = resolve(path);
+  const [dir, file] = basename(p) === 'logs' ? [dirname(p), null] : basename(dirname(p)) === 'logs' ? [dirname(dirname(p)), p] : [p, null];
+  if (basename(dirname(dir)) !== 'runs') return null;
+  return { stateDir: dirname(dirname(dir)), id: basename(dir), file };
 }

@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { UserError } from '../errors.js';
 import type { RunView } from '../doctor/types.js';
 import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
 import type { RunLiveness } from './liveness.js';
 import { lostProcesses, noteGone, type LostProcess } from './losses.js';
-import { liveDir, liveMarkerPath, logPath, runDir, runJsonPath, runsDir, upLockPath } from './paths.js';
+import { liveDir, liveMarkerPath, logPath, runDir, runJsonPath, runPathParts, runsDir, upLockPath } from './paths.js';
 import { checkStateDir, prepareStateDir } from './state-dir.js';
 import type { RunRecord, RunStatus } from './types.js';
 
@@ -438,12 +438,11 @@ export async function acquireUpLock(stateDir: string, runId: string): Promise<Up
 export async function runsOfPaths(paths: readonly string[]): Promise<{ stateDir: string; record: RunRecord; only: Set<string> | null }[]> {
   const found = new Map<string, { stateDir: string; record: RunRecord; only: Set<string> | null }>();
   for (const raw of paths) {
-    const p = resolve(raw);
     // runs/<id>, runs/<id>/logs (whole run), runs/<id>/logs/<process>.log (that process only).
-    const [dir, file] = basename(p) === 'logs' ? [dirname(p), null] : basename(dirname(p)) === 'logs' ? [dirname(dirname(p)), p] : [p, null];
-    if (basename(dirname(dir)) !== 'runs') continue;
-    const stateDir = dirname(dirname(dir));
-    const rec = await tryReadRun(stateDir, basename(dir));
+    const at = runPathParts(raw);
+    if (!at) continue;
+    const { stateDir, file } = at;
+    const rec = await tryReadRun(stateDir, at.id);
     if (!rec) continue;
     const cur = found.get(rec.id) ?? { stateDir, record: rec, only: new Set<string>() };
     if (file === null) cur.only = null;
