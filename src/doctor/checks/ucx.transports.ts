@@ -58,8 +58,20 @@ const check: Check = {
       );
     }
 
-    // From here on the plan moves KV over NIXL (the aggregated ones were skipped above).
-    if (ev.peerTransports.length > 0 && ev.peerTransports.every((n) => n === 'tcp')) {
+    // UCX_TLS unset, yet what ucx_info lists carries no active message to a peer (a UCX build with
+    // only self and the CUDA copy transports): the same failure, and no setting to blame.
+    if (ev.peerAmTransports.length === 0) {
+      return fail(
+        `ucx_info -d lists no active-message transport between processes; NIXL fails with "no active messages transport"`,
+        'install a UCX build with its tcp and shared-memory transports (posix, sysv), e.g. the UCX bundled with NIXL, and make sure NIXL loads it (LD_LIBRARY_PATH)',
+        listing,
+        evidence,
+      );
+    }
+
+    // From here on the plan moves KV over NIXL (the aggregated ones were skipped above), and some
+    // transport reaches a peer.
+    if (ev.peerTransports.every((n) => n === 'tcp')) {
       return warn(
         `only tcp is available to move KV between prefill and decode${tls ? ` (UCX_TLS=${tls})` : ''}: KV moves at loopback-TCP speed`,
         tls ? `unset UCX_TLS, or export UCX_TLS=${SAFE_TLS}` : 'install UCX with CUDA support (cuda_ipc) and shared memory transports, e.g. the UCX bundled with NIXL',

@@ -75,6 +75,18 @@ describe('ucx.transports: UCX_TLS without active messages between processes', ()
   });
 });
 
+describe('ucx.transports: UCX_TLS unset but nothing reaches a peer', () => {
+  it('ucx_info listing only self and CUDA copies fails: the same NIXL error, and what to install', async () => {
+    const r = await run(ucx(null, [t('self', 'memory', true), t('cuda_copy', 'cuda', false), t('cuda_ipc', 'cuda', false)]));
+    expect(r).toMatchObject({
+      status: 'fail',
+      summary: 'ucx_info -d lists no active-message transport between processes; NIXL fails with "no active messages transport"',
+      fix: 'install a UCX build with its tcp and shared-memory transports (posix, sysv), e.g. the UCX bundled with NIXL, and make sure NIXL loads it (LD_LIBRARY_PATH)',
+      details: ['ucx_info -d: self/memory, cuda_copy/cuda (no am), cuda_ipc/cuda (no am)'],
+    });
+  });
+});
+
 describe('ucx.transports: only tcp between prefill and decode', () => {
   it('UCX without CUDA transports: warns with the measured cost and how to get cuda_ipc', async () => {
     const r = await run(ucx(null, [t('self', 'memory', true), t('tcp', 'lo', true)]));
@@ -132,6 +144,11 @@ describe('ucx.transports: passes and skips', () => {
       fix: 'check the UCX install (`ucx_info -v`, LD_LIBRARY_PATH) the NIXL package uses',
       details: [`ucx_info unavailable (${err}); judged from the known transport table`],
     });
+  });
+
+  it('a not-found message with more after it is still "not found": a skip', async () => {
+    const r = await run(ucx(null, null, `${UCX_INFO_NOT_FOUND} (searched /usr/bin:/bin)`));
+    expect(r.status).toBe('skip');
   });
 
   it('neither ucx_info nor UCX_TLS: a skip with the reason as evidence', async () => {
