@@ -57,6 +57,7 @@ export function buildPrompts(o: { prefixes: number; prefixTokens: number; seed: 
     const body = words(Math.max(0, o.prefixTokens - header.length), mulberry32(o.seed ^ Math.imul(p + 1, 0x9e3779b1)));
     prefixes.push([...header, ...body].join(' '));
   }
+  // Stryker disable next-line Regex: equivalent; prompts are joined with single spaces, so /\s/ splits them the same
   const prefixWords = prefixes.length ? prefixes[0].split(/\s+/).length : 0;
   const tail = (p: number, r: number): string => {
     const rng = mulberry32(o.seed ^ Math.imul(p + 1, 0x85ebca6b) ^ Math.imul(r + 1, 0xc2b2ae35));
@@ -67,6 +68,7 @@ export function buildPrompts(o: { prefixes: number; prefixTokens: number; seed: 
     prefixWords,
     prefixes,
     prompt: (p, r) => `${prefixes[p]}\n\n${tail(p, r)}`,
+    // Stryker disable next-line Regex: equivalent; the tail is joined with single spaces, so /\s/ splits it the same
     tailWords: (p, r) => tail(p, r).split(/\s+/).length,
   };
 }

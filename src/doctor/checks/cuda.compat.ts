@@ -91,7 +91,8 @@ const check: Check = {
           fix: `if workers fail with Error 804: ${fix}`,
         });
       }
-    } else if (compatSources.length === 0 && compat.ldconfigLibcuda.length >= 2 && cls === 'consumer') {
+    } else if (compat.ldconfigLibcuda.length >= 2 && cls === 'consumer') {
+      // (No compat source here: a consumer GPU with one took the branch above.)
       findings.push({
         status: 'warn',
         summary: `ld.so.cache lists ${compat.ldconfigLibcuda.length} libcuda.so.1: one may be a forward-compat copy, which ${gpu.name} refuses (Error 804)`,

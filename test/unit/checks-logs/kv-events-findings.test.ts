@@ -195,6 +195,16 @@ describe('kv.events: routers that use no events', () => {
     }
   });
 
+  it('a run whose frontend was started without events (older --no-kv-events), yet logs the diagnostic: fails, evidence says events off', async () => {
+    const plan = routerPlan();
+    const fe = plan.processes.find((p) => p.role === 'frontend')!;
+    const run = runOf(plan, {}, { argv: { frontend: [...fe.argv, '--no-kv-events'] } });
+    const r = await check.run(fakeFacts({ run, logs: logSet('run', runFiles(), [disabledAt()]) }, { recipe: routerRecipe(), plan }));
+    expect(r.status).toBe('fail');
+    expect(r.details[1]).toBe('the logs come from a KV router with events (the plan of test does not use one)');
+    expect(r.evidence).toMatchObject({ routerMode: 'kv', kvEvents: false });
+  });
+
   it('logs of a router that did expect events are judged even so: disabled fails, no source warns', async () => {
     const logs = logSet('paths', [{ path: '/tmp/fe.log' }], [disabledAt('/tmp/fe.log'), missingAt('/tmp/fe.log')]);
     const r = await check.run(fakeFacts({ logs }));

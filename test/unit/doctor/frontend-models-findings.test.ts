@@ -110,6 +110,21 @@ describe('frontend.models: the frontend is not serving', () => {
   });
 });
 
+describe('frontend.models: odd /health bodies', () => {
+  it('a status or message that is not text is not quoted as one', async () => {
+    const r = await check.run(fakeFacts({ frontend: fe({ status: { code: 503 }, message: { detail: 'x' }, instances: [] }, []) }));
+    expect(r.summary).toBe('the frontend counts no worker: no worker is registered with it');
+    const m = await check.run(fakeFacts({ frontend: fe({ status: 'unhealthy', message: 42, instances: [] }, []) }));
+    expect(m.summary).toBe('/health says unhealthy; the frontend counts no worker: no worker is registered with it');
+  });
+
+  it('a plain-text or empty /health answer counts no worker and is quoted as it came', async () => {
+    const r = await check.run(fakeFacts({ frontend: fe('OK', []) }));
+    expect(r.summary).toBe('the frontend counts no worker: no worker is registered with it');
+    expect(r.details).toEqual([`GET ${URL}/health -> "OK"`]);
+  });
+});
+
 describe('frontend.models: too few, too many, not listed', () => {
   it('one missing: fails with the count, its source and how to find the process that ended', async () => {
     const r = await check.run(fakeFacts({ run: runOf('ready', 3), frontend: fe(healthOf([11, 22]), [MODEL]) }));
@@ -165,5 +180,7 @@ describe('plannedWorkers', () => {
   });
   it('a record without processes has nothing to count', () => {
     expect(plannedWorkers({ processes: [] } as never)).toBeNull();
+    expect(plannedWorkers({} as never)).toBeNull();
+    expect(plannedWorkers({ processes: [{ name: 'agg-0', role: 'agg' }] } as never)).toBe(1);
   });
 });

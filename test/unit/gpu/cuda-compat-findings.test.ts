@@ -108,6 +108,16 @@ describe('cuda.compat: forward-compat libraries on the load path', () => {
     );
   });
 
+  it('a two-digit minor names its package in full; a compat dir written with several trailing slashes is still left out', async () => {
+    const compat = compatOf({ ldLibraryPathCompat: ['/usr/local/cuda-13.10/compat//'], ldconfigCompat: ['/usr/local/cuda-13.10/compat/libcuda.so.1'] });
+    const env = { LD_LIBRARY_PATH: '/opt/lib:/usr/local/cuda-13.10/compat//' };
+    const r = await check.run(fakeFacts({ gpu: gpuOf(LAPTOP, '570.133.07', '12.8'), python: torchBuild('12.8'), compat }, { env }));
+    expect(r.fix).toBe(
+      'remove /usr/local/cuda-13.10/compat// from LD_LIBRARY_PATH (`export LD_LIBRARY_PATH=/opt/lib`); ' +
+        'uninstall the forward-compat package (`sudo apt remove cuda-compat-13-10`, or delete its /etc/ld.so.conf.d/*compat* entry and run `sudo ldconfig`); ' + NO_ENV_VAR,
+    );
+  });
+
   it('on a card of unknown class: only a warning, with the fix for when Error 804 does show', async () => {
     const compat = compatOf({ ldLibraryPathCompat: ['/usr/local/cuda/compat'] });
     const r = await check.run(fakeFacts({ gpu: gpuOf('NVIDIA RTX 6000 Ada Generation', '570.133.07', '12.8'), python: torchBuild('12.8'), compat }, { env: { LD_LIBRARY_PATH: '/usr/local/cuda/compat:/usr/lib' } }));

@@ -116,6 +116,17 @@ describe('python.env: missing modules', () => {
     expect(r.evidence).toMatchObject({ required: ['dynamo', 'dynamo.frontend', 'dynamo.mocker'] });
   });
 
+  it('dynamo itself missing: the vLLM engine installs "ai-dynamo[vllm]", the mocker plain ai-dynamo', async () => {
+    const r = await check.run(fakeFacts({ python: vllmEnv({ dynamo: missing('dynamo') }) }));
+    expect(r.fix).toBe(`\`${PY} -m pip install "ai-dynamo[vllm]"\`, or ${HINT}`);
+    expect(r.evidence).toMatchObject({ dynamo: { version: null, support: null } });
+    const { recipe, plan } = mockerSetup();
+    const py: PythonFacts = { ...vllmEnv(), modules: { 'dynamo.frontend': ok('1'), 'dynamo.mocker': ok('1') } };
+    const m = await check.run(fakeFacts({ python: py }, { recipe, plan }));
+    expect(m.summary).toBe(`${PY} cannot import dynamo: dynamo (not asked)`);
+    expect(m.fix).toBe(`\`${PY} -m pip install ai-dynamo\`, or ${HINT}`);
+  });
+
   it('an interpreter that cannot run fails with its error, the hint, and the interpreter as evidence', async () => {
     const r = await check.run(fakeFacts({ python: { interpreter: 'python3.12', ok: false, error: 'not found (ENOENT)', pythonVersion: null, modules: {}, torchCuda: null } }));
     expect(r).toEqual({

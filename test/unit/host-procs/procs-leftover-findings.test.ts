@@ -4,7 +4,8 @@ import type { RunView } from '../../../src/doctor/types.js';
 import type { ComputeAppsFacts, GpuFacts, ProcessInfo } from '../../../src/host/types.js';
 import type { LostProcess } from '../../../src/run/losses.js';
 import type { RunRecord } from '../../../src/run/types.js';
-import { fakeFacts, healthyGpu } from '../../helpers/facts.js';
+import { buildPlan } from '../../../src/plan/build.js';
+import { fakeFacts, healthyGpu, recipeFrom } from '../../helpers/facts.js';
 
 // procs.leftover as the user reads it: how many, how much GPU memory, each one's line, and a fix
 // that never points teardown at another user's process or at our own run.
@@ -138,6 +139,23 @@ describe('procs.leftover: passes', () => {
     const facts = fakeFacts({});
     await check.run(facts);
     expect(facts.calls.stillRunning).toBeUndefined();
+  });
+
+  it("a program on another GPU than the recipe's second one is not counted; one on that GPU is", async () => {
+    const g0 = healthyGpu.ok ? healthyGpu.gpus[0] : (undefined as never);
+    const gpu: GpuFacts = { ...healthyGpu, gpus: [{ ...g0, index: 0, uuid: 'GPU-A' }, { ...g0, index: 1, uuid: 'GPU-B' }] } as GpuFacts;
+    const recipe = recipeFrom({ gpu: 1 });
+    const plan = buildPlan({ recipe, runDir: '/tmp/x' });
+    const other = await check.run(fakeFacts({ gpu, computeApps: apps([900, 'python3', 10, 'GPU-A']) }, { recipe, plan }));
+    expect(other.status).toBe('pass');
+    const same = await check.run(fakeFacts({ gpu, computeApps: apps([900, 'python3', 10, 'GPU-B']) }, { recipe, plan }));
+    expect(same.status).toBe('fail');
+  });
+
+  it("when doctor cannot tell its own uid, every engine counts as the user's own: teardown --orphans", async () => {
+    const facts = { ...fakeFacts({ processes: [engine(12, { uid: 1001, user: 'bob' })] }), self: { uid: null, pid: 4242 } };
+    const r = await check.run(facts);
+    expect(r.fix).toBe('dynamo-dev teardown --orphans');
   });
 
   it("a GPU app on the recipe's GPU counts when the GPU list is unavailable (nothing on it is missed)", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import check from '../../../src/doctor/checks/ports.free.js';
+import check, { settingFor } from '../../../src/doctor/checks/ports.free.js';
 import type { RunView } from '../../../src/doctor/types.js';
 import type { PortFact } from '../../../src/host/types.js';
 import type { RunRecord } from '../../../src/run/types.js';
@@ -100,5 +100,14 @@ describe('ports.free: privileged ports', () => {
   it('a denied port no setting moves: only the rule', async () => {
     const r = await check.run(fakeFacts({ ports: [denied('agg-0.metrics', 90)] }));
     expect(r.fix).toBe('use a port from 1024 up');
+  });
+});
+
+describe('settingFor', () => {
+  it("only the frontend's http port maps to frontend.httpPort; worker ports map by their kind", () => {
+    expect(settingFor('frontend.http')).toBe('frontend.httpPort');
+    expect(settingFor('frontend.metrics')).toBeNull();
+    expect(settingFor('agg-0.http')).toBeNull();
+    expect(settingFor('agg-0.system')).toBe('ports.system');
   });
 });
