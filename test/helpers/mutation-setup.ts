@@ -7,7 +7,13 @@ import { beforeEach } from 'vitest';
 // switch around every statement) is far slower in hot loops: "a long line arriving in small pieces
 // is searched once" took 29.6 s instead of 71 ms (limit 2 s) in the initial run, and one failing
 // test stops the whole mutation run. They are skipped here, and only here; npm test runs them.
-const TIMED = [/a long line arriving in small pieces is searched once \(linear, not quadratic\)/];
+const TIMED = [
+  /a long line arriving in small pieces is searched once \(linear, not quadratic\)/,
+  // doctor's runner: "concurrent, not in sequence" within 110 ms, and a timed-out check returns
+  // within 500 ms; on a loaded machine the initial run missed the first (147 ms).
+  /^starts all checks at once and returns them in declared order$/,
+  /^reports a check that exceeds its time as fail and does not wait for it$/,
+];
 beforeEach((ctx) => {
   if (TIMED.some((re) => re.test(ctx.task.name))) ctx.skip();
 });

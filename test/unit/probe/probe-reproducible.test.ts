@@ -35,6 +35,14 @@ describe('a seed means the same probe, word for word', () => {
     expect(p.tailWords(1, 2)).toBe(18);
   });
 
+  it('the send order of seed 5 for four prefixes over three rounds', () => {
+    expect(buildSchedule(4, 3, 5).map((x) => x.prefix)).toEqual([2, 3, 1, 0, 3, 2, 0, 1, 2, 3, 1, 0]);
+  });
+
+  it('the first round is never reordered (no prefix was sent before it): seed 0 starts with prefix 1', () => {
+    expect(buildSchedule(3, 1, 0).map((x) => x.prefix)).toEqual([1, 0, 2]);
+  });
+
   it('the send order of seed 5 for three prefixes', () => {
     expect(buildSchedule(3, 2, 5)).toEqual([
       { prefix: 2, repeat: 0 }, { prefix: 1, repeat: 0 }, { prefix: 0, repeat: 0 },

@@ -34,6 +34,7 @@ describe('what counts as a hit', () => {
 
   it('a block size of 1 (or none) judges the prefix as it is', () => {
     expect(hitThreshold(100, 1)).toBe(80);
+    expect(hitThreshold(1503.5, 1)).toBeCloseTo(0.8 * 1503.5, 9);
     expect(hitThreshold(100, 0)).toBe(80);
     expect(hitThreshold(130, 64)).toBeCloseTo(0.8 * 128, 9);
     expect(hitThreshold(128, 64)).toBeCloseTo(0.8 * 128, 9);
@@ -66,6 +67,15 @@ describe('what counts as a hit', () => {
   it('no first-token time anywhere: a repeat without cached_tokens cannot be judged', () => {
     const s = summarize([send(0, 0, { cachedTokens: null, ttftMs: null }), send(0, 1, { cachedTokens: null, ttftMs: 10 })]);
     expect(s).toMatchObject({ repeatsJudged: 0, hits: 0, hitRate: null, method: null, firstRepeatHitRate: null });
+  });
+
+  it('answers without a first-token time are left out of the medians, not counted as 0', () => {
+    const s = summarize([
+      send(0, 0, { ttftMs: 100 }), send(1, 0, { ttftMs: null }), send(2, 0, { ttftMs: 50 }),
+      send(0, 1, { ttftMs: 20 }), send(1, 1, { ttftMs: null }), send(2, 1, { ttftMs: 30 }),
+    ]);
+    expect(s.ttft.firstMedianMs).toBe(75);
+    expect(s.ttft.repeatMedianMs).toBe(25);
   });
 
   it('both ways of judging in one run are "mixed"', () => {
@@ -110,6 +120,12 @@ describe('counts per run and per prefix', () => {
     const s = summarize([send(0, 0, { ok: false, error: 'x' })]);
     expect(s).toMatchObject({ sends: 1, ok: 0, failed: 1, workerIdsReported: false, workers: [], hitRate: null });
     expect(summarize([])).toMatchObject({ sends: 0, randomHitRate: null, meanWorkersPerPrefix: null, method: null });
+  });
+
+  it('one worker: a router that ignores prefixes would hit every repeat and always return to it', () => {
+    const s = summarize([send(0, 0), send(0, 1), send(0, 2)]);
+    expect(s.randomHitRate).toBe(1);
+    expect(s.randomAffinity).toBe(1);
   });
 
   it('the random level is computed over the most sends any prefix got', () => {

@@ -77,6 +77,7 @@ describe('judge: the hit-rate and affinity thresholds', () => {
       ],
       next: KV_EVENTS_NEXT,
     });
+    expect(KV_EVENTS_NEXT).toBe('dynamo-dev doctor --only kv.events');
     expect(verdictExitCode(v)).toBe(1);
   });
 
@@ -109,6 +110,16 @@ describe('judge: the router the run uses', () => {
     });
   });
 
+  it('round-robin with no worker count to compare: no random-level line', () => {
+    const v = judge(stats({ hits: 40, hitRate: 0.67, workerIdsReported: false, workers: [], affinity: null }), { routerMode: 'round-robin' });
+    expect(v.details).toEqual(['40 of 60 repeats hit the prefix cache (67%, judged by cached_tokens)', 'Use a recipe with the KV router (frontend.routerMode: kv), e.g. agg-router.']);
+  });
+
+  it('one expected worker and no ids: no random-level line for a single worker', () => {
+    const v = judge(stats({ hits: 40, hitRate: 0.67, workerIdsReported: false, workers: [], affinity: null }), { routerMode: 'kv', workersExpected: 1 });
+    expect(v.details.some((d) => d.startsWith('Random routing'))).toBe(false);
+  });
+
   it('the random level is quoted only for more than one worker; the expected count stands in when ids are missing', () => {
     const v = judge(stats({ hits: 40, hitRate: 0.67, workerIdsReported: false, workers: [], affinity: null }), { routerMode: 'kv', workersExpected: 3 });
     expect(v.details).toContain('Random routing over 3 workers would hit about 81% of repeats if every worker could keep every prefix, less when caches evict (measured: 62-73% with two workers).');
@@ -130,6 +141,10 @@ describe('judge: one worker', () => {
       ],
       next: 'dynamo-dev up agg-router',
     });
+  });
+
+  it('one worker seen though some answers lacked an id: still a single worker', () => {
+    expect(judge(stats({ workers: ['w1'], workerIdsReported: false })).summary).toBe('one worker served every request: prefix routing cannot be judged with a single worker');
   });
 
   it('one worker expected but no ids reported is not called a single worker: judged on hits', () => {
@@ -160,8 +175,9 @@ describe('judge and evictionNote: prefixes that do not fit', () => {
     });
   });
 
-  it('a high hit rate despite eviction is judged as usual', () => {
+  it('a high hit rate despite eviction is judged as usual, from exactly 80% on', () => {
     expect(judge(stats(), ctx).code).toBe('works');
+    expect(judge(stats({ hits: 48, hitRate: 0.8, affinity: 1 }), ctx).code).toBe('works');
   });
 
   it("a worker's share exactly its KV cache fits; one token less does not", () => {
