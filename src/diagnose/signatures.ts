@@ -192,7 +192,7 @@ export const SIGNATURES: readonly SignatureSpec[] = [
       'The frontend runs the KV router with events, but the workers do not publish KV events: the router\'s index stays empty, ' +
       'every request has overlap 0, routing falls back to load only and cache hits drop to random level. Nothing else errors.',
     fix:
-      'give each agg/prefill worker the engine flag --kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\' ' +
+      'give each agg/prefill worker the engine flag `--kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\'` ' +
       '(a distinct port per worker; dynamo-dev\'s KV-router recipes add it), or route without events: --set frontend.kvEvents=false ' +
       '(the frontend then runs with --no-router-kv-events, approximate mode; recipe agg-router-approx)',
   },

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react';
 import type { CheckOutcome } from '../doctor/types.js';
 import { MARK, paintStatus } from './marks.js';
 import { formatOutcome } from './doctor-report.js';
+import { visibleLength } from './fit.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -44,7 +45,17 @@ export function DoctorView({ titles, subscribe, rows, columns }: DoctorViewProps
   return (
     <>
       <Static items={printed}>
-        {(o, i) => <Text key={`${i}-${o.id}`}>{formatOutcome(o, width, columns).replace(/\n$/, '')}</Text>}
+        {(o, i) => {
+          const text = formatOutcome(o, width, columns).replace(/\n$/, '');
+          // formatOutcome already fit the prose to the width. A line wider than that is a command or
+          // path kept whole on purpose: a box as wide as it stops ink from breaking it with a newline
+          // (the terminal soft-wraps it; a copied command stays one line).
+          return (
+            <Box key={`${i}-${o.id}`} width={Math.max(1, ...text.split('\n').map(visibleLength))}>
+              <Text>{text}</Text>
+            </Box>
+          );
+        }}
       </Static>
       <Box flexDirection="column">
         {shown.map(({ title, i, o }) => (

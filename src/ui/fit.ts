@@ -7,9 +7,13 @@ const SGR = /\u001b\[[0-9;]*m/g;
 export const visibleLength = (s: string): number => [...s.replace(SGR, '')].length;
 
 /**
- * Word-wraps `text` to `width` columns; continuation lines get `indent` (a hanging indent). A
- * single word longer than the width (a path, a URL) is kept whole on its own line: the terminal
- * soft-wraps it and copying it still gives the whole word.
+ * Word-wraps `text` to `width` columns; continuation lines get `indent` (a hanging indent).
+ *
+ * A token too long for a continuation line (a command, a path, a JSON flag value) is never broken:
+ * a person copies it, and a newline inside a command breaks the paste. It goes on a line of its
+ * own starting at column 0, so the terminal's soft-wrap continues it at column 0 too (not under
+ * the gutter) and a line selection copies exactly it; a `quoted command` loses its backticks
+ * there, which the shell would run as a substitution. The prose goes on below it, indented.
  */
 export function wrapWords(text: string, width: number, indent = ''): string[] {
   // Each token keeps the spaces before it, so aligned columns survive on the first line.
@@ -17,24 +21,48 @@ export function wrapWords(text: string, width: number, indent = ''): string[] {
   const tokens = text.match(/ *(?:[^\s`]*`[^`]*`\S*|\S+)/g);
   if (!tokens) return [text];
   const indentLen = visibleLength(indent);
-  const lines: string[] = [];
+  const room = width - indentLen;
+  // [text, bare]: a bare line is an over-long token alone, at column 0.
+  const lines: [string, boolean][] = [];
   let cur = '';
   let curLen = 0;
+  const flush = () => {
+    if (cur !== '') lines.push([cur, false]);
+    cur = '';
+    curLen = 0;
+  };
   for (const t of tokens) {
     const tl = visibleLength(t);
     const word = t.trimStart();
+    if (visibleLength(word) > room) {
+      // `(` + `command` + `),`: the command alone, the punctuation stays with the prose.
+      const q = /^([^\s`]*)`([^`]*)`(\S*)$/.exec(word);
+      const [before, bare, after] = q ? [q[1], q[2], q[3]] : ['', word, ''];
+      if (before) {
+        const lead = lines.length === 0 ? 0 : indentLen;
+        if (cur !== '' && lead + curLen + 1 + visibleLength(before) > width) flush();
+        cur += cur === '' ? before : ` ${before}`;
+      }
+      flush();
+      lines.push([bare, true]);
+      if (after) {
+        cur = after;
+        curLen = visibleLength(after);
+      }
+      continue;
+    }
     const prefixLen = lines.length === 0 ? 0 : indentLen;
     if (cur === '' || prefixLen + curLen + tl <= width) {
       cur += cur === '' && lines.length > 0 ? word : t;
       curLen = visibleLength(cur);
     } else {
-      lines.push(cur);
+      flush();
       cur = word;
       curLen = visibleLength(word);
     }
   }
-  lines.push(cur);
-  return lines.map((l, i) => (i === 0 ? l : indent + l));
+  flush();
+  return lines.map(([l, bare], i) => (i === 0 || bare ? l : indent + l));
 }
 
 /** Wraps each line of a block (already indented lines keep their indent as the hanging indent). */

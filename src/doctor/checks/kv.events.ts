@@ -8,7 +8,7 @@ import { noLogFiles, planFor, where } from '../log-view.js';
 // (kv_event_publisher_disabled) and routes by load only: cache hits fall to random level, no error.
 
 export const KV_EVENTS_FIX =
-  'give each agg/prefill worker the engine flag --kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\' ' +
+  'give each agg/prefill worker the engine flag `--kv-events-config \'{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}\'` ' +
   '(a distinct endpoint port per worker; dynamo-dev\'s KV-router recipes add it), or route without events: --set frontend.kvEvents=false ' +
   '(the frontend\'s --no-router-kv-events, approximate mode: `dynamo-dev up agg-router-approx`)';
 

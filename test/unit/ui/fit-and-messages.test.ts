@@ -32,9 +32,26 @@ describe('fitting text to a width', () => {
     expect(lines.slice(1).every((l) => l.startsWith('    '))).toBe(true);
   });
 
-  it('a token longer than the width stays whole on its own line (the terminal soft-wraps it)', () => {
+  it('a token too long for a continuation line stays whole, alone at column 0 (the terminal soft-wraps it there)', () => {
     const path = `/tmp/${'x'.repeat(60)}/agg-1.log`;
-    expect(wrapWords(`log: ${path}`, 30, '  ')).toEqual(['log:', `  ${path}`]);
+    expect(wrapWords(`log: ${path}`, 30, '  ')).toEqual(['log:', path]);
+    // Exactly the room of a continuation line: it stays under the gutter; one more column and it moves.
+    expect(wrapWords(`log: ${'y'.repeat(28)}`, 30, '  ')).toEqual(['log:', `  ${'y'.repeat(28)}`]);
+    expect(wrapWords(`log: ${'y'.repeat(29)}`, 30, '  ')).toEqual(['log:', 'y'.repeat(29)]);
+  });
+
+  it('a long `quoted command` goes alone on its line without backticks; the prose goes on under the gutter', () => {
+    const cmd = `--kv-events-config '{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}'`;
+    const lines = wrapWords(`    fix: give each worker the engine flag \`${cmd}\` (a distinct port per worker), or (\`${cmd}\`), then retry`, 80, '         ');
+    expect(lines).toEqual([
+      '    fix: give each worker the engine flag',
+      cmd,
+      '         (a distinct port per worker), or (',
+      cmd,
+      '         ), then retry',
+    ]);
+    // Pasted into a shell the command line is one word list, no backtick substitution.
+    expect(lines.filter((l) => l.length > 80)).toEqual([cmd, cmd]);
   });
 
   it('truncates after a whole word with an ellipsis, exactly to the width', () => {
