@@ -7,7 +7,23 @@ import type { FileFinding, Finding, ScanResult } from './types.js';
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-const NEEDLES = [...new Set(SIGNATURES.flatMap((s) => s.needles))];
+/**
+ * Lines where a Dynamo worker names its own worker id (no finding: what a router diagnostic's
+ * `worker_id=N` is matched against). Seen in ai-dynamo 1.6.1: the mocker logs
+ * `dynamo_llm::fpm_publisher: FPM direct publisher started worker_id=N` (and, publishing KV events,
+ * `Initializing KvEventPublisher for worker N`, `WorkerKvQuery endpoint starting for worker N`);
+ * dynamo/vllm/instrumented_scheduler.py logs `InstrumentedScheduler: ZMQ PUB bound on ... (worker_id=N,
+ * dp_rank=R)` when forward-pass metrics are on. A vLLM worker without these lines stays unnamed.
+ */
+export const WORKER_ID_NEEDLES: readonly string[] = [
+  'FPM direct publisher started', 'InstrumentedScheduler: ZMQ PUB bound', 'Initializing KvEventPublisher for worker', 'WorkerKvQuery endpoint starting for worker',
+];
+const OWN_ID = /(?:\bworker_id=|\bfor worker )(\d{4,})/;
+const NAMED_ID = /\bworker_id=(\d{4,})/g;
+/** Ids kept per file and finding: enough for any one-GPU run, bounded for a hostile log. */
+const MAX_IDS = 32;
+
+const NEEDLES = [...new Set([...SIGNATURES.flatMap((s) => s.needles), ...WORKER_ID_NEEDLES])];
 
 /**
  * The prefilter: a line that contains none of the needles cannot match any pattern, so the
@@ -69,12 +85,20 @@ interface Hit {
   text: string;
   /** The quoted line came from the engine core (signatures quoting 'last-engine'). */
   engine?: boolean;
+  /** `worker_id=N` fields of its lines. */
+  ids?: Set<string>;
 }
 
 interface FileState {
   hits: Map<string, Hit>;
   kvTokens: number | null;
+  /** Worker ids the file's process announced as its own. */
+  ids?: Set<string>;
 }
+
+const addIds = (set: Set<string>, ids: Iterable<string>) => {
+  for (const id of ids) if (set.size < MAX_IDS) set.add(id);
+};
 
 const clip = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT - 1)}…` : s);
 
@@ -104,6 +128,13 @@ export class Scanner {
 
   /** feed() for a line that contains a needle (the caller ran the prefilter over its whole chunk). */
   feedCandidate(file: string, lineNo: number, raw: string): void {
+    if (containsAny(raw, WORKER_ID_NEEDLES)) {
+      const own = OWN_ID.exec(normalizeLine(raw));
+      if (own) {
+        this.addFile(file);
+        addIds((this.perFile.get(file)!.ids ??= new Set()), [own[1]]);
+      }
+    }
     const m = matchCandidate(raw);
     if (!m) return;
     this.addFile(file);
@@ -122,25 +153,27 @@ export class Scanner {
         hit.count++;
         if (engine || !hit.engine) Object.assign(hit, { line: lineNo, text: clip(m.text.trim()), engine });
       }
-      return;
-    }
-    if (hit) hit.count++;
+    } else if (hit) hit.count++;
     else state.hits.set(code, { count: 1, line: lineNo, text: clip(m.text.trim()) });
+    // A router diagnostic names the worker it is about: every line's id is kept, not only the quoted one's.
+    if (m.text.includes('worker_id=')) addIds((state.hits.get(code)!.ids ??= new Set()), [...m.text.matchAll(NAMED_ID)].map((x) => x[1]));
   }
 
   result(): ScanResult {
     const merged = new Map<string, Finding>();
     const kvTokens: Record<string, number | null> = {};
     const byFile: Record<string, FileFinding[]> = {};
+    const workerIds: Record<string, string[]> = {};
     const order = new Map(SIGNATURES.map((s, i) => [s.code, i]));
     for (const [file, state] of this.perFile) {
       kvTokens[file] = state.kvTokens;
+      if (state.ids) workerIds[file] = [...state.ids];
       const own: FileFinding[] = (byFile[file] = []);
       const present = new Set(state.hits.keys());
       for (const [code, hit] of state.hits) {
         const sig = SIGNATURES.find((s) => s.code === code)!;
         if (isExplained(sig, present)) continue;
-        own.push({ code, severity: sig.severity, count: hit.count, line: hit.line, text: hit.text });
+        own.push({ code, severity: sig.severity, count: hit.count, line: hit.line, text: hit.text, ...(hit.ids ? { workerIds: [...hit.ids] } : {}) });
         const f = merged.get(code);
         if (f) f.count += hit.count;
         else {
@@ -155,7 +188,10 @@ export class Scanner {
       SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || order.get(a.code)! - order.get(b.code)!;
     for (const list of Object.values(byFile)) list.sort(rank);
     const findings = [...merged.values()].sort(rank);
-    return { files: this.perFile.size, bytes: this.bytes, findings, kvTokens, byFile, lines: { ...this.lineCounts } };
+    return {
+      files: this.perFile.size, bytes: this.bytes, findings, kvTokens, byFile, lines: { ...this.lineCounts },
+      ...(Object.keys(workerIds).length > 0 ? { workerIds } : {}),
+    };
   }
 }
 

@@ -43,6 +43,12 @@ export interface ScanResult {
   partial?: { file: string; reason: string }[];
   /** Per scanned file: how many lines it has (the exit of a run's process quotes its last line). */
   lines?: Record<string, number>;
+  /**
+   * Per scanned file that has any: the Dynamo worker ids (the discovery instance id a frontend's
+   * router names as `worker_id`) its process announced as its own, so a router diagnostic can be
+   * put on the process that logged it.
+   */
+  workerIds?: Record<string, string[]>;
 }
 
 /** A finding within one file. */
@@ -52,4 +58,6 @@ export interface FileFinding {
   count: number;
   line: number;
   text: string;
+  /** The distinct `worker_id=N` fields of this finding's lines in the file (router diagnostics), when any. */
+  workerIds?: string[];
 }

@@ -1,5 +1,5 @@
 import type { Plan } from '../../plan/types.js';
-import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';
+import { type Check, type CheckResult, type LogSet, fail, pass, skip, warn } from '../types.js';
 import { noLogFiles, planFor, where } from '../log-view.js';
 
 // kv.events: a KV router with events needs every agg/prefill worker to publish KV events
@@ -42,6 +42,26 @@ function parseConfig(raw: string | null): Record<string, unknown> | null {
   }
 }
 
+/**
+ * The workers a router diagnostic is about, by our process names: each `worker_id` the router
+ * named, with the process whose own log announced that id (scanner WORKER_ID_NEEDLES). An id that
+ * no log (or more than one) announced stays an id: never a guess.
+ */
+export function namedWorkers(logs: LogSet, code: string): { id: string; name: string | null }[] {
+  const ids = [...new Set(Object.values(logs.scan.byFile ?? {}).flatMap((fs) => fs.filter((f) => f.code === code).flatMap((f) => f.workerIds ?? [])))];
+  const label = new Map(logs.files.map((f) => [f.path, f.process ?? f.path]));
+  const owners = new Map<string, Set<string>>();
+  for (const [file, own] of Object.entries(logs.scan.workerIds ?? {})) {
+    for (const id of own) owners.set(id, (owners.get(id) ?? new Set()).add(label.get(file) ?? file));
+  }
+  return ids.map((id) => {
+    const o = [...(owners.get(id) ?? [])];
+    return { id, name: o.length === 1 ? o[0] : null };
+  });
+}
+
+const workerText = (w: { id: string; name: string | null }) => (w.name ? `${w.name} (worker_id=${w.id})` : `worker_id=${w.id} (unknown process)`);
+
 const check: Check = {
   id: 'kv.events',
   title: 'KV events for the KV router',
@@ -55,7 +75,20 @@ const check: Check = {
     const disabled = logs?.scan.findings.find((f) => f.code === 'dynamo.kv-events-disabled');
     const missing = logs?.scan.findings.find((f) => f.code === 'dynamo.kv-source-missing');
     const quote = (f: { count: number; file: string; line: number; text: string }) => `${where(logs!, f.file, f.line)} (x${f.count}): ${f.text}`;
-    const diagnostics = [disabled, missing].filter((f) => f !== undefined).map((f) => ({ code: f!.code, count: f!.count, file: f!.file, line: f!.line, text: f!.text }));
+    // Who the router means: our process names where a worker's log announced the id it names.
+    const disabledWorkers = disabled && logs ? namedWorkers(logs, disabled.code) : [];
+    const disabledSummary = disabledWorkers.length > 0
+      ? `the router reports kv_event_publisher_disabled for ${disabledWorkers.map((w) => w.name ?? `worker_id=${w.id}`).join(', ')}: no KV events from ${disabledWorkers.length === 1 ? 'it' : 'them'}, routing ignores the cache (hits at random level)`
+      : 'the router reports kv_event_publisher_disabled: workers publish no KV events, routing ignores the cache (hits at random level)';
+    const disabledDetails = disabled
+      ? [quote(disabled), ...(disabledWorkers.length > 0 ? [`the router names ${disabledWorkers.map(workerText).join(', ')}`] : [])]
+      : [];
+    const missingWorkers = missing && logs ? namedWorkers(logs, missing.code) : [];
+    const missingDetails = missing ? [quote(missing), ...(missingWorkers.length > 0 ? [`the router names ${missingWorkers.map(workerText).join(', ')}`] : [])] : [];
+    const diagnostics = [disabled, missing].filter((f) => f !== undefined).map((f) => ({
+      code: f!.code, count: f!.count, file: f!.file, line: f!.line, text: f!.text,
+      workers: logs ? namedWorkers(logs, f!.code).map((w) => ({ workerId: w.id, process: w.name })) : [],
+    }));
 
     if (plan.router.mode !== 'kv' || !plan.router.kvEvents || approx) {
       // Only a KV router that expects events logs these diagnostics: when the logs have one, they
@@ -66,8 +99,8 @@ const check: Check = {
         const evidence = { routerMode: plan.router.mode, kvEvents: plan.router.kvEvents && !approx, diagnostics };
         const note = `the logs come from a KV router with events (the plan of ${plan.recipe} does not use one)`;
         return disabled
-          ? fail(`the router reports kv_event_publisher_disabled: workers publish no KV events, routing ignores the cache (hits at random level)`, KV_EVENTS_FIX, [quote(disabled), note], evidence)
-          : warn('the router sees no (or conflicting) KV-event publishers (kv_event_source_not_observed / kv_event_source_ambiguous)', SOURCE_FIX, [quote(found), note], evidence);
+          ? fail(disabledSummary, KV_EVENTS_FIX, [...disabledDetails, note], evidence)
+          : warn('the router sees no (or conflicting) KV-event publishers (kv_event_source_not_observed / kv_event_source_ambiguous)', SOURCE_FIX, [...missingDetails, note], evidence);
       }
       if (plan.router.mode !== 'kv') return skip(`router mode ${plan.router.mode} does not use KV events`, { routerMode: plan.router.mode });
       return skip('the KV router runs in approximate mode (--no-router-kv-events): no KV events needed', { routerMode: 'kv', kvEvents: false });
@@ -103,17 +136,15 @@ const check: Check = {
     evidence.diagnostics = diagnostics;
 
     if (disabled || silent.length > 0) {
-      const details = [...(disabled ? [quote(disabled)] : []), ...argvDetails];
-      const summary = disabled
-        ? 'the router reports kv_event_publisher_disabled: workers publish no KV events, routing ignores the cache (hits at random level)'
-        : `${silent.map((p) => p.name).join(', ')} publish no KV events to the KV router`;
+      const details = [...disabledDetails, ...argvDetails];
+      const summary = disabled ? disabledSummary : `${silent.map((p) => p.name).join(', ')} publish no KV events to the KV router`;
       return fail(summary, KV_EVENTS_FIX, details, evidence);
     }
     if (missing) {
       return warn(
         'the router sees no (or conflicting) KV-event publishers (kv_event_source_not_observed / kv_event_source_ambiguous)',
         SOURCE_FIX,
-        [quote(missing)],
+        missingDetails,
         evidence,
       );
     }
