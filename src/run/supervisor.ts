@@ -92,6 +92,8 @@ export class Supervisor extends EventEmitter {
   private escalated = false;
   private stopWhy: { reason: 'user' | 'failure' | 'teardown'; by: string | null } = { reason: 'failure', by: null };
   private hinted = new Set<string>();
+  /** Per process: the lock-wait hint shown (who holds the lock), repeated by a deadline failure. */
+  private lockHints = new Map<string, string>();
   private readonly signalHandlers: [NodeJS.Signals, () => void][] = [];
   private readonly marker: string;
 
@@ -275,12 +277,14 @@ export class Supervisor extends EventEmitter {
     if (this.finishing) return;
     const ours = new Set(this.procs.map((q) => q.rec.pid));
     const h = holders.find((x) => x.pid > 0);
+    const cmd = h?.cmd ? h.cmd.replace(/\s+/g, ' ').trim() : '';
+    // The holder's command line, cut after a whole word: enough to recognise it.
+    const short = cmd.length > 60 ? `${cmd.slice(0, 60).replace(/\s+\S*$/, '')}…` : cmd;
     const who = !h ? 'a process this machine cannot see (another container?) or none: a stale lock'
-      : `pid ${h.pid}${ours.has(h.pid) ? ' (this run)' : ''}${h.cmd ? ` ${h.cmd.slice(0, 60)}` : ''}`;
-    this.emitEvent({
-      event: 'hint', process: p.spec.name, code: 'hf.lock-wait',
-      text: `waiting for the Hugging Face download lock held by ${who}; see \`dynamo-dev doctor --only hf.locks\``,
-    });
+      : `pid ${h.pid}${ours.has(h.pid) ? ' (this run)' : ''}${short ? ` (${short})` : ''}`;
+    const text = `waiting for the Hugging Face download lock held by ${who}; see \`dynamo-dev doctor --only hf.locks\``;
+    this.lockHints.set(p.spec.name, text);
+    this.emitEvent({ event: 'hint', process: p.spec.name, code: 'hf.lock-wait', text });
   }
 
   private checkAllReady(): void {
@@ -364,6 +368,9 @@ export class Supervisor extends EventEmitter {
     if (hidden && !f.hint) {
       f.hint = `VLLM_LOGGING_LEVEL=${hidden} hides vLLM's INFO line "GPU KV cache size: N tokens" that readiness waits for: unset it or set it to INFO`;
     }
+    // The failure report says who holds the lock it stalled behind, as the live hint did.
+    const lock = stuck ? this.lockHints.get(stuck.spec.name) : undefined;
+    if (lock && !f.hint) f.hint = `${stuck!.spec.name} was ${lock}`;
     await this.fail(f);
   }
 

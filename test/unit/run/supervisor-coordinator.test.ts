@@ -221,7 +221,7 @@ describe('Supervisor coordinator with fake deps', () => {
     await h.clock.advance(0);
     const hints = h.events.filter((e) => e.event === 'hint') as Extract<UpEvent, { event: 'hint' }>[];
     expect(hints.map((x) => [x.process, x.code])).toEqual([['frontend', 'kv_event_publisher_disabled'], ['agg-0', 'hf.lock-wait']]);
-    expect(hints[1].text).toContain('held by pid 4242 python3 download.py');
+    expect(hints[1].text).toContain('held by pid 4242 (python3 download.py)');
 
     void h.sup.stop('SIGTERM');
     await h.clock.advance(0);
