@@ -4,7 +4,7 @@ import type { UpEvent } from '../run/events.js';
 import type { Diagnosis } from '../run/diagnosis.js';
 import type { Plan } from '../plan/types.js';
 import { formatGpuPicture, gpuPicture } from './gpu-bar.js';
-import { truncateWords, wholeWords, wrapWords } from './fit.js';
+import { truncateWords, visibleLength, wholeWords, wrapWords } from './fit.js';
 import { logMessage } from './log-message.js';
 import { formatOutcome } from './doctor-report.js';
 
@@ -58,7 +58,11 @@ export function formatReady(e: Ev<'ready'>, plan: Plan | null = null, o: TextOpt
   }
   if (pic) out.push(formatGpuPicture(pic, { width: o.columns ?? 80, fancy: Boolean(o.fancy), indent: '  ' }).trimEnd());
   out.push('  logs');
-  for (const [name, path] of Object.entries(e.logs)) out.push(`    ${name.padEnd(w)}  ${path}`);
+  // A path that does not fit beside its name goes alone on the next line at column 0: the terminal
+  // soft-wraps it there (not under the name column) and a line selection copies exactly it.
+  const cols = o.columns ?? Infinity;
+  const fits = Object.entries(e.logs).every(([, path]) => 4 + w + 2 + visibleLength(path) <= cols);
+  for (const [name, path] of Object.entries(e.logs)) out.push(...(fits ? [`    ${name.padEnd(w)}  ${path}`] : [`    ${name}`, path]));
   out.push(`  url    ${e.url}`);
   out.push(`  model  ${e.model}`);
   out.push('  try it:');
@@ -75,7 +79,9 @@ export function formatDiagnosis(d: Diagnosis, indent = '  ', columns = Infinity,
   return [
     ...wrap(`${chalk.bold('cause:')} ${d.title} [${d.code}]`),
     // The matched line is evidence, not instructions: one line is enough (the log has all of it).
-    `${indent}${wholeWords(`${chalk.dim(`${basename(d.file)}:${d.line}:`)} ${logMessage(d.text)}`, room)}`,
+    // A long path at its start (a Python warning's `/opt/venv/.../__init__.py:182:`) would leave no
+    // whole word to show: paths shrink to their file name (the log itself is named above).
+    `${indent}${wholeWords(`${chalk.dim(`${basename(d.file)}:${d.line}:`)} ${logMessage(d.text).replace(/(^|\s)\/\S*\/(?=[^\s/])/g, '$1…/')}`, room)}`,
     ...wrap(d.explanation),
     ...wrap(`${chalk.bold('fix:')} ${model ? d.fix.replace(/\bMODEL\b/g, model) : d.fix}`),
   ];
