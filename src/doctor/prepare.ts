@@ -88,7 +88,7 @@ export function chooseLogRun(o: { runs: DoctorRuns; runId?: string; recipeName?:
   if (latest.status === 'failed' && Number.isFinite(endedMs) && endedMs <= RECENT_MS) {
     return {
       run: null,
-      none: { status: 'warn', summary: `no live run; the latest run ${latest.record.id} (${latest.record.recipe}) failed${age}: its logs are not judged here`, fix: `see why: ${judgeIt}, or dynamo-dev diagnose ${latest.logsDir}` },
+      none: { status: 'warn', summary: `no live run; the latest run ${latest.record.id} (${latest.record.recipe}) failed${age}: its logs are not judged here`, fix: `see why: \`${judgeIt}\`, or \`dynamo-dev diagnose --run ${latest.record.id}\`` },
     };
   }
   return {
