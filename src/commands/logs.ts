@@ -6,6 +6,7 @@ import { pickRun } from '../run/pick-run.js';
 import { findRunView } from '../run/state.js';
 import { linePrefixer } from '../ui/log-prefix.js';
 import { stripAnsi } from '../diagnose/line.js';
+import { isSameProcess } from '../run/proc.js';
 
 export interface LogsOptions {
   run?: string;
@@ -89,8 +90,10 @@ export default async function logs(ctx: CommandContext, processName: string | un
   let ended: string | null = null;
   await new Promise<void>((resolve) => {
     // Once the run has stopped nothing will be written any more: end, as `tail -f --pid` does.
+    // Judging the run reads its record and /proc (slow on a busy machine), so it runs once a second,
+    // and at once when a cheap check sees one of its recorded processes (or its supervisor) end.
     let checking = false;
-    const keepAlive = setInterval(() => {
+    const judge = () => {
       if (broken) return done();
       if (checking) return;
       checking = true;
@@ -103,9 +106,19 @@ export default async function logs(ctx: CommandContext, processName: string | un
       }, () => {
         checking = false;
       });
-    }, 1000);
+    };
+    const keepAlive = setInterval(judge, 1000);
+    const recorded = [rec.supervisor, ...rec.processes].filter((p): p is typeof p & { pid: number } => p.pid !== null);
+    const aliveKey = () => recorded.map((p) => (isSameProcess(p.pid, p.startTicks) ? '1' : '0')).join('');
+    let alive = aliveKey();
+    const ends = setInterval(() => {
+      const now = aliveKey();
+      if (now !== alive) judge();
+      alive = now;
+    }, 100);
     const done = () => {
       clearInterval(keepAlive);
+      clearInterval(ends);
       process.off('SIGINT', interrupt);
       process.off('SIGTERM', interrupt);
       resolve();

@@ -120,21 +120,27 @@ describe('logs', () => {
       logLines: { frontend: 'fe old 1\nfe old 2\n', 'agg-0': 'w old 1\npartial without newline' },
     });
     const child = execa(process.execPath, [BIN, 'logs', '--follow', '--lines', '1'], { env: h.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    // One listener for the whole run: output that arrives between two waits is kept, not dropped
+    // (a stream can emit several buffered chunks in one go, before an awaiting test re-listens).
     let out = '';
+    const waiters = new Set<() => void>();
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      for (const w of [...waiters]) w();
+    });
     const seen = (s: string) => new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`never saw ${JSON.stringify(s)}; got:\n${out}`));
+      }, 8000);
       const check = () => {
-        if (out.includes(s)) {
-          child.stdout!.off('data', onData);
-          resolve();
-        }
+        if (!out.includes(s)) return;
+        clearTimeout(t);
+        waiters.delete(check);
+        resolve();
       };
-      const onData = (b: Buffer) => {
-        out += b.toString();
-        check();
-      };
-      child.stdout!.on('data', onData);
+      waiters.add(check);
       check();
-      setTimeout(() => reject(new Error(`never saw ${JSON.stringify(s)}; got:\n${out}`)), 8000).unref();
     });
     await seen('agg-0    | w old 1\n');
     expect(out).toBe('frontend | fe old 2\nagg-0    | w old 1\n');
@@ -147,7 +153,9 @@ describe('logs', () => {
     child.kill('SIGINT');
     const r = await child;
     expect(r.exitCode).toBe(0);
+    // Nothing else was printed, before or after Ctrl-C.
     expect(out.split('\n').filter(Boolean)).toHaveLength(5);
+    expect(r.stdout).toBe(out.replace(/\n$/, ''));
   });
 
   it('--follow ends by itself once the run has stopped (its supervisor and processes gone)', async () => {
