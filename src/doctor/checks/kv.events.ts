@@ -54,10 +54,13 @@ export function namedWorkers(logs: LogSet, code: string): { id: string; name: st
   for (const [file, own] of Object.entries(logs.scan.workerIds ?? {})) {
     for (const id of own) owners.set(id, (owners.get(id) ?? new Set()).add(label.get(file) ?? file));
   }
+  // In the run's process order (agg-0 before agg-1), whatever order the router logged them in.
+  const order = [...label.values()];
+  const rank = (n: string | null) => (n === null ? Infinity : order.indexOf(n));
   return ids.map((id) => {
     const o = [...(owners.get(id) ?? [])];
     return { id, name: o.length === 1 ? o[0] : null };
-  });
+  }).sort((a, b) => rank(a.name) - rank(b.name));
 }
 
 const workerText = (w: { id: string; name: string | null }) => (w.name ? `${w.name} (worker_id=${w.id})` : `worker_id=${w.id} (unknown process)`);

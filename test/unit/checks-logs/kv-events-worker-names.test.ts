@@ -40,6 +40,13 @@ describe('kv.events names the router\'s worker_id by process', () => {
     ]);
   });
 
+  it('in the run\'s process order, whatever order the router logged them in', async () => {
+    const plan = routerPlan();
+    const run = runOf(plan, { frontend: FRONTEND, 'agg-0': M1, 'agg-1': M0 });
+    const r = await check.run(fakeFacts({ run, logs: await runLogs(run) }, { recipe: routerRecipe(), plan }));
+    expect(r.details).toContain(`the router names agg-0 (worker_id=${ID1}), agg-1 (worker_id=${ID0})`);
+  });
+
   it('an id no worker log announced stays an id, said to be unknown: never a guess', async () => {
     const plan = routerPlan();
     // agg-1's log is not the one that announced ID1 (a vLLM worker without forward-pass metrics never does).
