@@ -56,6 +56,11 @@ export function StopRow({ row, nameWidth, frame, now, killAt, columns }: Omit<Up
     mark = '·';
     color = 'gray';
     text = row.pid === null ? `${name} not started` : `${name} ${row.state}`;
+  } else if (s.phase === 'done' && s.signal === null && (row.state === 'failed' || row.state === 'exited')) {
+    // It ended on its own before the stop (the cause of a failed run): not a clean stop.
+    mark = '✗';
+    color = 'red';
+    text = `${name} had already exited`;
   } else if (s.phase === 'done') {
     const survived = s.note?.includes('survived') ?? false;
     mark = survived ? '✗' : '✓';

@@ -143,6 +143,31 @@ describe('UpView stopping: finished rows in the order they finish', () => {
     app.unmount();
   });
 
+  it('a process that had already failed is not shown as a clean stop', async () => {
+    const history: UpEvent[] = [
+      { event: 'run', runId: 'r1', logsDir: '/l' },
+      { event: 'starting', process: 'frontend', pid: 1, log: 'x', waitedFor: [] },
+      { event: 'starting', process: 'agg-0', pid: 2, log: 'x', waitedFor: [] },
+      { event: 'starting', process: 'agg-1', pid: 3, log: 'x', waitedFor: [] },
+      { event: 'state', process: 'agg-1', state: 'failed', kvTokens: null, pid: 3 },
+      { event: 'stopping', reason: 'failure', by: null, killAt: Date.now() + 10_000, targets: [{ name: 'frontend', pid: 1 }, { name: 'agg-0', pid: 2 }, { name: 'agg-1', pid: 3 }] },
+      {
+        event: 'stop-progress', killInMs: 9_000, targets: [
+          { name: 'frontend', pid: 1, phase: 'done', signal: 'SIGTERM', alive: [] },
+          { name: 'agg-0', pid: 2, phase: 'done', signal: 'SIGTERM', alive: [] },
+          { name: 'agg-1', pid: 3, phase: 'done', signal: null, alive: [] },
+        ],
+      },
+    ];
+    const app = render(<UpView plan={plan} columns={80} history={history} mode="stop" subscribe={() => () => {}} />);
+    await tick();
+    const f = app.lastFrame()!;
+    expect(f).toMatch(/✗ agg-1\s+had already exited/);
+    expect(f).not.toMatch(/✓ agg-1/);
+    expect(f).toMatch(/✓ agg-0\s+stopped \(SIGTERM\)/);
+    app.unmount();
+  });
+
   it('the fold records the order: processes with nothing to stop first, then as they finish', () => {
     let s = initialState(plan, 0);
     s = reduce(s, { event: 'stopping', reason: 'user', by: null, killAt: 10_000, targets: [{ name: 'agg-0', pid: 2 }, { name: 'agg-1', pid: 3 }] });
