@@ -67,7 +67,7 @@ describe('kv.events: a KV router with events', () => {
       fix: KV_EVENTS_FIX,
       evidence: {
         routerMode: 'kv', kvEvents: true, publishers: PUBLISHERS,
-        diagnostics: [{ code: 'dynamo.kv-events-disabled', count: 2, file: FE, line: 3, text: 'WARN kv_event_publisher_disabled: KV-event publishing is disabled' }],
+        diagnostics: [{ code: 'dynamo.kv-events-disabled', count: 2, file: FE, line: 3, text: 'WARN kv_event_publisher_disabled: KV-event publishing is disabled', workers: [] }],
       },
     });
   });
@@ -219,8 +219,8 @@ describe('kv.events: routers that use no events', () => {
       evidence: {
         routerMode: 'round-robin', kvEvents: true,
         diagnostics: [
-          { code: 'dynamo.kv-events-disabled', count: 2, file: '/tmp/fe.log', line: 3, text: 'WARN kv_event_publisher_disabled: KV-event publishing is disabled' },
-          { code: 'dynamo.kv-source-missing', count: 1, file: '/tmp/fe.log', line: 7, text: 'WARN diagnostic_code="kv_event_source_not_observed"' },
+          { code: 'dynamo.kv-events-disabled', count: 2, file: '/tmp/fe.log', line: 3, text: 'WARN kv_event_publisher_disabled: KV-event publishing is disabled', workers: [] },
+          { code: 'dynamo.kv-source-missing', count: 1, file: '/tmp/fe.log', line: 7, text: 'WARN diagnostic_code="kv_event_source_not_observed"', workers: [] },
         ],
       },
     });

@@ -39,7 +39,7 @@ describe('chooseLogRun: the age of the latest run', () => {
       none: {
         status: 'warn',
         summary: 'no live run; the latest run r1 (agg) failed 30 s ago: its logs are not judged here',
-        fix: 'see why: dynamo-dev doctor --run r1, or dynamo-dev diagnose /s/runs/r1/logs',
+        fix: 'see why: `dynamo-dev doctor --run r1`, or `dynamo-dev diagnose --run r1`',
       },
     });
   });
