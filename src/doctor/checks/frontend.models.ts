@@ -71,6 +71,20 @@ const check: Check = {
       const fix = `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`) for a discovery error; if it stays so, \`${upAgain}\``;
       return starting ? warn(`${summary} (the run is still starting)`, fix, [], evidence) : fail(summary, fix, [`GET ${fe.health.url} -> ${JSON.stringify(fe.health.body)}`], evidence);
     }
+    // A planned worker the run has lost (status: degraded) fails at once, whatever the frontend
+    // counts: a SIGKILLed 1.6.1 mocker stays registered (and counted) until its file-discovery
+    // lease expires, about 10 s later (observed; test/dynamo/worker-killed.test.ts).
+    const lostWorkers = run?.live ? (run.lost ?? []).filter((l) => l.role !== 'frontend') : [];
+    if (lostWorkers.length > 0 && expected !== null) {
+      const names = lostWorkers.map((l) => l.name).join(', ');
+      const stale = seen > expected - (plannedWorkers({ processes: run!.record.processes.filter((p) => lostWorkers.some((l) => l.name === p.name)) }) ?? 0);
+      return fail(
+        `${names} ${lostWorkers.length === 1 ? 'is' : 'are'} gone; the frontend counts ${seen} of the ${expected} planned workers${stale ? ' (it still counts what is gone until the registration expires)' : ''}, so requests run on fewer workers than the experiment assumes`,
+        `see how it ended (\`dynamo-dev status${runId ? ` --run ${runId}` : ''}\`, \`dynamo-dev diagnose\`), then \`${upAgain}\``,
+        [`counted from ${countedBy}`],
+        { ...evidence, lost: lostWorkers.map((l) => l.name) },
+      );
+    }
     if (seen === 0) {
       const msg = status && status !== 'healthy' ? `/health says ${status}${messageOf(fe.health.body) ? `: ${messageOf(fe.health.body)}` : ''}; ` : '';
       const summary = `${msg}the frontend counts no worker${expected !== null ? ` of the ${expected} planned` : ''}: no worker is registered with it`;
