@@ -68,7 +68,7 @@ export function ensureVenv({ env = process.env, log = (line) => process.stderr.w
   const { python, version } = findPython(env);
   const dir = venvDir(version, env);
   const venvPython = join(dir, 'bin', 'python');
-  if (existsSync(join(dir, READY_MARK)) && existsSync(venvPython)) return { python: venvPython, dir, built: false };
+  if (isReady(dir)) return { python: venvPython, dir, built: false };
 
   const t0 = Date.now();
   mkdirSync(dirname(dir), { recursive: true });
@@ -105,6 +105,23 @@ export function ensureVenv({ env = process.env, log = (line) => process.stderr.w
   }
   log(`test:dynamo: venv ready in ${Math.round((Date.now() - t0) / 1000)} s`);
   return { python: venvPython, dir, built: true };
+}
+
+const isReady = (dir) => existsSync(join(dir, READY_MARK)) && existsSync(join(dir, 'bin', 'python'));
+
+/**
+ * The complete venv for this pin file, or why there is none, without building anything (the
+ * benchmarks run against it only when `npm run test:dynamo` has built it).
+ */
+export function existingVenv(env = process.env) {
+  let found;
+  try {
+    found = findPython(env);
+  } catch (err) {
+    return { python: null, why: err.message };
+  }
+  const dir = venvDir(found.version, env);
+  return isReady(dir) ? { python: join(dir, 'bin', 'python'), dir } : { python: null, why: `no complete venv at ${dir} (\`npm run test:dynamo\` builds it)` };
 }
 
 /** Builds the tiny model folder (test/dynamo/make-model.py) with the venv's Python. */
