@@ -187,7 +187,9 @@ function planOf(input: PlanInput): Plan {
         '--gpu-memory-utilization', String(w.fraction), '--max-model-len', String(recipe.maxModelLen)];
       if (recipe.enforceEager) argv.push('--enforce-eager');
       // A worker spends this grace after SIGTERM before it stops (default 5 s): a local stop would
-      // wait for nothing, or SIGKILL a healthy worker at a shorter stop deadline.
+      // wait for nothing, or SIGKILL a healthy worker at a shorter stop deadline
+      // (dynamo/common/utils/graceful_shutdown.py, used by dynamo/vllm/main.py; the mocker's
+      // dynamo/mocker/main.py shuts down at once, so mocker plans need none; test/e2e/stop-grace.test.ts).
       if (rel.gracefulShutdownEnv) env.DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS = '0';
     }
     if (w.spec.role !== 'agg') {

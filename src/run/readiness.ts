@@ -22,7 +22,8 @@ const HIDES_INFO = new Set(['WARN', 'WARNING', 'ERROR', 'CRITICAL', 'FATAL']);
 
 /**
  * The VLLM_LOGGING_LEVEL that hides the KV line readiness waits for, or null. vLLM logs
- * `GPU KV cache size: N tokens` once, at INFO, from the EngineCore process.
+ * `GPU KV cache size: N tokens` once, at INFO, from the EngineCore process
+ * (vllm/v1/core/kv_cache_utils.py, `logger.info_once`; the level is VLLM_LOGGING_LEVEL, vllm/envs.py).
  */
 export function kvLineHiddenBy(env: Readonly<Record<string, string | undefined>>): string | null {
   const level = env.VLLM_LOGGING_LEVEL?.trim();

@@ -180,3 +180,21 @@ describe('every flag and environment variable of every built-in plan exists in 1
     expect([...envSeen].sort()).toEqual(expect.arrayContaining(['DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS', 'DYN_SYSTEM_PORT', 'VLLM_NIXL_SIDE_CHANNEL_HOST']));
   }, 180_000);
 });
+
+describe('the fake dynamo.vllm waits the graceful-shutdown grace as the released 1.6.1 does', () => {
+  it('the grace read from DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS: unset, 0, 2.5, negative, invalid', () => {
+    const values = ['', '0', '2.5', '-1', 'soon'];
+    const asked = (code: string, extraPath: string[] = []) => values.map((v) => Number(execFileSync(python(), ['-c', code], {
+      encoding: 'utf8', env: { PATH: process.env.PATH, PYTHONPATH: extraPath.join(':'), DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS: v, PYTHONDONTWRITEBYTECODE: '1' },
+    }).trim()));
+    // vLLM workers only: dynamo/vllm/main.py shuts down through graceful_shutdown.py.
+    const real = asked('from dynamo.common.utils.graceful_shutdown import get_grace_period_seconds as g; print(g())');
+    expect(real).toEqual([5, 0, 2.5, 0, 5]);
+    const fake = asked('import types; from fake_dynamo_worker import Worker; print(Worker.grace_s(types.SimpleNamespace(kind="vllm")))', [join(FIXTURES, 'python')]);
+    expect(fake).toEqual(real);
+    const pkg = join(dirname(execFileSync(python(), ['-c', 'import dynamo.frontend; print(dynamo.frontend.__file__)'], { encoding: 'utf8' }).trim()), '..');
+    expect(readFileSync(join(pkg, 'vllm', 'main.py'), 'utf8')).toMatch(/graceful_shutdown/);
+    // The mocker stops at once (so the fake mocker waits no grace and mocker plans set none).
+    expect(readFileSync(join(pkg, 'mocker', 'main.py'), 'utf8')).not.toMatch(/graceful_shutdown_with_discovery|GRACE_PERIOD/);
+  });
+});
