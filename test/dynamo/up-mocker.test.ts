@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { join } from 'node:path';
 import { bindable } from '../helpers/ports.js';
-import { cleanup, cli, foreground, json, portBlock, portSets, python, realHome, records, survivors } from './helpers.js';
+import { cleanup, cli, foreground, json, portBlock, portSets, python, realHome, records, survivors, upDetached } from './helpers.js';
 
 // `up mocker` as a new user runs it, against the released frontend and mocker: the built-in recipe
 // unchanged (model Qwen/Qwen3-0.6B, here the tiny model in an offline Hugging Face cache), the
@@ -18,7 +18,7 @@ describe('up mocker with the released Dynamo (real frontend, real mockers)', () 
   it('--detach: ready, the model listed, a completion answered, status all ready; teardown leaves no process and no port, with no SIGKILL; diagnose finds nothing', async () => {
     const home = realHome();
     const base = await portBlock();
-    const up = await cli(['up', 'mocker', '--detach', '--python', python(), ...portSets(base)], home);
+    const up = await upDetached(['mocker', '--python', python(), ...portSets(base)], home);
     expect(up.code, up.stdout + up.stderr).toBe(0);
     expect(up.stdout).toMatch(/✓ ready in [\d.]+ s {2}run \S+-mocker/);
     expect(up.stdout).not.toContain('✗');
@@ -68,7 +68,7 @@ describe('up mocker with the released Dynamo (real frontend, real mockers)', () 
   it('foreground, Ctrl-C: every real process gone, exit 0 (the user asked to stop)', async () => {
     const home = realHome();
     const base = await portBlock();
-    const up = foreground(['mocker', '--python', python(), ...portSets(base)], home);
+    const up = foreground(['mocker', '--no-preflight', '--python', python(), ...portSets(base)], home);
     const ready = await up.waitEvent('ready');
     expect(ready.workers.map((w: { name: string }) => w.name)).toEqual(['agg-0', 'agg-1']);
     up.child.kill('SIGINT');
