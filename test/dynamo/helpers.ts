@@ -111,8 +111,10 @@ export function cli(args: string[], home: Home, timeoutMs = 60_000): Promise<Cli
  */
 export async function upDetached(args: string[], home: Home): Promise<CliResult & { preflight: 'passed' | 'others-leftovers' }> {
   const r = await cli(['up', ...args, '--detach'], home);
-  const failing = r.stdout.split('\n').filter((l) => l.startsWith('✗ ') && !/^✗ (preflight failed|up failed)/.test(l));
-  const othersOnly = r.code === 1 && /✗ preflight failed/.test(r.stdout) && failing.length > 0
+  // Check lines go to stderr when preflight fails.
+  const out = `${r.stdout}\n${r.stderr}`;
+  const failing = out.split('\n').filter((l) => l.startsWith('✗ ') && !/^✗ (preflight failed|up failed)/.test(l));
+  const othersOnly = r.code === 1 && /✗ preflight failed/.test(out) && failing.length > 0
     && failing.every((l) => l.startsWith('✗ No leftover engine processes ')) && records(home.stateDir).length === 0;
   if (!othersOnly) return { ...r, preflight: 'passed' };
   return { ...(await cli(['up', ...args, '--detach', '--no-preflight'], home)), preflight: 'others-leftovers' };
