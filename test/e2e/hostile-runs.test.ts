@@ -440,8 +440,9 @@ describe('cause 2: a state directory others can write is not trusted', () => {
     expect(t.code).toBe(0);
     expect(t.stdout).toContain('run r is not running');
     expect(isAlive(theirs.pid)).toBe(true);
-    const orphans = await runCli(['teardown', '--orphans', '--json'], h.env);
-    expect(orphans.code).toBe(0);
-    expect(isAlive(theirs.pid)).toBe(true);
+    // `teardown --orphans` is not run here: run as root in the machine's pid namespace it stops every
+    // engine-looking process of root that no run of this state dir owns, i.e. other test files'
+    // fakes and real Dynamo processes. teardown.test.ts runs it in a private pid namespace, with a
+    // process of another uid that must survive.
   });
 });
