@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { BIN, runCli, tempHome, type CliResult } from '../helpers/cli.js';
 import { bindable } from '../helpers/ports.js';
 import { groupMembers } from '../../src/run/proc.js';
@@ -181,6 +181,20 @@ export async function until<T>(what: string, check: () => Promise<T | undefined>
     if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * `diagnose` over every log the runs of a home wrote (a healthy run's logs: no error or warning
+ * finding, exit 0). Returns the number of log files read.
+ */
+export async function expectCleanDiagnose(home: Home): Promise<number> {
+  const dirs = records(home.stateDir).map((r) => join(home.stateDir, 'runs', r.id, 'logs'));
+  expect(dirs.length).toBeGreaterThan(0);
+  const r = await cli(['diagnose', ...dirs, '--json'], home);
+  const doc = json<{ files: number; findings: { code: string; severity: string; text: string }[] }>(r);
+  expect(doc.findings.filter((f) => f.severity !== 'info')).toEqual([]);
+  expect(r.code).toBe(0);
+  return doc.files;
 }
 
 /** The log of a process of the latest run. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { stripAnsi } from '../../src/diagnose/line.js';
-import { cleanup, cli, json, logOf, portBlock, portSets, python, realHome, until } from './helpers.js';
+import { cleanup, cli, expectCleanDiagnose, json, logOf, portBlock, portSets, python, realHome, until } from './helpers.js';
 
 // The built-in mocker recipe is a KV router with events in front of two mockers, which publish
 // their simulated KV events themselves (prefix caching on, 64-token blocks). Both probe verdicts
@@ -33,6 +33,8 @@ describe('KV router with two real mocker workers', () => {
     expect(r.code).toBe(0);
     const kv = json<{ checks: { status: string }[] }>(await cli(['doctor', '--only', 'kv.events', '--json', '--python', python()], home));
     expect(kv.checks[0].status).toBe('pass');
+    expect((await cli(['teardown'], home)).code).toBe(0);
+    expect(await expectCleanDiagnose(home)).toBe(3);
   });
 
   it('KV events off on the workers (prefix caching disabled) while the router expects them: the real warning, kv.events fails quoting it, probe at random level', async () => {

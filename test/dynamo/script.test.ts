@@ -49,5 +49,11 @@ describe('up mocker --script against the released Dynamo', () => {
     expect(await exited).toBe(143);
     expect(out).toMatch(/stopping 3 process groups/);
     expect(groups.flatMap((g) => groupMembers(g))).toEqual([]);
+    // The logs the script's run wrote: a healthy run, so no error or warning finding.
+    const dg = await cli(['diagnose', join(home.dir, 'script-run'), '--json'], home);
+    const doc = JSON.parse(dg.stdout) as { files: number; findings: { severity: string }[] };
+    expect(doc.files).toBe(3);
+    expect(doc.findings.filter((f) => f.severity !== 'info')).toEqual([]);
+    expect(dg.code).toBe(0);
   });
 });

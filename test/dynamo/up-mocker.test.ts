@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scanProc } from '../../src/run/proc.js';
 import { bindable } from '../helpers/ports.js';
-import { cleanup, cli, foreground, json, portBlock, portSets, python, realHome, records, survivors, upDetached } from './helpers.js';
+import { cleanup, cli, expectCleanDiagnose, foreground, json, portBlock, portSets, python, realHome, records, survivors, upDetached } from './helpers.js';
 
 // `up mocker` as a new user runs it, against the released frontend and mocker: the built-in recipe
 // unchanged (model Qwen/Qwen3-0.6B, here the tiny model in an offline Hugging Face cache), the
@@ -10,6 +12,15 @@ import { cleanup, cli, foreground, json, portBlock, portSets, python, realHome, 
 afterEach(cleanup);
 
 const MODEL = 'Qwen/Qwen3-0.6B';
+
+/** Live processes started with this home's state dir in their environment (what up would start). */
+const startedFrom = (home: { stateDir: string }): number[] => scanProc().filter((p) => {
+  try {
+    return readFileSync(`/proc/${p.pid}/environ`, 'latin1').split('\0').includes(`DYNAMO_DEV_HOME=${home.stateDir}`);
+  } catch {
+    return false;
+  }
+}).map((p) => p.pid);
 
 interface StatusDoc { runs: { id: string; state: string; processes: { name: string; alive: boolean; ready: boolean }[] }[] }
 interface TeardownDoc { stopped: { name: string; pid: number; signal: string | null; ms: number }[]; remaining: unknown[] }
@@ -80,6 +91,7 @@ describe('up mocker with the released Dynamo (real frontend, real mockers)', () 
     expect(stopped.stopped.map((s: { signal: string }) => s.signal)).not.toContain('SIGKILL');
     expect(survivors(home.stateDir)).toEqual([]);
     expect(records(home.stateDir)[0].state).toBe('stopped');
+    expect(await expectCleanDiagnose(home)).toBe(3);
   });
 
   it('a local model folder as the model: served under its path, ready from the instances /health lists', async () => {
@@ -95,6 +107,25 @@ describe('up mocker with the released Dynamo (real frontend, real mockers)', () 
     const models = (await (await fetch(`http://127.0.0.1:${base}/v1/models`)).json()) as { data: { id: string }[] };
     expect(models.data.map((m) => m.id)).toEqual([folder]);
     expect(json<StatusDoc>(await cli(['status', '--json'], home)).runs[0].state).toBe('ready');
+    expect((await cli(['teardown'], home)).code).toBe(0);
+    expect(await expectCleanDiagnose(home)).toBe(3);
+  });
+
+  it('bad input with the real venv: discovery mem, a system port of 40000: exit 2, one line, nothing started', async () => {
+    const home = realHome();
+    const base = await portBlock();
+    const file = join(home.dir, 'mem.yaml');
+    writeFileSync(file, 'name: mem\nengine: mocker\nmodel: Qwen/Qwen3-0.6B\ndiscovery: mem\nworkers:\n  - role: agg\n');
+    const mem = await cli(['up', file, '--detach', '--python', python(), ...portSets(base)], home);
+    const sys = await cli(['up', 'mocker', '--detach', '--python', python(), '--set', `frontend.httpPort=${base}`, '--set', 'ports.system=40000'], home);
+    for (const [r, re] of [[mem, /^dynamo-dev: .*mem\.yaml: discovery: "mem" cannot work: /], [sys, /^dynamo-dev: mocker \(built-in\): ports\.system: must be <= 32767: /]] as const) {
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(re);
+      expect(r.stdout).toBe('');
+    }
+    expect(records(home.stateDir)).toEqual([]);
+    expect(startedFrom(home)).toEqual([]);
   });
 
   it('--python pointing at an interpreter without Dynamo: preflight names it, nothing started', async () => {
