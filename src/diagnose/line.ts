@@ -91,8 +91,10 @@ const KV_SIZE = new RegExp(KV_LINE_PATTERN);
 
 /** "14,816" -> 14816 (vLLM prints thousands separators). */
 export function parseTokenCount(text: string): number | null {
-  const n = Number(text.replace(/[,_\s]/g, ''));
-  return text !== '' && Number.isFinite(n) && n >= 0 ? n : null;
+  const digits = text.replace(/[,_\s]/g, '');
+  // Number('') is 0: a count made only of separators or blanks is no count.
+  const n = Number(digits);
+  return digits !== '' && Number.isFinite(n) && n >= 0 ? n : null;
 }
 
 /** `GPU KV cache size: 14,816 tokens` (also the combined line with "Maximum concurrency") -> 14816. */
