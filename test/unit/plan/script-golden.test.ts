@@ -1,0 +1,36 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { generateScript, type ScriptOptions } from '../../../src/plan/script.js';
+import type { Plan } from '../../../src/plan/types.js';
+import { FIXTURES } from '../../helpers/cli.js';
+
+// `up --script` writes a program the user keeps, reads and edits: its whole text is the product.
+// The scripts in test/fixtures/scripts/ were read line by line once (agg-router's also runs for real
+// in the e2e test up-script.test.ts); a change to the generator shows up here as a diff to review.
+// The plans beside them are buildPlan's output for the built-in recipes at 1.6.1, kept as data so a
+// change of the plan (build.ts) does not churn these scripts. After a deliberate change of the
+// generator: UPDATE_SCRIPTS=1 npx vitest run test/unit/plan/script-golden.test.ts, then read the diff.
+const DIR = join(FIXTURES, 'scripts');
+const planOf = (name: string): Plan => JSON.parse(readFileSync(join(DIR, `${name}.plan.json`), 'utf8')) as Plan;
+
+function expectScript(name: string, o?: ScriptOptions): void {
+  const text = generateScript(planOf(name), o);
+  const path = join(DIR, `${name}.sh`);
+  if (process.env.UPDATE_SCRIPTS === '1') writeFileSync(path, text);
+  expect(text).toBe(readFileSync(path, 'utf8'));
+}
+
+describe('up --script: the whole script', () => {
+  it('agg-router: two workers one after another, KV events on their own ports, ready through the frontend', () => {
+    expectScript('agg-router');
+  });
+
+  it('disagg-same-gpu: decode then prefill, NIXL side channels, --ready-timeout and --grace as the defaults', () => {
+    expectScript('disagg-same-gpu', { readyTimeoutS: 120, graceS: 3 });
+  });
+
+  it('mocker: no GPU fraction, no KV line to wait for, workers start together', () => {
+    expectScript('mocker');
+  });
+});
