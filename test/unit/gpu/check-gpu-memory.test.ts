@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Plan } from '../../../src/plan/types.js';
+import type { Recipe } from '../../../src/recipe/schema.js';
 import check from '../../../src/doctor/checks/gpu.memory.js';
 import type { RunView } from '../../../src/doctor/types.js';
 import type { GpuFacts } from '../../../src/host/types.js';
@@ -18,8 +20,13 @@ const leftovers = {
   ],
 };
 // Two workers at 0.38 on an 8188 MiB GPU: 0.76 x 8188 = 6223 MiB.
-const recipe = recipeFrom({ workers: [{ role: 'agg', replicas: 2, gpuMemoryUtilization: 0.38 }] });
-const plan = buildPlan({ recipe, runDir: '/tmp/dd-run', gpuTotalMiB: 8188 });
+// Built before each test, not at module load: mutation testing counts code run at load as "static" and reruns every test for each such mutant.
+let recipe: Recipe;
+let plan: Plan;
+beforeEach(() => {
+  recipe = recipeFrom({ workers: [{ role: 'agg', replicas: 2, gpuMemoryUtilization: 0.38 }] });
+  plan = buildPlan({ recipe, runDir: '/tmp/dd-run', gpuTotalMiB: 8188 });
+});
 
 describe('gpu.memory', () => {
   it('passes when free memory covers the sum of fractions x total', async () => {

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Plan } from '../../../src/plan/types.js';
+import type { Recipe } from '../../../src/recipe/schema.js';
 import check from '../../../src/doctor/checks/python.env.js';
 import type { PythonFacts } from '../../../src/host/types.js';
 import { buildPlan } from '../../../src/plan/build.js';
@@ -12,8 +14,13 @@ const env = (missing: string[] = [], dynamoVersion = '1.6.1'): PythonFacts => {
     modules: { dynamo: mod('dynamo', dynamoVersion), torch: mod('torch', '2.8.0+cu128'), nixl: mod('nixl', '0.6.0'), vllm: mod('vllm', '0.11.0') },
   };
 };
-const disagg = recipeFrom({ workers: [{ role: 'prefill', gpuMemoryUtilization: 0.38 }, { role: 'decode', gpuMemoryUtilization: 0.38 }] });
-const disaggPlan = buildPlan({ recipe: disagg, runDir: '/tmp/x' });
+// Built before each test, not at module load: mutation testing counts code run at load as "static" and reruns every test for each such mutant.
+let disagg: Recipe;
+let disaggPlan: Plan;
+beforeEach(() => {
+  disagg = recipeFrom({ workers: [{ role: 'prefill', gpuMemoryUtilization: 0.38 }, { role: 'decode', gpuMemoryUtilization: 0.38 }] });
+  disaggPlan = buildPlan({ recipe: disagg, runDir: '/tmp/x' });
+});
 
 describe('python.env', () => {
   it('passes with the versions', async () => {

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Recipe } from '../../../src/recipe/schema.js';
 import check from '../../../src/doctor/checks/hf.locks.js';
 import type { RunView } from '../../../src/doctor/types.js';
 import type { HfModelFacts } from '../../../src/host/types.js';
@@ -13,7 +14,11 @@ const cached: HfModelFacts = {
   configPath: `${dir}/snapshots/c1899de289a04d12100db370d81485cdf75e47ca/config.json`, locks: [], incompleteBlobs: [], locksUnknown: false,
 };
 const notCached: HfModelFacts = { ...cached, modelDir: null, snapshot: null, configPath: null };
-const twoWorkers = recipeFrom({ workers: [{ role: 'agg', replicas: 2, gpuMemoryUtilization: 0.38 }] });
+// Built before each test, not at module load: mutation testing counts code run at load as "static" and reruns every test for each such mutant.
+let twoWorkers: Recipe;
+beforeEach(() => {
+  twoWorkers = recipeFrom({ workers: [{ role: 'agg', replicas: 2, gpuMemoryUtilization: 0.38 }] });
+});
 
 describe('hf.locks', () => {
   it('passes when the model is cached and no lock is held', async () => {

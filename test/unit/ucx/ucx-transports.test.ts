@@ -1,18 +1,25 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Recipe } from '../../../src/recipe/schema.js';
 import check from '../../../src/doctor/checks/ucx.transports.js';
 import { parseUcxInfoDevices, UCX_INFO_NOT_FOUND } from '../../../src/host/parse-ucx.js';
 import type { UcxFacts } from '../../../src/host/types.js';
 import { fakeFacts, recipeFrom } from '../../helpers/facts.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
-const transports = parseUcxInfoDevices(readFileSync(join(SAMPLES, 'ucx', 'ucx_info-d.single-host.txt'), 'utf8'));
-const tcpOnly = transports.filter((t) => t.name === 'self' || t.name === 'tcp');
+// Built before each test, not at module load: mutation testing counts code run at load as "static" and reruns every test for each such mutant.
+let transports: NonNullable<UcxFacts['transports']>;
+let tcpOnly: NonNullable<UcxFacts['transports']>;
+let disagg: Recipe;
+beforeEach(() => {
+  transports = parseUcxInfoDevices(readFileSync(join(SAMPLES, 'ucx', 'ucx_info-d.single-host.txt'), 'utf8'));
+  tcpOnly = transports.filter((t) => t.name === 'self' || t.name === 'tcp');
+  disagg = recipeFrom({ workers: [{ role: 'decode', gpuMemoryUtilization: 0.38 }, { role: 'prefill', gpuMemoryUtilization: 0.38 }] });
+});
 const ucx = (tls: string | null, t: UcxFacts['transports'] = transports, err: string | null = null): UcxFacts => ({
   tls, transports: t, ucxInfoError: err, version: t ? '1.17.0' : null,
 });
-const disagg = recipeFrom({ workers: [{ role: 'decode', gpuMemoryUtilization: 0.38 }, { role: 'prefill', gpuMemoryUtilization: 0.38 }] });
 
 describe('ucx.transports', () => {
   it.each(['cuda_ipc', 'cuda_ipc,cuda_copy', 'cuda', 'self,cuda_ipc'])('UCX_TLS=%s fails, naming what is missing and a working value', async (tls) => {

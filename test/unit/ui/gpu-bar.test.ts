@@ -1,11 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Plan } from '../../../src/plan/types.js';
 import { loadRecipe } from '../../../src/host/recipes.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import { barCells, formatGpuPicture, gpuPicture } from '../../../src/ui/gpu-bar.js';
 
 // Qwen3-0.6B: 114,688 bytes per token, ~1,144 MiB of weights (FACTS §3), on the 8,188 MiB laptop GPU.
 const model = { bytesPerToken: 114_688, weightsMiB: 1144.41 };
-const plan = buildPlan({ recipe: await loadRecipe('agg-router'), runDir: '/s/runs/r1', gpuTotalMiB: 8188, model });
+// Built before each test, not at module load: mutation testing counts code run at load as "static" and reruns every test for each such mutant.
+let plan: Plan;
+beforeEach(async () => {
+  plan = buildPlan({ recipe: await loadRecipe('agg-router'), runDir: '/s/runs/r1', gpuTotalMiB: 8188, model });
+});
 
 describe('GPU picture', () => {
   it('each worker\'s share splits into weights + KV + other exactly; shares + free = the GPU total', () => {

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Plan } from '../../../src/plan/types.js';
 import { render } from 'ink-testing-library';
 import { loadRecipe } from '../../../src/host/recipes.js';
 import { buildPlan } from '../../../src/plan/build.js';
@@ -8,7 +9,11 @@ import { STALL_MS, initialState, reduce, rowHint } from '../../../src/ui/up-stat
 import { newMemory, plainText } from '../../../src/ui/up-plain.js';
 import { formatFailureReport, formatStopped } from '../../../src/ui/up-report.js';
 
-const plan = buildPlan({ recipe: await loadRecipe('agg-router'), runDir: '/s/runs/r1', gpuTotalMiB: 8188 });
+// Built before each test, not at module load: mutation testing counts code run at load as "static" and reruns every test for each such mutant.
+let plan: Plan;
+beforeEach(async () => {
+  plan = buildPlan({ recipe: await loadRecipe('agg-router'), runDir: '/s/runs/r1', gpuTotalMiB: 8188 });
+});
 const diagnosis = {
   code: 'cuda.error804', title: 'CUDA Error 804: forward-compatibility libraries on a GPU that cannot use them', severity: 'error' as const,
   explanation: 'The CUDA forward-compatibility libraries were loaded on a GPU that does not support forward compatibility.',
