@@ -81,7 +81,9 @@ export function kvShapeFromConfig(config: Record<string, unknown>, source: strin
       }
     }
   }
-  const configDtype = c.torch_dtype ?? c.dtype ?? config.torch_dtype ?? config.dtype;
+  // The root config's dtype first, then the text config's, as vLLM reads it (vllm/config/model.py
+  // get_torch_dtype: "Fallbacks for multi-modal models if the root config does not define dtype").
+  const configDtype = config.torch_dtype ?? config.dtype ?? c.torch_dtype ?? c.dtype;
   const useKv = opts.kvDtype !== undefined && opts.kvDtype !== 'auto';
   // vLLM's --dtype auto runs float32 checkpoints in 16-bit ("Following the common practice, we use
   // float16 for float32 models"; bfloat16 since 0.10.1: vllm config _get_and_verify_dtype), so their
