@@ -21,7 +21,10 @@ export function parseProcStat(text: string): ProcStat | null {
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
   if (open < 0 || close < open) return null;
-  const pid = Number(text.slice(0, open).trim());
+  // Number('') is 0: a line without its pid must not read as pid 0 (signalling 0 means our own group).
+  const pidText = text.slice(0, open).trim();
+  if (!/^\d+$/.test(pidText)) return null;
+  const pid = Number(pidText);
   // Fields 3.. after the comm, walked by hand up to field 22: a scan parses thousands of these, and
   // splitting all ~50 fields with a regex was a third of a scan's CPU. Field N is at index N - 3.
   const want = [0, 1, 2, 3, 19]; // state, ppid, pgid, session, starttime
@@ -36,7 +39,7 @@ export function parseProcStat(text: string): ProcStat | null {
     if (want.includes(field)) got.push(text.slice(start, i));
   }
   const [state, ppid, pgid, session, startTicks] = [got[0], Number(got[1]), Number(got[2]), Number(got[3]), Number(got[4])];
-  if (!Number.isInteger(pid) || ![ppid, pgid, session].every(Number.isInteger) || !Number.isFinite(startTicks)) return null;
+  if (![ppid, pgid, session].every(Number.isInteger) || !Number.isFinite(startTicks)) return null;
   return { pid, comm: text.slice(open + 1, close), state, ppid, pgid, session, startTicks };
 }
 
