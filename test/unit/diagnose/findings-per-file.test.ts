@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TEXT, PREFILTER_SOURCES, Scanner, scanText } from '../../../src/diagnose/scanner.js';
+import { MAX_TEXT, PREFILTER_SOURCES, Scanner, matchLine, scanText } from '../../../src/diagnose/scanner.js';
 import { SIGNATURES } from '../../../src/diagnose/signatures.js';
 
 // How findings are counted, quoted and folded per file: what a user reads in `diagnose` and in
@@ -87,6 +87,13 @@ describe('folding consequences into causes', () => {
 });
 
 describe('the prefilter', () => {
+  it('only literal needles in the raw line count: a colour code inside a phrase hides it (docs/diagnose.md)', () => {
+    const split = 'bind: Address \x1b[1malready\x1b[0m in use';
+    expect(matchLine(split)).toBeNull();
+    expect(scanText('w.log', split).findings).toEqual([]);
+    expect(matchLine('OSError: [Errno 98] \x1b[1mAddress already in use\x1b[0m')?.signature.code).toBe('net.port-in-use');
+  });
+
   it('every needle is in exactly one of the two alternations, those starting with a capital or digit together', () => {
     const needles = [...new Set(SIGNATURES.flatMap((s) => s.needles))];
     const alternatives = PREFILTER_SOURCES.map((src) => src.split('|'));
