@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHECK_IDS } from '../../../src/doctor/types.js';
-import { SIGNATURES } from '../../../src/diagnose/signatures.js';
+import { EXIT_SIGNATURE, SIGNATURES } from '../../../src/diagnose/signatures.js';
 import { ROOT } from '../../helpers/cli.js';
 
 // What `diagnose` prints under "why:" and "fix:" is what docs/diagnose.md promises for each code, word
@@ -33,6 +33,11 @@ describe('finding texts: what diagnose prints is what docs/diagnose.md says', ()
     expect(sec).toContain(`**${sig.title}.**`);
     expect(plain(paragraph(sec, 'Cause: ')).replace(/\.$/, '')).toBe(plain(sig.explanation).replace(/\.$/, ''));
     expect(plain(paragraph(sec, 'Fix: ')).replace(/\.$/, '')).toBe(plain(sig.fix).replace(/\.$/, ''));
+  });
+
+  it('the table of codes shows each code\'s title as diagnose prints it, the run\'s exits too', () => {
+    for (const s of [...SIGNATURES, EXIT_SIGNATURE]) expect(doc, s.code).toContain(`| ${s.severity} | ${s.title} |`);
+    expect(section(doc, EXIT_SIGNATURE.code)).toContain(`**${EXIT_SIGNATURE.title}.**`);
   });
 
   it('every doctor check a fix points to exists (`--only a,b` runs it)', () => {

@@ -17,7 +17,7 @@ describe('start order and engine flags', () => {
   it('enforceEager: false leaves CUDA graphs on (no --enforce-eager) and plans their larger overhead', () => {
     const p = plan([{ role: 'agg', gpuMemoryUtilization: 0.3 }], { enforceEager: false });
     expect(p.processes[1].argv).not.toContain('--enforce-eager');
-    expect(p.memory.overheadMiB).toBe(700);
+    expect(p.memory?.overheadMiB).toBe(700);
   });
 
   it('a worker\'s own args come after the planned flags, and its env over the planned env', () => {
