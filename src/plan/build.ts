@@ -71,6 +71,7 @@ export function resolveFractions(recipe: Recipe): Expanded[] {
     );
   }
   // Floor to 2 decimals so the sum never exceeds the limit by rounding.
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: with no auto worker, each is never used (every fraction is explicit)
   const each = autos > 0 ? Math.floor(((limit - explicit) / autos) * 100) / 100 : 0;
   if (autos > 0 && each <= 0) {
     throw new UserError(

@@ -23,6 +23,7 @@ export function workerEntryOf(recipe: Recipe, name: string): number | null {
 function fractions(recipe: Recipe): number[] {
   const explicit = recipe.workers.reduce((s, w) => s + (w.gpuMemoryUtilization === 'auto' ? 0 : w.gpuMemoryUtilization * w.replicas), 0);
   const autos = recipe.workers.reduce((s, w) => s + (w.gpuMemoryUtilization === 'auto' ? w.replicas : 0), 0);
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: with no auto entry, each is never used (every fraction is explicit)
   const each = autos > 0 ? floor2((recipe.memory.limit - explicit) / autos) : 0;
   return recipe.workers.map((w) => (w.gpuMemoryUtilization === 'auto' ? each : w.gpuMemoryUtilization));
 }
@@ -35,6 +36,7 @@ function fractions(recipe: Recipe): number[] {
 export function fitFractionSets(recipe: Recipe, fits: number): string[] {
   const cur = fractions(recipe);
   const total = recipe.workers.reduce((s, w, i) => s + cur[i] * w.replicas, 0);
+  // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: fractions are > 0, so total is; a fits <= 0 scales every fraction to <= 0, which the check below refuses the same way
   if (total <= 0 || fits <= 0) return [];
   const k = Math.min(1, fits / total);
   const next = cur.map((f) => floor2(f * k));
