@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { UserError } from '../../../src/errors.js';
+import { buildPlan } from '../../../src/plan/build.js';
+import { validateRecipe } from '../../../src/recipe/load.js';
+
+// The fix of a plan whose KV cache cannot hold maxModelLen, at its exact edges. Qwen3-0.6B's
+// 114,688 bytes per token: 448 MiB hold exactly 4,096 tokens, 28 MiB exactly 256.
+const BPT = 114_688;
+const fixOf = (fraction: number, weightsMiB: number): string => {
+  const recipe = validateRecipe({ name: 't', workers: [{ role: 'agg', gpuMemoryUtilization: fraction }], maxModelLen: 4096, enforceEager: true }, 't');
+  try {
+    buildPlan({ recipe, runDir: '/r', gpuTotalMiB: 8000, model: { bytesPerToken: BPT, weightsMiB } });
+  } catch (err) {
+    if (err instanceof UserError) return err.fix ?? '';
+    throw err;
+  }
+  throw new Error('expected the plan to be refused');
+};
+
+describe('the fix for a KV cache too small for maxModelLen', () => {
+  it('a fraction that reaches exactly maxModelLen only at memory.limit is offered', () => {
+    // 8000 x 0.9 - 6352 - 400 = 448 MiB = 4,096 tokens; at 0.5 nothing is left.
+    expect(fixOf(0.5, 6352)).toBe('raise its fraction (--set workers.0.gpuMemoryUtilization=0.9)');
+  });
+
+  it('a KV cache of exactly 256 tokens still suggests a maxModelLen of 256', () => {
+    // 8000 x 0.5 - 3572 - 400 = 28 MiB = 256 tokens.
+    expect(fixOf(0.5, 3572)).toBe('raise its fraction (--set workers.0.gpuMemoryUtilization=0.56) or lower maxModelLen (--set maxModelLen=256)');
+  });
+
+  it('the frontend publishes no KV events; only workers do', () => {
+    const recipe = validateRecipe({ name: 't', workers: [{ role: 'agg', gpuMemoryUtilization: 0.3 }], frontend: { routerMode: 'kv' } }, 't');
+    expect(buildPlan({ recipe, runDir: '/r' }).processes.map((p) => p.publishesKvEvents)).toEqual([false, true]);
+  });
+});
