@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TEXT, PREFILTER_SOURCES, Scanner, matchLine, scanText } from '../../../src/diagnose/scanner.js';
+import { MAX_TEXT, PREFILTER_SOURCES, Scanner, WORKER_ID_NEEDLES, matchLine, scanText } from '../../../src/diagnose/scanner.js';
 import { SIGNATURES } from '../../../src/diagnose/signatures.js';
 
 // How findings are counted, quoted and folded per file: what a user reads in `diagnose` and in
@@ -95,7 +95,7 @@ describe('the prefilter', () => {
   });
 
   it('every needle is in exactly one of the two alternations, those starting with a capital or digit together', () => {
-    const needles = [...new Set(SIGNATURES.flatMap((s) => s.needles))];
+    const needles = [...new Set([...SIGNATURES.flatMap((s) => s.needles), ...WORKER_ID_NEEDLES])];
     const alternatives = PREFILTER_SOURCES.map((src) => src.split('|'));
     expect(alternatives).toHaveLength(2);
     const unescape = (s: string) => s.replace(/\\(.)/g, '$1');
