@@ -203,7 +203,8 @@ function planOf(input: PlanInput): Plan {
       ports.nixlSideChannel = nixlPort;
       env.VLLM_NIXL_SIDE_CHANNEL_PORT = String(nixlPort++);
       // Dynamo looks for a routable (non-loopback) address for the NIXL side channel and fails on a
-      // host without one; a value already set is kept as given (FACTS §4). One host: loopback.
+      // host without one; a value already set is kept as given (FACTS §4; ai-dynamo/dynamo
+      // components/src/dynamo/vllm/args.py, ensure_side_channel_host). One host: loopback.
       env.VLLM_NIXL_SIDE_CHANNEL_HOST = '127.0.0.1';
     }
     if (publishes && !mocker) {

@@ -12,6 +12,14 @@ export const KV_EVENTS_FIX =
   '(a distinct endpoint port per worker; dynamo-dev\'s KV-router recipes add it), or route without events: --set frontend.kvEvents=false ' +
   '(the frontend\'s --no-router-kv-events, approximate mode: `dynamo-dev up agg-router-approx`)';
 
+// The mocker has no --kv-events-config: it publishes its simulated cache events itself unless
+// prefix caching is off (dynamo/mocker/args.py, --no-enable-prefix-caching; seen on 1.6.1).
+export const MOCKER_KV_EVENTS_FIX =
+  'the mocker publishes KV events unless prefix caching is off: drop --no-enable-prefix-caching from the workers\' args, ' +
+  'or route without events: --set frontend.kvEvents=false (the frontend\'s --no-router-kv-events, approximate mode)';
+
+const NO_PREFIX_CACHING = '--no-enable-prefix-caching';
+
 const SOURCE_FIX =
   'give each worker its own --kv-events-config endpoint port with "enable_kv_cache_events":true, stop leftovers (`dynamo-dev teardown --orphans`), and use a fresh discovery directory per run';
 
@@ -73,6 +81,8 @@ const check: Check = {
     const plan: Plan = planFor(logs, run, facts.plan);
     // The argv actually started (run.json) wins over the plan's.
     const procs = logs?.source === 'run' && run ? run.record.processes : plan.processes;
+    const mocker = plan.engine === 'mocker';
+    const fix = mocker ? MOCKER_KV_EVENTS_FIX : KV_EVENTS_FIX;
     const frontendArgv = procs.find((p) => p.role === 'frontend')?.argv ?? [];
     const approx = frontendArgv.includes('--no-router-kv-events') || frontendArgv.includes('--no-kv-events');
     const disabled = logs?.scan.findings.find((f) => f.code === 'dynamo.kv-events-disabled');
@@ -102,7 +112,7 @@ const check: Check = {
         const evidence = { routerMode: plan.router.mode, kvEvents: plan.router.kvEvents && !approx, diagnostics };
         const note = `the logs come from a KV router with events (the plan of ${plan.recipe} does not use one)`;
         return disabled
-          ? fail(disabledSummary, KV_EVENTS_FIX, [...disabledDetails, note], evidence)
+          ? fail(disabledSummary, fix, [...disabledDetails, note], evidence)
           : warn('the router sees no (or conflicting) KV-event publishers (kv_event_source_not_observed / kv_event_source_ambiguous)', SOURCE_FIX, [...missingDetails, note], evidence);
       }
       if (plan.router.mode !== 'kv') return skip(`router mode ${plan.router.mode} does not use KV events`, { routerMode: plan.router.mode });
@@ -115,14 +125,18 @@ const check: Check = {
         const raw = flagValue(p.argv, '--kv-events-config');
         return { name: p.name, role: p.role, raw, config: parseConfig(raw) };
       });
-    const silent = plan.engine === 'vllm' ? publishers.filter((p) => p.config?.enable_kv_cache_events !== true) : [];
+    const silent = mocker
+      ? publishers.filter((p) => procs.find((q) => q.name === p.name)?.argv.includes(NO_PREFIX_CACHING))
+      : publishers.filter((p) => p.config?.enable_kv_cache_events !== true);
     const evidence: Record<string, unknown> = {
       routerMode: 'kv',
       kvEvents: true,
       publishers: publishers.map((p) => ({ name: p.name, role: p.role, enableKvCacheEvents: p.config?.enable_kv_cache_events === true, endpoint: p.config?.endpoint ?? null })),
     };
     const argvDetails = silent.map((p) =>
-      p.raw === null
+      mocker
+        ? `${p.name}: ${NO_PREFIX_CACHING} in its command line: the mocker publishes no KV events`
+        : p.raw === null
         ? `${p.name}: no --kv-events-config in its command line: it publishes no KV events`
         : `${p.name}: --kv-events-config ${p.raw} lacks "enable_kv_cache_events": true`,
     );
@@ -130,7 +144,7 @@ const check: Check = {
     // No log file at all (a run whose logs are gone, an empty --logs folder) is no evidence either way.
     if (!logs || logs.scan.files === 0) {
       if (silent.length > 0) {
-        return fail(`${silent.map((p) => p.name).join(', ')} would publish no KV events to the KV router`, KV_EVENTS_FIX, argvDetails, evidence);
+        return fail(`${silent.map((p) => p.name).join(', ')} would publish no KV events to the KV router`, fix, argvDetails, evidence);
       }
       const why = logs ? noLogFiles(logs) : (await facts.noLogs()).summary;
       return skip(`${why} (the plan's ${publishers.length} publishing worker${publishers.length === 1 ? '' : 's'} enable KV events)`, evidence);
@@ -141,7 +155,7 @@ const check: Check = {
     if (disabled || silent.length > 0) {
       const details = [...disabledDetails, ...argvDetails];
       const summary = disabled ? disabledSummary : `${silent.map((p) => p.name).join(', ')} publish no KV events to the KV router`;
-      return fail(summary, KV_EVENTS_FIX, details, evidence);
+      return fail(summary, fix, details, evidence);
     }
     if (missing) {
       return warn(
