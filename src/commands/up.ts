@@ -6,10 +6,12 @@ import { loadRecipe } from '../host/recipes.js';
 import { buildPlan } from '../plan/build.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { logPath, newRunId, runDir } from '../run/paths.js';
 import { formatNdjson, type UpEvent } from '../run/events.js';
 import type { UpRenderer } from '../ui/up-plain.js';
+import type { SupervisorOptions, SupervisorResult } from '../run/supervisor.js';
+import type { DetachedResult } from '../run/detached.js';
 
 export interface UpOptions {
   model?: string;
@@ -63,6 +65,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   // SIGTERM would never get its SIGKILL and run.json would never say stopped. Lost output is only
   // lost output; supervision goes on.
   let terminalLost = false;
+  let interrupted: string | null = null;
   const ignoreWriteError = (err: NodeJS.ErrnoException) => {
     if (err?.code === 'EIO') terminalLost = true;
   };
@@ -100,33 +103,89 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
       }
     }
 
-    const [{ Supervisor }, { markerFor }] = await Promise.all([import('../run/supervisor.js'), import('../run/run-scan.js')]);
+    const { markerFor } = await import('../run/run-scan.js');
     emit({ event: 'run', runId, logsDir: dirname(logPath(ctx.stateDir, runId, plan.processes[0]?.name ?? 'frontend')) });
     const timeoutS = opts.readyTimeout ?? 900;
-    const sup = new Supervisor({
+    const options = {
       plan, recipe, runId, stateDir: ctx.stateDir, env: ctx.env,
       readyTimeoutMs: timeoutS > 0 ? Math.min(timeoutS * 1000, 2 ** 31 - 1) : 2 ** 31 - 1,
       graceMs: Math.round((opts.grace ?? 10) * 1000),
-      detach: Boolean(opts.detach),
       runMarker: markerFor(ctx.stateDir, runId),
-    });
-    sup.on('event', emit);
-    sup.on('warning', (w: string) => ctx.stderr.write(`dynamo-dev: ${w}\n`));
-    // Dying of a bug would leave every worker running and holding the GPU: stop them first.
-    const lastResort = (err: unknown) => void sup.crash(err);
-    process.on('uncaughtException', lastResort);
-    process.on('unhandledRejection', lastResort);
-    try {
-      const result = await sup.run();
-      return result.code;
-    } finally {
-      process.off('uncaughtException', lastResort);
-      process.off('unhandledRejection', lastResort);
+    };
+    const warn = (w: string) => ctx.stderr.write(`dynamo-dev: ${w}\n`);
+    const result = opts.detach ? await superviseDetached(ctx, options, emit, warn) : await superviseHere(options, emit, warn);
+    // Interrupted means not done: a script's `up --detach && ./bench.sh` must not benchmark nothing.
+    if (result.outcome === 'stopped' && result.beforeReady) {
+      interrupted = result.code === 0
+        ? 'interrupted before ready: nothing left running'
+        : 'interrupted before ready: some processes survived SIGKILL (listed above); see `dynamo-dev status`';
+      return result.code === 0 ? EXIT.interrupted : EXIT.failed;
     }
+    return result.code;
   } finally {
     await renderer?.close();
     await lock.release();
+    if (interrupted) ctx.stderr.write(`dynamo-dev: ${interrupted}\n`);
     if (terminalLost) (await import('../run/terminal.js')).releaseLostTerminal();
+  }
+}
+
+type SuperviseOptions = Omit<SupervisorOptions, 'detach' | 'watch' | 'handleSignals'>;
+
+/** The foreground supervisor: this process is the parent of the run until it stops. */
+async function superviseHere(o: SuperviseOptions, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<SupervisorResult> {
+  const { Supervisor } = await import('../run/supervisor.js');
+  const sup = new Supervisor({ ...o, detach: false });
+  sup.on('event', emit);
+  sup.on('warning', warn);
+  // Dying of a bug would leave every worker running and holding the GPU: stop them first.
+  const lastResort = (err: unknown) => void sup.crash(err);
+  process.on('uncaughtException', lastResort);
+  process.on('unhandledRejection', lastResort);
+  try {
+    return await sup.run();
+  } finally {
+    process.off('uncaughtException', lastResort);
+    process.off('unhandledRejection', lastResort);
+  }
+}
+
+/**
+ * `--detach`: the run is supervised by a background process that stays its parent after we exit
+ * (src/run/detached.ts). We relay its events until ready; a signal before ready stops the run
+ * (a second one: SIGKILL at once). Should it be lost before ready, what it started is stopped here.
+ */
+async function superviseDetached(ctx: CommandContext, o: SuperviseOptions, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<DetachedResult> {
+  const { launchDetached } = await import('../run/detached.js');
+  const handle = launchDetached(o, join(runDir(o.stateDir, o.runId), 'supervisor.log'));
+  handle.on('event', emit);
+  handle.on('warning', warn);
+  let stopping = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stopping) handle.escalate();
+    else handle.stop(sig);
+    stopping = true;
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const sig of signals) process.on(sig, onSignal);
+  try {
+    const result = await handle.result;
+    if (result.outcome === 'lost') {
+      warn(`${result.reason}; stopping what it started`);
+      const { teardown } = await import('../run/teardown.js');
+      const out = await teardown({ stateDir: ctx.stateDir, runId: o.runId, graceMs: o.graceMs, orphans: false });
+      emit({ event: 'stopped', runId: o.runId, reason: 'failure', stopped: out.stopped, remaining: out.remaining.map(({ name, pid, cmd }) => ({ name, pid, cmd })), beforeReady: stopping });
+      if (stopping && out.remaining.length === 0) return { outcome: 'stopped', code: 0, signal: 'SIGINT', beforeReady: true };
+      return result;
+    }
+    // Stopped or failed before ready: "nothing left running" includes the supervisor itself.
+    if (result.outcome !== 'detached') {
+      const quick = new Promise<void>((r) => setTimeout(r, 5000).unref());
+      await Promise.race([handle.exited, quick]);
+    }
+    return result;
+  } finally {
+    for (const sig of signals) process.off(sig, onSignal);
   }
 }
 

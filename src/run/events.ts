@@ -55,7 +55,11 @@ export type UpEvent =
       lastLines: string[];
       log: string | null;
     }
-  | { event: 'stopped'; runId: string; reason: 'user' | 'failure' | 'detached'; stopped: StopResult[]; remaining: Survivor[] }
+  | {
+      event: 'stopped'; runId: string; reason: 'user' | 'failure' | 'detached'; stopped: StopResult[]; remaining: Survivor[];
+      /** A user stop (Ctrl-C, SIGTERM, SIGHUP) that interrupted the start: `up` exits 130. */
+      beforeReady?: boolean;
+    }
   | { event: 'state'; process: string; state: ProcessState; kvTokens: number | null; pid: number | null }
   | { event: 'line'; process: string; text: string }
   /** Preflight checks still running (titles), for the view's spinner; view-only. */

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Plan, PlannedProcess } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
-import type { ProcessRecord, ProcessState, RunRecord, RunState } from './types.js';
+import type { EndDiagnosis, ProcessRecord, ProcessState, RunRecord, RunState } from './types.js';
 import { newProcessRecord, newRunRecord } from './run-record.js';
 import { recordDescendants } from './descendant-watch.js';
 import type { Follower } from './follow.js';
@@ -50,11 +50,19 @@ export interface SupervisorOptions {
   runMarker?: string;
   /** The log followers' fallback poll (default 1000 ms; fs.watch delivers lines at once). */
   followPollMs?: number;
+  /**
+   * With `detach`: keep supervising once ready instead of returning (the background supervisor of
+   * `up --detach`, src/run/detached-main.ts). A process that ends is recorded with its exit code,
+   * signal, time and diagnosis, the run becomes `degraded`, the others keep running; it returns
+   * when stopped (teardown signals it) or when every process has ended.
+   */
+  watch?: boolean;
 }
 
 export type SupervisorResult =
   | { outcome: 'detached'; code: 0 }
-  | { outcome: 'stopped'; code: 0 | 1; signal: string }
+  /** `beforeReady`: the stop interrupted the start (up exits 130 then). */
+  | { outcome: 'stopped'; code: 0 | 1; signal: string; beforeReady: boolean }
   | { outcome: 'failed'; code: 1; reason: string };
 
 const LAST_LINES = 20;
@@ -84,6 +92,8 @@ export class Supervisor extends EventEmitter {
   private refresh: TimerHandle | null = null;
   private finishing = false;
   private everReady = false;
+  /** Ready and watching (options.watch): deaths are recorded, not fatal. */
+  private watching = false;
   private readonly t0: number;
   private resolveDone!: (r: SupervisorResult) => void;
   private readonly done = new Promise<SupervisorResult>((r) => (this.resolveDone = r));
@@ -173,12 +183,13 @@ export class Supervisor extends EventEmitter {
     // `teardown` from another terminal leaves a note before it signals us: say who stopped the run.
     const req = this.d.stopRequest(this.o.stateDir, this.o.runId);
     this.stopWhy = req ? { reason: 'teardown', by: req } : { reason: 'user', by: null };
+    const beforeReady = !this.everReady;
     const { stopped, remaining } = await this.stopAll();
     this.setRunState('stopped');
     await this.writer.flush();
-    this.emitEvent({ event: 'stopped', runId: this.o.runId, reason: 'user', stopped, remaining });
+    this.emitEvent({ event: 'stopped', runId: this.o.runId, reason: 'user', stopped, remaining, beforeReady });
     // Something that survived SIGKILL is a failed stop, as for teardown.
-    this.resolveDone({ outcome: 'stopped', code: remaining.length > 0 ? 1 : 0, signal });
+    this.resolveDone({ outcome: 'stopped', code: remaining.length > 0 ? 1 : 0, signal, beforeReady });
   }
 
   /**
@@ -293,7 +304,7 @@ export class Supervisor extends EventEmitter {
     if (this.deadline) this.d.clock.clear(this.deadline);
     this.refreshDescendants(false);
     // Engine processes appear while starting; once ready a rare re-scan is enough (each reads /proc).
-    if (this.refresh && !this.o.detach) {
+    if (this.refresh && (!this.o.detach || this.o.watch)) {
       this.d.clock.clear(this.refresh);
       this.refresh = this.d.clock.setInterval(() => this.refreshDescendants(true), Math.max(this.o.descendantsMs ?? 2000, 30_000));
     }
@@ -302,12 +313,32 @@ export class Supervisor extends EventEmitter {
       name: p.spec.name, role: p.spec.role, kvTokens: p.rec.kvTokens, gpuMemoryUtilization: p.spec.gpuMemoryUtilization,
       log: p.rec.log, health: p.spec.ready.http ?? null,
     }));
-    this.emitEvent({
-      event: 'ready', runId: this.o.runId, url: this.o.plan.frontendUrl, model: this.o.plan.model,
-      curl: curlLine(this.o.plan.frontendUrl, this.o.plan.model), workers,
-      logs: Object.fromEntries(this.procs.map((p) => [p.spec.name, p.rec.log])), ms: this.d.clock.now() - this.t0, detached: this.o.detach,
-    });
-    if (this.o.detach) void this.detach();
+    const ms = this.d.clock.now() - this.t0;
+    const announce = () => {
+      if (this.finishing) return; // stopped meanwhile: it was never ready for anyone
+      this.emitEvent({
+        event: 'ready', runId: this.o.runId, url: this.o.plan.frontendUrl, model: this.o.plan.model,
+        curl: curlLine(this.o.plan.frontendUrl, this.o.plan.model), workers,
+        logs: Object.fromEntries(this.procs.map((p) => [p.spec.name, p.rec.log])), ms, detached: this.o.detach,
+      });
+      if (this.o.detach && this.o.watch) this.watch();
+      else if (this.o.detach) void this.detach();
+    };
+    // Detached, nobody stays to say it: run.json says ready before `up` does.
+    if (this.o.detach && this.o.watch) void this.writer.flush().then(announce);
+    else announce();
+  }
+
+  /**
+   * Ready, detached, watching: nothing to poll any more (readiness checks aborted, log followers
+   * stopped; a death's diagnosis reads the log file itself). What is left waits on events: each
+   * child's exit, the signals, and the rare descendant re-scan the foreground keeps too.
+   */
+  private watch(): void {
+    this.watching = true;
+    this.abort.abort(new Error('watching'));
+    if (this.deadline) this.d.clock.clear(this.deadline);
+    for (const p of this.procs) p.follower?.stop();
   }
 
   private async detach(): Promise<void> {
@@ -338,6 +369,7 @@ export class Supervisor extends EventEmitter {
     p.exit = info;
     p.rec.exitCode = info.code;
     p.rec.signal = info.signal;
+    p.rec.endedAt = new Date().toISOString();
     if (this.finishing) {
       if (p.rec.state !== 'failed') this.setState(p, 'stopped');
       return;
@@ -348,15 +380,37 @@ export class Supervisor extends EventEmitter {
       await this.stop('SIGTERM');
       return;
     }
+    if (this.watching) return this.recordDeath(p, info);
     p.follower?.drain();
     this.setState(p, 'failed');
     const { top } = await this.d.diagnose(p.rec.log);
+    p.rec.diagnosis = endDiagnosis(top);
     if (this.finishing) return;
     this.emitEvent({
       event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, error: info.error, diagnosis: top, afterReady: this.everReady,
       lastLines: [...p.lines], log: p.rec.log,
     });
     await this.fail({ ...exitFailure({ name: p.spec.name, argv0: p.spec.argv[0] }, info, this.everReady), diagnosis: top });
+  }
+
+  /**
+   * A process of a watched (detached, ready) run ended: recorded with how and when and its log's
+   * diagnosis; the run is degraded, the others keep serving (status, doctor and teardown take it
+   * from run.json). When nothing of the run is left running, the run has failed: stop what is left
+   * of it (an engine that outlived its worker) and return.
+   */
+  private async recordDeath(p: Proc, info: ExitInfo): Promise<void> {
+    this.setState(p, info.code === 0 && info.signal === null ? 'exited' : 'failed');
+    this.setRunState('degraded');
+    const { top } = await this.d.diagnose(p.rec.log);
+    p.rec.diagnosis = endDiagnosis(top);
+    this.writer.persist();
+    this.emitEvent({
+      event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, error: info.error, diagnosis: top, afterReady: true,
+      lastLines: [], log: p.rec.log,
+    });
+    if (this.finishing || !this.procs.every((q) => q.exit !== null)) return;
+    await this.fail({ reason: 'every process of the run has ended', process: null, diagnosis: null });
   }
 
   private async onDeadline(): Promise<void> {
@@ -384,6 +438,7 @@ export class Supervisor extends EventEmitter {
       p.follower?.drain();
       diagnosis = (await this.d.diagnose(p.rec.log)).top;
     }
+    if (p && !p.rec.diagnosis) p.rec.diagnosis = endDiagnosis(diagnosis);
     if (p && p.rec.state !== 'failed') this.setState(p, 'failed');
     this.emitEvent({
       event: 'failed', reason: f.reason, process: p?.spec.name ?? null, diagnosis, hint: f.hint ?? null,
@@ -431,7 +486,8 @@ export class Supervisor extends EventEmitter {
     if (grace) this.d.clock.clear(grace);
     for (const p of this.procs) {
       p.follower?.stop();
-      if (p.rec.state !== 'failed' && p.rec.state !== 'stopped') this.setState(p, 'stopped');
+      // What ended on its own before the stop keeps saying how (failed, exited).
+      if (p.rec.state !== 'failed' && p.rec.state !== 'stopped' && p.rec.state !== 'exited') this.setState(p, 'stopped');
     }
     return res;
   }
@@ -483,4 +539,9 @@ export class Supervisor extends EventEmitter {
   private refreshOne(p: Proc): boolean {
     return p.exit === null && recordDescendants(p.rec, this.d.descendants);
   }
+}
+
+/** What run.json keeps of a diagnosis (the long explanation and fix are the signature table's). */
+function endDiagnosis(d: Diagnosis | null): EndDiagnosis | null {
+  return d ? { code: d.code, title: d.title, text: d.text, file: d.file, line: d.line } : null;
 }

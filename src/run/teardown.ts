@@ -62,7 +62,7 @@ export function markStopped(rec: RunRecord, results: StopResult[], clean: boolea
     state: clean ? (rec.state === 'failed' ? 'failed' : 'stopped') : rec.state,
     processes: rec.processes.map((p) => {
       const r = byName.get(p.name);
-      const ended = p.state === 'exited' || p.state === 'failed' || p.state === 'stopped';
+      const ended = p.state === 'exited' || p.state === 'failed' || p.state === 'stopped' || p.state === 'gone';
       if (ended && (!r || r.signal === null)) return p;
       if (p.pid === null) return { ...p, state: 'stopped' }; // was still waiting for its turn
       if (!clean && r?.note?.includes('survived')) return p;

@@ -1,53 +1,109 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { waitUntil } from '../helpers/proc-trees.js';
 import { records, survivors, upHarness } from '../helpers/up-run.js';
 import { isSameProcess, readStartTicks } from '../../src/run/proc.js';
+import type { RunRecord } from '../../src/run/types.js';
 
 // The lie this tool exists to prevent: a detached agg-router run loses agg-1 after ready, and
 // status, doctor and teardown must each say so (issue 8), against the fake workers and nvidia-smi.
+// `up --detach` leaves a supervisor in the background, the parent of every process: it records a
+// death with its exit code or signal, its time and its log's diagnosis.
 
 const up = upHarness('dd-degraded-');
 afterEach(() => up.cleanup());
 
 interface Doc { ok: boolean; checks: { id: string; status: string; summary: string; details: string[]; fix: string | null; evidence: any }[] }
 const byId = (doc: Doc) => Object.fromEntries(doc.checks.map((c) => [c.id, c]));
+const proc = (rec: RunRecord, name: string) => rec.processes.find((p) => p.name === name)!;
 
 /** A detached agg-router run, ready; nvidia-smi lists each engine core with 3072 MiB. */
-async function readyRun() {
-  const s = await up.setup();
+async function readyRun(vars: Record<string, string> = {}, agg1Scenario?: string) {
+  const s = await up.setup(vars);
+  if (agg1Scenario) s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = agg1Scenario;
   const apps = join(s.dir, 'compute-apps.csv');
   s.env.FAKE_NVIDIA_SMI_APPS = apps;
   const r = await runCli(['up', 'agg-router', '--detach', '--no-preflight', '--json', ...s.sets], s.env, { timeoutMs: 25_000 });
   expect(r.code, r.stderr).toBe(0);
   const rec = records(s.stateDir)[0];
-  const engineOf = (name: string) => rec.processes.find((p) => p.name === name)!.descendants.find((d) => d.cmd.includes('VLLM::EngineCore'))!;
+  const engineOf = (name: string) => proc(rec, name).descendants.find((d) => d.cmd.includes('VLLM::EngineCore'))!;
   writeFileSync(apps, ['agg-0', 'agg-1'].map((n) => `${engineOf(n).pid}, VLLM::EngineCore, 3072`).join('\n'));
   return { s, rec, engineOf };
 }
 
-describe('a worker SIGKILLed after ready (the OOM killer), its engine left running', () => {
-  it('status says degraded naming agg-1 and its engine\'s GPU memory; doctor exits 1 naming it and counts the engine as a leftover; teardown removes it', async () => {
-    const { s, rec, engineOf } = await readyRun();
-    const agg1 = rec.processes.find((p) => p.name === 'agg-1')!;
-    const engine = engineOf('agg-1');
-    process.kill(agg1.pid!, 'SIGKILL');
-    await waitUntil(() => !isSameProcess(agg1.pid!, agg1.startTicks), 'agg-1 to die');
-    expect(readStartTicks(engine.pid)).toBe(engine.startTicks); // the engine outlived its worker
+/** Waits (on run.json, which the background supervisor rewrites) until agg-1's end and its log's diagnosis are recorded. */
+const recorded = (stateDir: string) => waitUntil(() => {
+  const rec = records(stateDir)[0];
+  const p = proc(rec, 'agg-1');
+  return p.endedAt && Object.hasOwn(p, 'diagnosis') && rec.state === 'degraded' ? rec : null;
+}, 'the supervisor to record agg-1\'s end', 10_000);
+
+describe('up --detach: a supervisor stays, the parent of every process', () => {
+  it('after ready the supervisor is alive, recorded, and idle (no CPU while nothing happens)', async () => {
+    const { s, rec } = await readyRun();
+    expect(rec.supervisor.detached).toBe(true);
+    expect(isSameProcess(rec.supervisor.pid, rec.supervisor.startTicks)).toBe(true);
+    for (const name of ['frontend', 'agg-0', 'agg-1']) expect(readStatField(proc(rec, name).pid!, 4), name).toBe(rec.supervisor.pid); // ppid
+    const cpu = () => readStatField(rec.supervisor.pid, 14) + readStatField(rec.supervisor.pid, 15); // utime + stime, ticks
+    const before = cpu();
+    await new Promise((r) => setTimeout(r, 4000));
+    // 0.5% of 4 s is 20 ms: less than two 10 ms ticks.
+    expect(cpu() - before).toBeLessThan(2);
+    const st = JSON.parse((await runCli(['status', '--json'], s.env)).stdout).runs[0];
+    expect(st).toMatchObject({ state: 'ready', detached: true, supervisor: { pid: rec.supervisor.pid, alive: true }, lost: [] });
+  });
+});
+
+describe('a worker that dies after ready (an engine crash)', () => {
+  it('status says degraded naming agg-1, exit code 1, when, and the diagnosis; doctor exits 1 naming it; teardown leaves nothing', async () => {
+    const { s } = await readyRun({ FAKE_DIE_AFTER_MS: '800' }, 'die-after-ready');
+    const rec = await recorded(s.stateDir);
+    const agg1 = proc(rec, 'agg-1');
+    expect(agg1).toMatchObject({ state: 'failed', exitCode: 1, signal: null, diagnosis: { code: 'cuda.oom' } });
+    expect(Date.now() - Date.parse(agg1.endedAt!)).toBeLessThan(15_000);
 
     const st = await runCli(['status', '--json'], s.env);
     const run = JSON.parse(st.stdout).runs[0];
     expect(run.state).toBe('degraded');
-    expect(run.lost).toHaveLength(1);
-    expect(run.lost[0]).toMatchObject({ name: 'agg-1', leftPids: [engine.pid], gpuMiB: 3072 });
-    expect(typeof run.lost[0].at).toBe('string');
-
+    expect(run.lost).toMatchObject([{ name: 'agg-1', how: 'exited', exitCode: 1, signal: null, at: agg1.endedAt, noticed: false, diagnosis: { code: 'cuda.oom' } }]);
     const human = await runCli(['status'], s.env);
     const first = human.stdout.split('\n')[0];
-    expect(first).toContain('degraded: agg-1');
+    expect(first).toMatch(/degraded: agg-1 exited 1 \d+s ago/);
     expect(first).not.toMatch(/\bready\b/);
+    expect(human.stdout).toMatch(/! agg-1 exited with code 1 at \d\d:\d\d:\d\d/);
+    expect(human.stdout).toContain('cause: CUDA out of memory [cuda.oom]');
+    expect(human.stdout).toContain('it serves with 1 of 2 workers');
+
+    const doc = await runCli(['doctor', '--only', 'kv.allocated,logs.errors', '--json'], s.env, { timeoutMs: 30_000 });
+    expect(doc.code, doc.stdout).toBe(1);
+    const c = byId(JSON.parse(doc.stdout) as Doc);
+    expect(c['kv.allocated'].details[0]).toMatch(/^agg-1 exited with code 1 \(at \d\d:\d\d:\d\d\); it had logged [\d,]+ KV tokens: the run serves without it$/);
+    expect(c['logs.errors'].summary).toContain('run.process-exited');
+
+    const td = await runCli(['teardown', '--grace', '2'], s.env, { timeoutMs: 20_000 });
+    expect(td.code, td.stdout + td.stderr).toBe(0);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
+    expect(records(s.stateDir)[0].state).toBe('stopped');
+  });
+});
+
+describe('a worker SIGKILLed after ready (the OOM killer), its engine left running', () => {
+  it('status says degraded naming agg-1 killed by SIGKILL and its engine\'s GPU memory; doctor exits 1 and counts the engine as a leftover; teardown removes it', async () => {
+    const { s, rec, engineOf } = await readyRun();
+    const agg1 = proc(rec, 'agg-1');
+    const engine = engineOf('agg-1');
+    process.kill(agg1.pid!, 'SIGKILL');
+    const after = await recorded(s.stateDir);
+    expect(proc(after, 'agg-1')).toMatchObject({ state: 'failed', exitCode: null, signal: 'SIGKILL' });
+    expect(readStartTicks(engine.pid)).toBe(engine.startTicks); // the engine outlived its worker
+
+    const run = JSON.parse((await runCli(['status', '--json'], s.env)).stdout).runs[0];
+    expect(run.state).toBe('degraded');
+    expect(run.lost).toMatchObject([{ name: 'agg-1', how: 'killed', signal: 'SIGKILL', leftPids: [engine.pid], gpuMiB: 3072 }]);
+    const human = await runCli(['status'], s.env);
+    expect(human.stdout.split('\n')[0]).toMatch(/degraded: agg-1 killed by SIGKILL \d+s ago, its engine lives on/);
     expect(human.stdout).toContain(`still running: pid ${engine.pid}, holding 3,072 MiB of GPU memory`);
 
     const doc = await runCli(['doctor', '--json'], s.env, { timeoutMs: 30_000 });
@@ -59,16 +115,39 @@ describe('a worker SIGKILLed after ready (the OOM killer), its engine left runni
     expect(c['procs.leftover'].status).toBe('fail');
     const leftover = (c['procs.leftover'].evidence.processes as { pid: number; gpuMiB: number | null; leftBy?: string }[]).find((p) => p.pid === engine.pid);
     expect(leftover).toMatchObject({ gpuMiB: 3072 });
-    expect(leftover!.leftBy).toContain(`agg-1 of run ${rec.id}`);
-    expect(c['procs.leftover'].details.find((d) => d.startsWith(`pid ${engine.pid} `))).toContain(`left by agg-1 of run ${rec.id}`);
+    expect(leftover!.leftBy).toBe(`agg-1 of run ${rec.id}, which was killed by SIGKILL`);
     // The live worker's engine is the run's own, not a leftover.
     expect(c['procs.leftover'].details.some((d) => d.startsWith(`pid ${engineOf('agg-0').pid} `))).toBe(false);
-    expect(c['logs.errors'].status).toBe('fail');
-    expect(c['logs.errors'].details.join('\n')).toContain('agg-1 is gone');
 
     const td = await runCli(['teardown', '--grace', '2'], s.env, { timeoutMs: 20_000 });
     expect(td.code, td.stdout + td.stderr).toBe(0);
     expect(readStartTicks(engine.pid)).toBeNull();
     expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
   });
+
+  it('with its supervisor gone too (killed), the next command notices: gone, and when it noticed', async () => {
+    const { s, rec } = await readyRun();
+    process.kill(rec.supervisor.pid, 'SIGKILL');
+    await waitUntil(() => !isSameProcess(rec.supervisor.pid, rec.supervisor.startTicks), 'the supervisor to die');
+    const agg1 = proc(rec, 'agg-1');
+    process.kill(agg1.pid!, 'SIGKILL');
+    await waitUntil(() => !isSameProcess(agg1.pid!, agg1.startTicks), 'agg-1 to die');
+    const human = await runCli(['status'], s.env);
+    expect(human.stdout.split('\n')[0]).toMatch(/degraded: agg-1 gone \(noticed \d+s ago\)/);
+    expect(human.stdout).toContain(`its watcher (pid ${rec.supervisor.pid}) is gone`);
+    const noted = proc(records(s.stateDir)[0], 'agg-1');
+    expect(noted).toMatchObject({ state: 'gone', exitCode: null, signal: null });
+    expect(typeof noted.noticedGoneAt).toBe('string');
+    const run = JSON.parse((await runCli(['status', '--json'], s.env)).stdout).runs[0];
+    expect(run.lost).toMatchObject([{ name: 'agg-1', how: 'gone', noticed: true, at: noted.noticedGoneAt }]);
+    expect((await runCli(['teardown', '--grace', '2'], s.env, { timeoutMs: 20_000 })).code).toBe(0);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
+  });
 });
+
+/** Field n (1-based, as in proc(5)) of /proc/PID/stat, as a number. */
+function readStatField(pid: number, n: number): number {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return Number(rest[n - 3]);
+}

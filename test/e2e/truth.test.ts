@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { records, survivors, upHarness, type Ev } from '../helpers/up-run.js';
+import { waitUntil } from '../helpers/proc-trees.js';
 
 // No false "ready" or "pass" (issue 8), through the built CLI against the fakes: doctor judges
 // what it is asked to judge, unknown crashes show their own line, preflight fits the plan.
@@ -82,6 +83,39 @@ describe('doctor judges the live run, never an old one', () => {
   });
 });
 
+describe('interrupted means not done', () => {
+  const cases: [string, string[], NodeJS.Signals][] = [
+    ['up --detach, Ctrl-C', ['--detach'], 'SIGINT'],
+    ['up --detach, SIGTERM (a script, a CI timeout)', ['--detach'], 'SIGTERM'],
+    ['up --detach, SIGHUP (the terminal closed)', ['--detach'], 'SIGHUP'],
+    ['up in the foreground, Ctrl-C', [], 'SIGINT'],
+  ];
+  it.each(cases)('%s before ready: "interrupted before ready: nothing left running", exit 130, nothing left', async (_what, flags, signal) => {
+    const s = await up.setup({ FAKE_WORKER_SLOW_MS: '60000' });
+    s.env[`FAKE_WORKER_SCENARIO_${s.ports.system}`] = 'slow';
+    const run = up.startUp(['up', 'agg', ...flags, '--no-preflight', '--json', ...s.sets], s.env);
+    await run.waitEvent((e) => e.event === 'starting' && e.process === 'agg-0');
+    run.child.kill(signal);
+    const { code } = await run.exit;
+    expect(code, run.stderr()).toBe(130);
+    expect(run.stderr()).toContain('interrupted before ready: nothing left running');
+    expect(run.events.at(-1)).toMatchObject({ event: 'stopped', reason: 'user', beforeReady: true, remaining: [] });
+    expect(run.events.some((e) => e.event === 'ready')).toBe(false);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
+    expect(records(s.stateDir)[0].state).toBe('stopped');
+  });
+
+  it('up --detach killed outright before ready (SIGKILL): its supervisor stops the half-started run', async () => {
+    const s = await up.setup({ FAKE_WORKER_SLOW_MS: '60000' });
+    s.env[`FAKE_WORKER_SCENARIO_${s.ports.system}`] = 'slow';
+    const run = up.startUp(['up', 'agg', '--detach', '--no-preflight', '--json', ...s.sets], s.env);
+    await run.waitEvent((e) => e.event === 'starting' && e.process === 'agg-0');
+    run.child.kill('SIGKILL');
+    await run.exit;
+    await waitUntil(() => records(s.stateDir)[0]?.state === 'stopped' && survivors(s.stateDir, { supervisor: true }).length === 0, 'the run to be stopped', 15_000);
+  });
+});
+
 describe('unknown causes are shown, not hidden', () => {
   it('a worker whose engine dies of an unknown error: the report quotes the error line with its file:line; diagnose exits 1 with it', async () => {
     const s = await up.setup();
@@ -103,7 +137,7 @@ describe('unknown causes are shown, not hidden', () => {
     expect(d.code).toBe(1);
     const findings = JSON.parse(d.stdout).findings as { code: string; text: string }[];
     expect(findings.map((f) => f.code)).toEqual(['run.process-exited', 'python.exception']);
-    expect(findings[0].text).toBe(`agg-0 exited with code 1: ${error}`);
+    expect(findings[0].text).toMatch(new RegExp(`^agg-0 exited with code 1 at \\d\\d:\\d\\d:\\d\\d: ${error}$`));
     expect(findings[1].text).toBe(error);
     expect(survivors(s.stateDir)).toEqual([]);
   });

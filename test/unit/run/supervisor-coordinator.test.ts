@@ -41,6 +41,10 @@ interface HarnessOptions {
   get?: (url: string) => HttpProbe | undefined;
   post?: (url: string, body: unknown) => HttpProbe;
   stopRequest?: string | null;
+  /** Run as the detached supervisor: keep watching after ready. */
+  watch?: boolean;
+  /** The code diagnose reports as the top finding of any log. */
+  diagnose?: string;
 }
 
 function harness(opts: HarnessOptions = {}) {
@@ -79,7 +83,9 @@ function harness(opts: HarnessOptions = {}) {
     async post(url, body) {
       return opts.post ? opts.post(url, body) : { url, ok: false, status: 404, body: null, error: null };
     },
-    diagnose: async () => ({ top: null }),
+    diagnose: async (log) => ({
+      top: opts.diagnose ? { code: opts.diagnose, title: 'T', severity: 'error' as const, explanation: 'e', fix: 'f', text: 'the line', file: log, line: 7 } : null,
+    }),
     descendants: () => [],
     // The real stop loop against the fake machine on the supervisor's clock; a killed fake process
     // "exits" for the supervisor.
@@ -109,7 +115,7 @@ function harness(opts: HarnessOptions = {}) {
   };
   const sup = new Supervisor({
     plan: opts.plan ?? plan, runId: 'r1', stateDir: '/state', env: { HOME: '/home/u', DYNAMO_DEV_RUN: '/old/run' }, readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
-    detach: false, handleSignals: false, runMarker: '/real/state/runs/r1',
+    detach: Boolean(opts.watch), watch: opts.watch, handleSignals: false, runMarker: '/real/state/runs/r1',
   }, deps);
   const events: UpEvent[] = [];
   sup.on('event', (e: UpEvent) => {
@@ -174,6 +180,61 @@ describe('Supervisor coordinator with fake deps', () => {
     expect(h.clock.pending).toBe(0);
   });
 
+  /** Brings the harness's run to ready. */
+  async function toReady(h: ReturnType<typeof harness>) {
+    await h.clock.advance(0);
+    h.lines.get('agg-0')!(KV_LINE);
+    await h.clock.advance(0);
+    h.lines.get('agg-1')!(KV_LINE);
+    for (const u of ['http://w/8081/health', 'http://w/8082/health', 'http://f/v1/models']) h.healthy.add(u);
+    await h.clock.advance(300);
+  }
+
+  it('detached and watching (the background supervisor of up --detach): a death after ready is recorded, the run degraded, the rest left running', async () => {
+    const h = harness({ watch: true, diagnose: 'cuda.oom' });
+    let result: SupervisorResult | null = null;
+    void h.sup.run().then((r) => (result = r));
+    await toReady(h);
+    expect(h.events.find((e) => e.event === 'ready')).toMatchObject({ detached: true });
+    expect(h.writes.at(-1)).toBe('ready'); // run.json said ready before `ready` was told
+    expect(h.clock.pending).toBe(1); // watching: only the rare descendant re-scan is left
+
+    h.machine.remove(102);
+    h.exits.get('agg-1')!({ code: 1, signal: null, error: null });
+    await h.clock.advance(0);
+    expect(result).toBeNull();
+    expect(h.sup.record.state).toBe('degraded');
+    expect(h.states()).toEqual({ frontend: 'ready', 'agg-0': 'ready', 'agg-1': 'failed' });
+    const agg1 = h.sup.record.processes[2];
+    expect(agg1).toMatchObject({ exitCode: 1, signal: null, diagnosis: { code: 'cuda.oom', text: 'the line', line: 7 } });
+    expect(typeof agg1.endedAt).toBe('string');
+    expect(h.machine.signals).toEqual([]); // nobody else was stopped
+    expect(h.events.find((e) => e.event === 'exited')).toMatchObject({ process: 'agg-1', code: 1, afterReady: true, diagnosis: { code: 'cuda.oom' } });
+
+    // Killed (the OOM killer): recorded with its signal; a clean exit 0 of the last one: exited. Then nothing is left: failed.
+    h.machine.remove(101);
+    h.exits.get('agg-0')!({ code: null, signal: 'SIGKILL', error: null });
+    await h.clock.advance(0);
+    expect(h.sup.record.processes[1]).toMatchObject({ state: 'failed', signal: 'SIGKILL' });
+    expect(result).toBeNull();
+    h.machine.remove(100);
+    h.exits.get('frontend')!({ code: 0, signal: null, error: null });
+    await h.clock.advance(500);
+    expect(h.sup.record.processes[0].state).toBe('exited');
+    expect(result).toEqual({ outcome: 'failed', code: 1, reason: 'every process of the run has ended' });
+    expect(h.writes.at(-1)).toBe('failed');
+  });
+
+  it('detached and watching: a stop after ready is a plain stop (not before ready), everything stopped', async () => {
+    const h = harness({ watch: true });
+    const running = h.sup.run();
+    await toReady(h);
+    void h.sup.stop('SIGTERM');
+    await h.clock.advance(2000);
+    expect(await running).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGTERM', beforeReady: false });
+    expect(h.states()).toEqual({ frontend: 'stopped', 'agg-0': 'stopped', 'agg-1': 'stopped' });
+  });
+
   it('the ready deadline blames the worker behind, not the frontend waiting for it', async () => {
     const h = harness({ readyTimeoutMs: 5000 });
     const running = h.sup.run();
@@ -205,7 +266,7 @@ describe('Supervisor coordinator with fake deps', () => {
     await h.clock.advance(400);
     const result = await running;
     expect(h.machine.signals.filter((s) => s.sig === 'SIGKILL').map((s) => [s.t, s.pid])).toEqual([[250, -100], [250, -101]]);
-    expect(result).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
+    expect(result).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGINT', beforeReady: true });
     expect(progress.at(-1)!.targets.every((t) => t.phase === 'done')).toBe(true);
   });
 

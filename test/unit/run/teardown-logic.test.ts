@@ -40,6 +40,12 @@ describe('markStopped', () => {
     expect(out.updatedAt).toBe('2026-11-30T11:00:00.000Z');
     expect(out.processes.map((p) => [p.name, p.state, p.signal])).toEqual([['frontend', 'stopped', 'SIGTERM'], ['agg-0', 'failed', null], ['agg-1', 'stopped', null]]);
   });
+  it('a process found gone keeps saying so (how it ended is unknown, not "stopped by teardown")', () => {
+    const rec = record([proc({ name: 'agg-1', state: 'gone', noticedGoneAt: '2026-11-30T10:59:00.000Z' })], 'degraded');
+    const out = markStopped(rec, [{ name: 'agg-1', pid: 100, signal: null, ms: 0, note: 'already gone' }], true);
+    expect(out.processes[0]).toMatchObject({ state: 'gone', signal: null });
+    expect(out.state).toBe('stopped');
+  });
   it('a failed run stays failed; with survivors the run state is left alone', () => {
     expect(markStopped(record([], 'failed'), [], true).state).toBe('failed');
     expect(markStopped(record([], 'ready'), [], false).state).toBe('ready');
