@@ -14,10 +14,14 @@ type ToChild = { t: 'start'; o: DetachedOptions } | { t: 'stop'; signal: string 
 
 const stamp = () => new Date().toISOString();
 
+/**
+ * To the foreground, while it listens. A send that fails (the foreground let go at ready or was
+ * killed: EPIPE) is reported to the callback, never as an uncaught error that would stop the run.
+ */
 function send(m: object): void {
   if (!process.connected || !process.send) return;
   try {
-    process.send(m);
+    process.send(m, undefined, {}, () => {});
   } catch {
     // the foreground is gone: nobody to tell
   }
@@ -37,13 +41,14 @@ async function supervise(o: DetachedOptions): Promise<void> {
   const sup = new Supervisor({ ...o, detach: true, watch: true });
   let ready = false;
   sup.on('event', (e: UpEvent) => {
-    if (e.event === 'ready') ready = true;
     note(e);
-    send({ t: 'event', e });
+    // The foreground lets go at ready: nobody listens to what follows (supervisor.log has it).
+    if (!ready) send({ t: 'event', e });
+    if (e.event === 'ready') ready = true;
   });
   sup.on('warning', (w: string) => {
     process.stderr.write(`${stamp()} warning: ${w}\n`);
-    send({ t: 'warning', w });
+    if (!ready) send({ t: 'warning', w });
   });
   process.on('message', (raw) => {
     const m = raw as ToChild;

@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { expect, inject } from 'vitest';
 import { BIN, runCli, tempHome, type CliResult } from '../helpers/cli.js';
 import { bindable } from '../helpers/ports.js';
-import { groupMembers } from '../../src/run/proc.js';
+import { groupMembers, isSameProcess } from '../../src/run/proc.js';
 import type { RunRecord } from '../../src/run/types.js';
 
 // The real-Dynamo tier drives the built CLI against the released frontend and mocker (the venv
@@ -72,6 +72,15 @@ export async function cleanup(): Promise<void> {
         if (p.pgid === null || groupMembers(p.pgid).length === 0) continue;
         try {
           process.kill(-p.pgid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      // The detached supervisor of `up --detach` lives in a session of its own, outside those groups.
+      const sup = r.supervisor;
+      if (sup && sup.pid !== process.pid && isSameProcess(sup.pid, sup.startTicks)) {
+        try {
+          process.kill(sup.pid, 'SIGKILL');
         } catch {
           // gone meanwhile
         }
