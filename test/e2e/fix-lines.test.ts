@@ -95,6 +95,27 @@ async function checkFixes(name: string, recipe: Recipe): Promise<string[]> {
     const logSet: LogSet = { source: 'run', label: record.id, files, scan: await scanPaths(files.map((f) => f.path), { missingOk: true }) };
     fixes.push(await run(byId('kv.allocated'), fakeFacts({ run: view, logs: logSet }, o)));
   }
+  // A live run whose frontend counts one worker fewer than planned, lists no model, or says not_ready.
+  {
+    const record = {
+      id: `live-${name}`, recipe: name, recipeSpec: recipe, model: plan.model, createdAt: '', updatedAt: '', state: 'ready', frontendUrl: plan.frontendUrl, plan,
+      supervisor: { pid: 1, startTicks: 1, detached: true }, processes: [],
+    } as unknown as RunRecord;
+    const liveRun: RunView = { record, status: 'ready', live: true, pids: [], lost: [], logsDir: home.dir };
+    const planned = plan.processes.filter((p) => p.role !== 'frontend').length;
+    const probe = (url: string, status: number, body: unknown) => ({ url, ok: status < 400, status, body, error: null });
+    const instances = (n: number) => Array.from({ length: n }, (_, i) => ({ component: 'backend', endpoint: 'generate', instance_id: i, namespace: 'dynamo' }));
+    const frontend = (health: unknown, ids: string[]) => ({
+      url: plan.frontendUrl, health: probe(`${plan.frontendUrl}/health`, 200, health), models: probe(`${plan.frontendUrl}/v1/models`, 200, { data: ids.map((id) => ({ id })) }), modelIds: ids, modelReady: null,
+    });
+    for (const fe of [
+      frontend({ status: 'healthy', instances: instances(planned - 1) }, [plan.model]),
+      frontend({ status: 'healthy', instances: instances(planned) }, []),
+      frontend({ status: 'not_ready', message: 'discovery' }, []),
+    ]) fixes.push(await run(byId('frontend.models'), fakeFacts({ run: liveRun, frontend: fe }, o)));
+    // The unlisted model's fix names the flag (`--model`): it goes through the dry run below.
+    expect(fixes.at(-2)).toContain(`--model ${plan.model}`);
+  }
   // Workers that publish no KV events to a KV router with events.
   if (plan.router.mode === 'kv' && plan.router.kvEvents && recipe.engine === 'vllm') {
     const silent = { ...plan, processes: plan.processes.map((p) => ({ ...p, argv: p.argv.filter((a) => !a.includes('enable_kv_cache_events') && a !== '--kv-events-config') })) };

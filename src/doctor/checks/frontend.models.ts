@@ -32,6 +32,13 @@ export function plannedWorkers(rec: Pick<RunRecord, 'processes'> & { plan?: Plan
   }, 0);
 }
 
+/**
+ * Restarting the run: `dynamo-dev up` alone would start the default recipe, not this run's (whose
+ * recipe, file and --set overrides only the user's own command line has).
+ */
+const upAgainText = (runId: string | null) =>
+  `stop it (\`dynamo-dev teardown${runId ? ` --run ${runId}` : ''}\`) and start it again with the same \`dynamo-dev up\` command`;
+
 const check: Check = {
   id: 'frontend.models',
   title: 'Frontend is healthy and lists the model',
@@ -55,20 +62,19 @@ const check: Check = {
     if (fe.health.error !== null && fe.models.error !== null) {
       return fail(
         `frontend at ${fe.url} does not answer: ${fe.health.error}`,
-        `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`); restart with \`dynamo-dev teardown\` and \`dynamo-dev up\``,
+        `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`); ${upAgainText(runId)}`,
         [`GET ${fe.health.url}: ${fe.health.error}`],
         evidence,
       );
     }
     const status = statusOf(fe.health.body);
     const listed = fe.modelIds.includes(model);
-    const upAgain = `dynamo-dev teardown${runId ? ` --run ${runId}` : ''} && dynamo-dev up`;
     if (status === 'not_ready' || status === 'shutting_down') {
       const msg = messageOf(fe.health.body);
       const summary = status === 'not_ready'
         ? `/health says not_ready${msg ? `: ${msg}` : ''}: the frontend has not finished its initial discovery`
         : '/health says shutting_down: the frontend is stopping';
-      const fix = `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`) for a discovery error; if it stays so, \`${upAgain}\``;
+      const fix = `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`) for a discovery error; if it stays so, ${upAgainText(runId)}`;
       return starting ? warn(`${summary} (the run is still starting)`, fix, [], evidence) : fail(summary, fix, [`GET ${fe.health.url} -> ${JSON.stringify(fe.health.body)}`], evidence);
     }
     // A planned worker the run has lost (status: degraded) fails at once, whatever the frontend
@@ -94,7 +100,7 @@ const check: Check = {
     if (expected !== null && seen < expected) {
       const missing = expected - seen;
       const summary = `the frontend counts ${seen} of the ${expected} planned workers: ${missing} ${missing === 1 ? 'is' : 'are'} missing, so requests run on fewer workers than the experiment assumes`;
-      const fix = `see which process ended (\`dynamo-dev status${runId ? ` --run ${runId}` : ''}\`, \`dynamo-dev diagnose\`), then \`${upAgain}\``;
+      const fix = `see which process ended (\`dynamo-dev status${runId ? ` --run ${runId}` : ''}\`, \`dynamo-dev diagnose\`), then ${upAgainText(runId)}`;
       return starting ? warn(`${summary} (the run is still starting)`, fix, [`counted from ${countedBy}`], evidence) : fail(summary, fix, [`counted from ${countedBy}`], evidence);
     }
     if (!listed) {

@@ -72,7 +72,7 @@ const check: Check = {
     // lines fit this recipe (explicit fractions or "auto"); `up --dry-run` shows the KV they leave.
     const sets = fitFractionSets(facts.recipe, fits);
     const lower = sets.length > 0
-      ? `lower the workers' gpuMemoryUtilization so they add up to <= ${fits}: \`${sets.join(' ')}\` (\`dynamo-dev up --dry-run\` with them shows the KV each worker keeps)`
+      ? `lower the workers' gpuMemoryUtilization so they add up to <= ${fits}: \`${sets.join(' ')}\` (with \`--dry-run\` added, \`dynamo-dev up\` of this recipe shows the KV each worker keeps)`
       : null;
     fixes.push(lower ? (fixes.length > 0 ? `or ${lower}` : lower) : 'the GPU has too little free memory left for these workers: free some first');
     return fail(

@@ -62,7 +62,7 @@ describe('gpu.memory', () => {
     expect(r.status).toBe('fail');
     expect(r.summary).toContain('needs 6223 MiB');
     // Nothing listed to stop: the fix starts with the one way out, not with "or".
-    expect(r.fix).toBe('lower the workers\' gpuMemoryUtilization so they add up to <= 0.73: `--set workers.0.gpuMemoryUtilization=0.36` (`dynamo-dev up --dry-run` with them shows the KV each worker keeps)');
+    expect(r.fix).toBe('lower the workers\' gpuMemoryUtilization so they add up to <= 0.73: `--set workers.0.gpuMemoryUtilization=0.36` (with `--dry-run` added, `dynamo-dev up` of this recipe shows the KV each worker keeps)');
   });
 
   it('warns, never passes, on unified memory where nvidia-smi says [N/A]', async () => {
