@@ -111,6 +111,9 @@ describe('a worker SIGKILLed after ready (the OOM killer), its engine left runni
     const c = byId(JSON.parse(doc.stdout) as Doc);
     expect(c['kv.allocated'].status).toBe('fail');
     expect(c['kv.allocated'].summary).toContain('agg-1');
+    // The frontend's own count against the plan: one worker fewer than the experiment assumes.
+    expect(c['frontend.models'].status).toBe('fail');
+    expect(c['frontend.models'].summary).toMatch(/^the frontend counts 1 of the 2 planned workers: 1 is missing/);
     // Other test files may have engines of their own running: find ours among the leftovers.
     expect(c['procs.leftover'].status).toBe('fail');
     const leftover = (c['procs.leftover'].evidence.processes as { pid: number; gpuMiB: number | null; leftBy?: string }[]).find((p) => p.pid === engine.pid);

@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { records, survivors, upHarness, type Ev } from '../helpers/up-run.js';
-import { waitUntil } from '../helpers/proc-trees.js';
+import { deadPid, waitUntil } from '../helpers/proc-trees.js';
 
 // No false "ready" or "pass" (issue 8), through the built CLI against the fakes: doctor judges
 // what it is asked to judge, unknown crashes show their own line, preflight fits the plan.
@@ -168,5 +171,27 @@ describe('preflight and checks that fit the plan', () => {
     const disagg = await runCli(['doctor', '--recipe', 'disagg-same-gpu', '--only', 'ucx.transports', '--json'], s.env);
     expect(disagg.code).toBe(1);
     expect(byId(JSON.parse(disagg.stdout) as Doc)['ucx.transports'].summary).toContain('UCX_TLS=cuda_ipc leaves no active-message transport');
+  });
+
+  it('procs.leftover re-checks before reporting: an engine nvidia-smi still lists but that has exited is no leftover (never "user ? age ?"); a live one is, with its user and age', async () => {
+    const s = await up.setup();
+    const engine = spawn('sleep', ['300'], { argv0: 'VLLM::EngineCore', stdio: 'ignore' });
+    try {
+      await once(engine, 'spawn');
+      const gone = deadPid();
+      const apps = join(s.dir, 'compute-apps.csv');
+      // nvidia-smi's list lags behind exits: the dead pid is still listed with its memory.
+      writeFileSync(apps, `${gone}, VLLM::EngineCore, 4096\n${engine.pid}, VLLM::EngineCore, 3010\n`);
+      s.env.FAKE_NVIDIA_SMI_APPS = apps;
+      const r = await runCli(['doctor', '--only', 'procs.leftover', '--json'], s.env, { timeoutMs: 30_000 });
+      const c = byId(JSON.parse(r.stdout) as Doc)['procs.leftover'];
+      expect(c.status).toBe('fail');
+      expect(c.details.some((d) => d.startsWith(`pid ${gone} `))).toBe(false);
+      expect(c.details.join('\n')).not.toMatch(/user \?|age \?/);
+      expect(c.details.find((d) => d.startsWith(`pid ${engine.pid} `))).toMatch(new RegExp(`^pid ${engine.pid}  user \\S+  age \\d+s  GPU 3010 MiB  VLLM::EngineCore`));
+      expect(c.summary).not.toContain(String(gone));
+    } finally {
+      engine.kill('SIGKILL');
+    }
   });
 });
