@@ -92,7 +92,12 @@ export function launchDetached(o: DetachedOptions, logFile: string): DetachedHan
     markExited();
     if (!child.connected) lost();
   });
-  child.on('disconnect', () => setImmediate(lost));
+  // A channel that closes without a result: say how the supervisor ended when its exit follows
+  // soon ('exit' calls lost() then), else say what is known.
+  child.on('disconnect', () => setImmediate(() => {
+    if (ended !== null) lost();
+    else setTimeout(lost, 1000);
+  }));
   Object.defineProperties(handle, { pid: { value: child.pid ?? null }, result: { value: result }, exited: { value: exited } });
   handle.stop = (signal: string) => {
     if (!send({ t: 'stop', signal }) && child.pid) {

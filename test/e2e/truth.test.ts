@@ -119,6 +119,24 @@ describe('interrupted means not done', () => {
   });
 });
 
+describe('up --detach loses its background supervisor before ready', () => {
+  it('the supervisor SIGKILLed while starting: up says so, stops what it started itself, exit 1, nothing left', async () => {
+    const s = await up.setup({ FAKE_WORKER_SLOW_MS: '60000' });
+    s.env[`FAKE_WORKER_SCENARIO_${s.ports.system}`] = 'slow';
+    const run = up.startUp(['up', 'agg', '--detach', '--no-preflight', '--json', ...s.sets], s.env);
+    await run.waitEvent((e) => e.event === 'starting' && e.process === 'agg-0');
+    const sup = records(s.stateDir)[0].supervisor;
+    expect(sup.pid).not.toBe(run.child.pid); // the background process, not up itself
+    process.kill(sup.pid, 'SIGKILL');
+    const { code } = await run.exit;
+    expect(code, run.stderr()).toBe(1);
+    expect(run.stderr()).toContain('the supervisor ended before the run was ready (killed by SIGKILL); stopping what it started');
+    expect(run.events.at(-1)).toMatchObject({ event: 'stopped', reason: 'failure', remaining: [] });
+    expect(run.events.some((e) => e.event === 'ready')).toBe(false);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
+  });
+});
+
 describe('unknown causes are shown, not hidden', () => {
   it('a worker whose engine dies of an unknown error: the report quotes the error line with its file:line; diagnose exits 1 with it', async () => {
     const s = await up.setup();
