@@ -59,11 +59,11 @@ describe('frontend.models: the frontend is not serving', () => {
     expect(r).toMatchObject({
       status: 'fail',
       summary: `frontend at ${URL} does not answer: connection refused`,
-      fix: 'look at its log (`dynamo-dev logs frontend --run r1`); restart with `dynamo-dev teardown` and `dynamo-dev up`',
+      fix: 'look at its log (`dynamo-dev logs frontend --run r1`); stop it (`dynamo-dev teardown --run r1`) and start it again with the same `dynamo-dev up` command',
       details: [`GET ${URL}/health: connection refused`],
     });
     const noRun = await check.run(fakeFacts({ frontend: f }));
-    expect(noRun.fix).toBe('look at its log (`dynamo-dev logs frontend`); restart with `dynamo-dev teardown` and `dynamo-dev up`');
+    expect(noRun.fix).toBe('look at its log (`dynamo-dev logs frontend`); stop it (`dynamo-dev teardown`) and start it again with the same `dynamo-dev up` command');
   });
 
   it('/health failing while /v1/models answers is judged on what did answer', async () => {
@@ -78,7 +78,7 @@ describe('frontend.models: the frontend is not serving', () => {
     expect(r).toMatchObject({
       status: 'fail',
       summary: '/health says not_ready: the frontend has not finished its initial discovery',
-      fix: 'look at its log (`dynamo-dev logs frontend --run r1`) for a discovery error; if it stays so, `dynamo-dev teardown --run r1 && dynamo-dev up`',
+      fix: 'look at its log (`dynamo-dev logs frontend --run r1`) for a discovery error; if it stays so, stop it (`dynamo-dev teardown --run r1`) and start it again with the same `dynamo-dev up` command',
       details: [`GET ${URL}/health -> {"status":"not_ready"}`],
     });
     const starting = await check.run(fakeFacts({ run: runOf('starting'), frontend: fe(body, [], undefined, 503) }));
@@ -88,7 +88,7 @@ describe('frontend.models: the frontend is not serving', () => {
   it('shutting_down says the frontend is stopping', async () => {
     const r = await check.run(fakeFacts({ frontend: fe({ status: 'shutting_down', message: 'bye' }, [MODEL]) }));
     expect(r.summary).toBe('/health says shutting_down: the frontend is stopping');
-    expect(r.fix).toBe('look at its log (`dynamo-dev logs frontend`) for a discovery error; if it stays so, `dynamo-dev teardown && dynamo-dev up`');
+    expect(r.fix).toBe('look at its log (`dynamo-dev logs frontend`) for a discovery error; if it stays so, stop it (`dynamo-dev teardown`) and start it again with the same `dynamo-dev up` command');
   });
 
   it('a model not ready counts no worker, quoting the readiness answer', async () => {
@@ -131,7 +131,7 @@ describe('frontend.models: too few, too many, not listed', () => {
     expect(r).toMatchObject({
       status: 'fail',
       summary: 'the frontend counts 2 of the 3 planned workers: 1 is missing, so requests run on fewer workers than the experiment assumes',
-      fix: 'see which process ended (`dynamo-dev status --run r1`, `dynamo-dev diagnose`), then `dynamo-dev teardown --run r1 && dynamo-dev up`',
+      fix: 'see which process ended (`dynamo-dev status --run r1`, `dynamo-dev diagnose`), then stop it (`dynamo-dev teardown --run r1`) and start it again with the same `dynamo-dev up` command',
       details: [`counted from ${URL}/health`],
     });
     const starting = await check.run(fakeFacts({ run: runOf('starting', 3), frontend: fe(healthOf([11]), [MODEL], readyOf(1)) }));

@@ -42,7 +42,7 @@ describe('gpu.memory: the budget boundary', () => {
       status: 'fail',
       summary: 'only 6222 MiB free of 8188 MiB on GPU 0; the plan needs 6223 MiB (fractions 0.76 x 8188 MiB)',
       details: [NOTHING_LISTED],
-      fix: "lower the workers' gpuMemoryUtilization so they add up to <= 0.75: `--set workers.0.gpuMemoryUtilization=0.37` (`dynamo-dev up --dry-run` with them shows the KV each worker keeps)",
+      fix: "lower the workers' gpuMemoryUtilization so they add up to <= 0.75: `--set workers.0.gpuMemoryUtilization=0.37` (with `--dry-run` added, `dynamo-dev up` of this recipe shows the KV each worker keeps)",
       evidence: { gpu: 0, totalMiB: 8188, freeMiB: 6222, fractionSum: 0.76, apps: [], budgetMiB: 6223, availableMiB: 6222 },
     });
   });
@@ -66,7 +66,7 @@ describe('gpu.memory: the budget boundary', () => {
     expect(r.details).toEqual(['pid 501 VLLM::EngineCore: 223 MiB']);
     expect(r.fix).toBe(
       'stop leftover engine processes: `dynamo-dev teardown --orphans`; or lower the workers\' gpuMemoryUtilization so they add up to <= 0.73: ' +
-        '`--set workers.0.gpuMemoryUtilization=0.36` (`dynamo-dev up --dry-run` with them shows the KV each worker keeps)',
+        '`--set workers.0.gpuMemoryUtilization=0.36` (with `--dry-run` added, `dynamo-dev up` of this recipe shows the KV each worker keeps)',
     );
   });
 });
@@ -79,7 +79,7 @@ describe('gpu.memory: who holds the memory', () => {
     expect(r.details).toEqual(['pid 2165 /usr/bin/kwin_wayland: 25 MiB', 'pid 3001 python3: 4000 MiB']);
     expect(r.fix).toBe(
       'stop the processes above (pids 2165, 3001); or lower the workers\' gpuMemoryUtilization so they add up to <= 0.24: ' +
-        '`--set workers.0.gpuMemoryUtilization=0.12` (`dynamo-dev up --dry-run` with them shows the KV each worker keeps)',
+        '`--set workers.0.gpuMemoryUtilization=0.12` (with `--dry-run` added, `dynamo-dev up` of this recipe shows the KV each worker keeps)',
     );
     expect(r.evidence.apps).toEqual([
       { pid: 2165, name: '/usr/bin/kwin_wayland', usedMiB: 25, ours: false },
