@@ -86,7 +86,7 @@ const check: Check = {
       const stale = seen > expected - (plannedWorkers({ processes: run!.record.processes.filter((p) => lostWorkers.some((l) => l.name === p.name)) }) ?? 0);
       return fail(
         `${names} ${lostWorkers.length === 1 ? 'is' : 'are'} gone; the frontend counts ${seen} of the ${expected} planned workers${stale ? ' (it still counts what is gone until the registration expires)' : ''}, so requests run on fewer workers than the experiment assumes`,
-        `see how it ended (\`dynamo-dev status${runId ? ` --run ${runId}` : ''}\`, \`dynamo-dev diagnose\`), then \`${upAgain}\``,
+        `see how it ended (\`dynamo-dev status${runId ? ` --run ${runId}` : ''}\`, \`dynamo-dev diagnose\`), then ${upAgainText(runId)}`,
         [`counted from ${countedBy}`],
         { ...evidence, lost: lostWorkers.map((l) => l.name) },
       );
