@@ -145,7 +145,7 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
   if (d.live) lines.push(...formatLosses(d, now, columns));
   if (d.live && d.detached && !d.supervisor.alive && (d.state === 'ready' || d.state === 'degraded')) {
     // Expected of every detached run once `up` has exited: a note, not a warning.
-    lines.push(...wrapWords(`  ${chalk.dim('·')} detached: nothing watches it (up exited); a process that dies now is noticed by the next command, without its exit code`, columns, '    '));
+    lines.push(...wrapWords(`  ${chalk.dim('·')} detached: its supervisor (pid ${d.supervisor.pid}) is gone, nothing watches it; a process that dies now is noticed by the next command, without its exit code`, columns, '    '));
   }
   if (o.gpu) lines.push(o.gpu.trimEnd());
   if (d.state === 'orphaned') {

@@ -20,7 +20,7 @@ describe('stopping vLLM workers that honour the graceful-shutdown grace', () => 
     expect(td.code, td.stdout + td.stderr).toBe(0);
     const doc = JSON.parse(td.stdout) as { stopped: { name: string; signal: string | null; ms: number }[]; remaining: unknown[] };
     expect(doc.remaining).toEqual([]);
-    expect(doc.stopped.map((x) => `${x.name} ${x.signal}`).sort()).toEqual(['agg-0 SIGTERM', 'agg-1 SIGTERM', 'frontend SIGTERM']);
+    expect(doc.stopped.map((x) => `${x.name} ${x.signal}`).sort()).toEqual(['agg-0 SIGTERM', 'agg-1 SIGTERM', 'frontend SIGTERM', 'supervisor SIGTERM']);
     for (const x of doc.stopped) expect(x.ms, x.name).toBeLessThan(2000);
     expect(survivors(s.stateDir)).toEqual([]);
     // The workers went through their shutdown with no grace to wait.

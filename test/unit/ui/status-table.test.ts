@@ -54,14 +54,14 @@ describe('status table of a degraded run', () => {
 });
 
 describe('status table of a detached run', () => {
-  it('a detached ready run with no watcher gets a dim note, not a warning mark (up --detach exits by design)', () => {
+  it('a detached ready run whose supervisor is gone gets a dim note naming it, not a warning mark', () => {
     const doc: RunStatusDoc = {
       id: 'r3', recipe: 'mocker', model: 'Qwen/Qwen3-0.6B', state: 'ready', live: true, createdAt: '', updatedAt: '',
       frontendUrl: 'http://127.0.0.1:8000', detached: true, supervisor: { pid: 1, alive: false }, logsDir: '/s/logs',
       processes: [proc('frontend', { alive: true, ready: true, state: 'ready', exitCode: null })], unrecorded: [], lost: [], gpuChecked: false,
     };
     const text = formatRunTable(doc, { columns: 80 });
-    expect(text).toContain('  · detached: nothing watches it (up exited); a process that dies now is');
+    expect(text).toContain('  · detached: its supervisor (pid 1) is gone, nothing watches it;');
     expect(text).not.toMatch(/^\s*!/m);
   });
 });
