@@ -68,7 +68,9 @@ export function followFile(path: string, onLine: (line: string) => void, opts: F
       nl = text.indexOf('\n', from);
     }
     pending += text.slice(from);
-    while (pending.length >= MAX_LINE) {
+    // Strictly longer: a line of exactly MAX_LINE waits for its newline and is passed whole (a
+    // piece cut at its very end would be followed by an empty line when the newline comes).
+    while (pending.length > MAX_LINE) {
       onLine(pending.slice(0, MAX_LINE));
       pending = pending.slice(MAX_LINE);
       if (stopped) return;

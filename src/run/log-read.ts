@@ -82,8 +82,10 @@ async function streamLines(fh: FileHandle, onLines: LinesSink, includePartial: b
       pending = text.slice(cut + 1);
       await onLines(bounded(lines.map(noCr)));
     }
-    if (pending.length >= MAX_LINE) {
-      const whole = pending.length - (pending.length % MAX_LINE);
+    if (pending.length > MAX_LINE) {
+      // Whole pieces while more of the line follows: a line of exactly MAX_LINE (or a multiple)
+      // waits for its newline, so no empty line appears after it.
+      const whole = Math.floor((pending.length - 1) / MAX_LINE) * MAX_LINE;
       await onLines(bounded([pending.slice(0, whole)]));
       pending = pending.slice(whole);
     }
