@@ -1,4 +1,5 @@
 import type { RunView } from '../doctor/types.js';
+import type { ProcessInfo } from '../host/types.js';
 import { selectOrphans, orphanName } from './orphans.js';
 import { ancestors, readCmdline, readStartTicks } from './proc.js';
 import { livenessIn, scanRuns } from './run-scan.js';
@@ -24,6 +25,8 @@ export interface TeardownOptions {
   onState?: (run: string, s: StopSnapshot) => void;
   /** Called once the targets are known, before any signal. */
   onPlan?: (plan: { runs: RunView[]; notRunning: RunView[] }) => void;
+  /** The machine's processes for --orphans (default: all of /proc); a unit test passes only its own. */
+  listProcesses?: () => Promise<ProcessInfo[]>;
 }
 
 export interface TeardownResult extends StopResult {
@@ -166,7 +169,7 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   let orphanCount = 0;
   if (o.orphans) {
     const [{ listProcesses }, { classifyEngineCmd }] = await Promise.all([import('../host/processes.js'), import('../host/engine-procs.js')]);
-    const [procs, stillLive] = await Promise.all([listProcesses(), listRunViews(o.stateDir)]);
+    const [procs, stillLive] = await Promise.all([(o.listProcesses ?? listProcesses)(), listRunViews(o.stateDir)]);
     const found = selectOrphans(procs, {
       uid: typeof process.getuid === 'function' ? process.getuid() : null,
       protectedPids: [process.pid, ...ancestors(process.pid)],

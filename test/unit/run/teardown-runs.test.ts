@@ -10,6 +10,7 @@ import type { StopSnapshot } from '../../../src/run/stop.js';
 import { tempHome } from '../../helpers/cli.js';
 import { deadPid, isAlive, killStarted, spawnLone, spawnTree, track, waitUntil, writeFakeRun } from '../../helpers/proc-trees.js';
 import { readCmdline, readStartTicks } from '../../../src/run/proc.js';
+import { listProcesses } from '../../../src/host/processes.js';
 
 // `teardown` as a function (src/run/teardown.ts) on real process trees and a real state directory:
 // what it stops, what it tells as it goes, what it writes back, and what it says when the record
@@ -152,5 +153,40 @@ describe('teardown of recorded runs', () => {
     expect(out.warnings).toHaveLength(1);
     expect(out.warnings[0]).toMatch(new RegExp(`^run ${id}: the record could not be updated \\((EISDIR|ENOTEMPTY|EEXIST)\\); status may not show the run as stopped$`));
     expect(existsSync(join(json, 'in-the-way'))).toBe(true);
+  });
+});
+
+describe('teardown --orphans (the process list limited to this test\'s own processes)', () => {
+  /** The real process list, but only these pids: other suites on this machine run engine fakes too. */
+  const only = (...pids: number[]) => async () => (await listProcesses()).filter((p) => pids.includes(p.pid));
+
+  it('a leftover engine of ours is stopped alone (never by group), reported without a run, and counted', async () => {
+    const { stateDir } = home();
+    const engine = await spawnLone('VLLM::EngineCore');
+    const progress: TeardownResult[] = [];
+    const out = await teardown({ stateDir, graceMs: GRACE, orphans: true, listProcesses: only(engine.pid), onProgress: (r) => progress.push(r) });
+    expect(out.orphans).toBe(1);
+    expect(out.stopped).toEqual([{ run: null, name: 'VLLM::EngineCore', pid: engine.pid, signal: 'SIGTERM', ms: expect.any(Number) }]);
+    expect(progress).toEqual(out.stopped);
+    expect(out.remaining).toEqual([]);
+    expect(isAlive(engine.pid)).toBe(false);
+  });
+
+  it('a process that is no engine, or an engine of a live run, is left alone; without --orphans nothing is listed', async () => {
+    const { stateDir } = home();
+    const id = '20261201-100000-000-agg';
+    const other = await spawnLone('not-an-engine');
+    const tree = await spawnTree('ignore', { [RUN_MARKER]: markerFor(stateDir, id) });
+    await writeFakeRun(stateDir, { id, supervisor: { pid: deadPid(), startTicks: 1 }, processes: [{ name: 'agg-0', pid: tree.pid, startTicks: tree.startTicks, descendants: tree.descendants }] });
+    // --run of an ended run leaves the live one running: its engine is a live run's, not an orphan.
+    await writeFakeRun(stateDir, { id: '20261201-090000-000-agg', state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 }, processes: [] });
+    const out = await teardown({ stateDir, runId: '20261201-090000-000-agg', graceMs: GRACE, orphans: true, listProcesses: only(other.pid, tree.engine.pid) });
+    expect(out.orphans).toBe(0);
+    expect(out.stopped).toEqual([]);
+    expect(isAlive(other.pid)).toBe(true);
+    expect(isAlive(tree.engine.pid)).toBe(true);
+    let listed = false;
+    await teardown({ stateDir, runId: '20261201-090000-000-agg', graceMs: GRACE, orphans: false, listProcesses: async () => ((listed = true), []) });
+    expect(listed).toBe(false);
   });
 });
