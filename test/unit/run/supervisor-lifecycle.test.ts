@@ -174,7 +174,7 @@ describe('a listener that throws', () => {
     await h.clock.advance(0);
     void h.sup.stop('SIGINT');
     await h.clock.advance(500);
-    expect(await running).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
+    expect(await running).toMatchObject({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
   });
 });
 
@@ -187,7 +187,7 @@ describe('stopping', () => {
     await h.clock.advance(0);
     void h.sup.stop('SIGTERM');
     await h.clock.advance(0);
-    expect(await running).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGTERM' });
+    expect(await running).toMatchObject({ outcome: 'stopped', code: 0, signal: 'SIGTERM' });
     expect(h.of('stopping')).toEqual([]);
     expect(h.of('stopped')[0]).toMatchObject({ reason: 'user', stopped: [], remaining: [] });
     expect(h.calls.filter((c) => c.startsWith('stop'))).toEqual([]);
@@ -246,7 +246,7 @@ describe('stopping', () => {
     void h.sup.stop('SIGINT');
     void h.sup.stop('SIGHUP');
     await h.clock.advance(500);
-    expect(await running).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
+    expect(await running).toMatchObject({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
     expect(h.of('stopped')).toHaveLength(1);
   });
 
@@ -257,7 +257,7 @@ describe('stopping', () => {
     h.machine.add({ pid: 150, ppid: 101, pgid: 101, startTicks: 1150, cmd: 'VLLM::EngineCore', termExitMs: null, unkillable: true });
     void h.sup.stop('SIGINT');
     await h.clock.advance(3000);
-    expect(await running).toEqual({ outcome: 'stopped', code: 1, signal: 'SIGINT' });
+    expect(await running).toMatchObject({ outcome: 'stopped', code: 1, signal: 'SIGINT' });
     expect(h.of('stopped')[0].remaining).toEqual([{ name: 'agg-0', pid: 150, cmd: 'VLLM::EngineCore' }]);
   });
 
@@ -286,7 +286,7 @@ describe('stopping', () => {
     h.machine.remove(101);
     h.exits.get('agg-0')!({ code: null, signal: 'SIGTERM', error: null });
     await h.clock.advance(500);
-    expect(await running).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGTERM' });
+    expect(await running).toMatchObject({ outcome: 'stopped', code: 0, signal: 'SIGTERM' });
     expect(h.states()['agg-0']).toBe('stopped');
     expect(h.of('failed')).toEqual([]);
     expect(h.of('exited')).toEqual([]);
@@ -348,5 +348,53 @@ describe('stopping', () => {
     await h.clock.advance(1000);
     await running;
     expect(h.machine.signalsTo(300).map((s) => [s.t, s.sig])).toEqual([[0, 'SIGTERM'], [0, 'SIGKILL']]);
+  });
+});
+
+describe('after the stop', () => {
+  it('a process whose exit is never reported holds the end of the stop up for 300 ms at most; no timer is left behind', async () => {
+    const h = supervisorHarness({
+      // agg-0 runs in the fake machine, but its exit never reaches the supervisor.
+      spawnAs: (name) => (name === 'agg-0' ? { pid: 150, pgid: 150, startTicks: 1150, exited: new Promise(() => {}) } : undefined),
+    });
+    h.machine.add({ pid: 150, ppid: 11, pgid: 150, startTicks: 1150, cmd: 'python3 -m dynamo.vllm' });
+    let result: unknown = null;
+    void h.sup.run().then((r) => (result = r));
+    await h.clock.advance(0);
+    void h.sup.stop('SIGINT');
+    await h.clock.advance(15); // the group is gone at the first look
+    expect(h.machine.alive(150)).toBe(false);
+    await h.clock.advance(299);
+    expect(result).toBeNull();
+    await h.clock.advance(1);
+    expect(result).toMatchObject({ outcome: 'stopped', code: 0 });
+    expect(h.clock.pending).toBe(0);
+    expect(h.writes.at(-1)).toBe('stopped');
+    expect(h.states()).toEqual({ frontend: 'stopped', 'agg-0': 'stopped', 'agg-1': 'stopped' });
+  });
+
+  it('when every exit is reported, the stop ends without waiting out those 300 ms', async () => {
+    const h = supervisorHarness();
+    let result: unknown = null;
+    void h.sup.run().then((r) => (result = r));
+    await h.clock.advance(0);
+    void h.sup.stop('SIGINT');
+    await h.clock.advance(15);
+    expect(result).toMatchObject({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
+    expect(h.clock.pending).toBe(0);
+    const stopped = h.of('stopped')[0];
+    expect(stopped).toMatchObject({ runId: 'r1', reason: 'user', remaining: [] });
+    expect(stopped.stopped.map((r) => [r.name, r.signal])).toEqual([['frontend', 'SIGTERM'], ['agg-0', 'SIGTERM']]);
+  });
+
+  it('once ready, the ready deadline no longer matters', async () => {
+    const h = supervisorHarness({ readyTimeoutMs: 5000 });
+    void h.sup.run();
+    await h.allReady();
+    await h.clock.advance(10_000);
+    expect(h.of('failed')).toEqual([]);
+    expect(h.sup.record.state).toBe('ready');
+    void h.sup.stop('SIGINT');
+    await h.clock.advance(500);
   });
 });

@@ -32,7 +32,7 @@ describe('signals', () => {
     expect(counts()).toEqual(base.map((n) => n + 1));
     handlerFor('SIGHUP', installed.get('SIGHUP')!)();
     await h.clock.advance(500);
-    expect(await running).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGHUP' });
+    expect(await running).toMatchObject({ outcome: 'stopped', code: 0, signal: 'SIGHUP' });
     expect(counts()).toEqual(base);
   });
 
@@ -52,7 +52,7 @@ describe('signals', () => {
     onInt();
     await h.clock.advance(100);
     expect(h.machine.signals.filter((s) => s.sig === 'SIGKILL').map((s) => [s.t, s.pid])).toEqual([[100, -100], [100, -101]]);
-    expect(await running).toEqual({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
+    expect(await running).toMatchObject({ outcome: 'stopped', code: 0, signal: 'SIGINT' });
   });
 
   it('with handleSignals off nothing is installed (the caller drives stop() itself)', async () => {
