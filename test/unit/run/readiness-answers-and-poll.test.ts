@@ -124,7 +124,7 @@ describe('the readiness poll', () => {
   it('asks once per interval counted from the start of each request, at once when a request took longer, and keeps the process alive meanwhile', async () => {
     const clock = new FakeClock();
     const { d, asked, keep } = deps([probe({ status: 'notready' }, 503), probe({ status: 'notready' }, 503), probe({ status: 'ready' })], 30, clock);
-    const seen: number[] = [];
+    const seen: (number | null)[] = [];
     const ctl = new AbortController();
     const done = pollHttp('http://w/health', workerHealthy, { intervalMs: 100, requestTimeoutMs: 700, signal: ctl.signal, onAnswer: (p) => seen.push(p.status) }, d);
     await clock.advance(1000);
