@@ -15,6 +15,7 @@ import type { RunRecord, RunStatus } from './types.js';
 // rename) so a reader never sees half a document, even when the writer is SIGKILLed mid-write.
 
 let tmpCounter = 0;
+// Stryker disable next-line UpdateOperator: equivalent: counting down keeps every name of this process unique too
 const tmpName = (path: string) => `${path}.${process.pid}.${++tmpCounter}.tmp`;
 
 async function writeAtomic(path: string, text: string): Promise<void> {

@@ -391,6 +391,7 @@ describe('after the stop', () => {
     const h = supervisorHarness({ readyTimeoutMs: 5000 });
     void h.sup.run();
     await h.allReady();
+    expect(h.clock.pending).toBe(1); // the rare engine re-scan only: the deadline timer is gone
     await h.clock.advance(10_000);
     expect(h.of('failed')).toEqual([]);
     expect(h.sup.record.state).toBe('ready');
