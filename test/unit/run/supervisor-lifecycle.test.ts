@@ -82,9 +82,10 @@ describe('a process that cannot start', () => {
     expect(r).toEqual({ outcome: 'failed', code: 1, reason: 'agg-0 could not be started: cannot start python3: no such program (not found on PATH)' });
     expect(h.of('failed')[0]).toMatchObject({ process: 'agg-0', hint: 'check the interpreter: --python PATH, $DYNAMO_DEV_PYTHON or the recipe\'s python (now python3)' });
     expect(h.of('exited')[0]).toMatchObject({ error: 'cannot start python3: no such program (not found on PATH)', code: null, signal: null });
-    // The frontend was stopped; the never-started agg-0 is no stop target.
+    // The frontend was stopped; the never-started agg-0 is no stop target and stays failed.
     expect(h.of('stopping')[0].targets.map((t) => t.name)).toEqual(['frontend']);
     expect(h.machine.alive(100)).toBe(false);
+    expect(h.states()).toEqual({ frontend: 'stopped', 'agg-0': 'failed', 'agg-1': 'stopped' });
   });
 });
 
@@ -397,5 +398,57 @@ describe('after the stop', () => {
     expect(h.sup.record.state).toBe('ready');
     void h.sup.stop('SIGINT');
     await h.clock.advance(500);
+  });
+});
+
+describe('the Hugging Face lock after another worker loaded the model', () => {
+  const lockLine = '2026-10-07T04:58:21.118004Z  INFO filelock: Still waiting to acquire lock on /hf/.locks/x.lock (elapsed: 10.1 seconds)';
+
+  it('a worker still waiting for the download lock once another has its KV cache fails the run, naming the lock', async () => {
+    const h = supervisorHarness();
+    const running = h.sup.run();
+    await h.clock.advance(0);
+    h.lines.get('agg-0')!(KV_LINE); // agg-0 has loaded the model; agg-1 starts
+    await h.clock.advance(0);
+    h.lines.get('agg-1')!(lockLine);
+    await h.clock.advance(500);
+    expect(await running).toEqual({ outcome: 'failed', code: 1, reason: 'agg-1 is blocked on the Hugging Face download lock /hf/.locks/x.lock' });
+    expect(h.of('failed')[0].hint).toMatch(/^agg-0 already loaded m, so the download is finished/);
+    expect(h.of('hint')).toEqual([]);
+  });
+
+  it('while no other worker has loaded it, the wait is only a hint', async () => {
+    const h = supervisorHarness();
+    void h.sup.run();
+    await h.clock.advance(0);
+    h.lines.get('agg-0')!(lockLine);
+    await h.clock.advance(0);
+    expect(h.of('failed')).toEqual([]);
+    expect(h.of('hint').map((e) => e.code)).toEqual(['hf.lock-wait']);
+    void h.sup.stop('SIGINT');
+    await h.clock.advance(500);
+  });
+});
+
+describe('the deadline hint about the logging level', () => {
+  it('not given when the worker did log its KV line (it is stuck on its health, not on a hidden line)', async () => {
+    const h = supervisorHarness({ readyTimeoutMs: 3000, env: { VLLM_LOGGING_LEVEL: 'ERROR' } });
+    const running = h.sup.run();
+    await h.clock.advance(0);
+    h.lines.get('agg-0')!(KV_LINE);
+    await h.clock.advance(3000);
+    await h.clock.advance(500);
+    expect((await running as Extract<SupervisorResult, { outcome: 'failed' }>).reason).toMatch(/^not ready after 3 s: agg-0 is still not answering ready/);
+    expect(h.of('failed')[0].hint).toBeNull();
+  });
+
+  it('the process\'s own env is read too (a level set only for that worker)', async () => {
+    const plan = { ...basePlan, processes: basePlan.processes.map((p) => (p.name === 'agg-0' ? { ...p, env: { VLLM_LOGGING_LEVEL: 'WARNING' } } : p)) };
+    const h = supervisorHarness({ readyTimeoutMs: 3000, plan });
+    const running = h.sup.run();
+    await h.clock.advance(3000);
+    await h.clock.advance(500);
+    await running;
+    expect(h.of('failed')[0].hint).toMatch(/^VLLM_LOGGING_LEVEL=WARNING hides/);
   });
 });
