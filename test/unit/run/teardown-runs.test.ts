@@ -121,7 +121,9 @@ describe('teardown of recorded runs', () => {
     await writeFakeRun(stateDir, { id, supervisor: { pid: deadPid(), startTicks: 1 }, processes: [{ name: 'agg-0', pid: tree.pid, startTicks: tree.startTicks, descendants: [tree.engine] }] });
     // Both escapees have exec'd (their names are what the result shows).
     for (let i = 0; i < 500; i++) {
-      const names = (await markedProcesses(markerFor(stateDir, id), 0)).map((p) => readCmdline(p.pid));
+      const marked = await markedProcesses(markerFor(stateDir, id), 0);
+      for (const p of marked) track(p.pid); // killed after the test even if teardown fails to
+      const names = marked.map((p) => readCmdline(p.pid));
       if (names.some((n) => n.startsWith('VLLM::Worker')) && names.some((n) => n.startsWith('helper-daemon'))) break;
       await new Promise((r) => setTimeout(r, 10));
     }
