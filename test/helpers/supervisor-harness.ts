@@ -101,6 +101,8 @@ export function supervisorHarness(opts: HarnessOptions = {}) {
         ...d,
         clock,
         scan: () => (sync(), d.scan()),
+        // The looks between full scans (the run's own processes) see the same time.
+        scanAround: d.scanAround && ((pids: number[]) => (sync(), d.scanAround!(pids))),
         kill(pid, sig) {
           sync();
           d.kill(pid, sig);
