@@ -211,10 +211,10 @@ describe('the Hugging Face lock hint', () => {
     return hints.map((e) => e.text);
   }
 
-  it('names a holder of this run as such, and cuts a long command line at 60 characters', async () => {
+  it('names a holder of this run as such, and cuts a long command line at 60 characters, after a whole word', async () => {
     const long = `python3 -m dynamo.vllm --model ${'x'.repeat(80)}`;
     expect(await hintWith(async () => [{ pid: 0, cmd: 'kernel' }, { pid: 100, cmd: long }])).toEqual([
-      `waiting for the Hugging Face download lock held by pid 100 (this run) ${long.slice(0, 60)}; see \`dynamo-dev doctor --only hf.locks\``,
+      'waiting for the Hugging Face download lock held by pid 100 (this run) (python3 -m dynamo.vllm --model…); see `dynamo-dev doctor --only hf.locks`',
     ]);
   });
 
