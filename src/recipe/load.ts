@@ -159,7 +159,12 @@ export function formatIssue(issue: z.core.$ZodIssue, input: unknown): string {
       return `${at}has the wrong type${gotText}`;
     }
     case 'invalid_type':
-      return got === undefined ? `${at}is required (${issue.expected})` : `${at}must be ${issue.expected}${gotText}`;
+      if (got === undefined) return `${at}is required (${issue.expected})`;
+      // YAML (and --set) read 32 or true as a number or boolean: an argv entry or env value wants text.
+      if (issue.expected === 'string' && (typeof got === 'number' || typeof got === 'boolean')) {
+        return `${at}must be a string (got ${shown(got)}; quote it: "${String(got)}")`;
+      }
+      return `${at}must be ${issue.expected}${gotText}`;
     default:
       return `${at}${issue.message}${gotText}`;
   }
