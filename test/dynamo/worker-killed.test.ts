@@ -61,7 +61,8 @@ describe('SIGKILL of one real mocker worker of a detached run', () => {
     expect(td.code, td.stderr).toBe(0);
     const doc = json<{ stopped: { name: string; signal: string | null }[]; remaining: unknown[] }>(td);
     expect(doc.remaining).toEqual([]);
-    // The two healthy processes stop on SIGTERM; nothing needed SIGKILL.
-    expect(doc.stopped.filter((s) => s.signal !== null).map((s) => `${s.name} ${s.signal}`).sort()).toEqual(['agg-0 SIGTERM', 'frontend SIGTERM']);
+    // The two healthy processes and the run's background supervisor (up --detach leaves one) stop
+    // on SIGTERM; nothing needed SIGKILL.
+    expect(doc.stopped.filter((s) => s.signal !== null).map((s) => `${s.name} ${s.signal}`).sort()).toEqual(['agg-0 SIGTERM', 'frontend SIGTERM', 'supervisor SIGTERM']);
   });
 });
