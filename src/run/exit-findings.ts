@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { endedBadly, exitFindings, mergeExitFindings, type LastLine } from '../diagnose/exits.js';
+import { stripAnsi } from '../diagnose/line.js';
 import type { ScanResult } from '../diagnose/types.js';
 import type { LostProcess } from './losses.js';
 import { tailFile } from './log-read.js';
@@ -30,7 +31,8 @@ export async function addExitFindings(scan: ScanResult, record: RunRecord, o: { 
     if (read === null) return;
     const total = scan.lines?.[p.log] ?? lines.length;
     for (let j = lines.length - 1; j >= 0; j--) {
-      const text = lines[j].trim();
+      // Dynamo's Rust logs are coloured even into a file: the quote is text, never escape sequences.
+      const text = stripAnsi(lines[j]).trim();
       if (text !== '') {
         tails.set(p.log, { line: total - (lines.length - 1 - j), text: text.length > 500 ? `${text.slice(0, 499)}…` : text });
         break;

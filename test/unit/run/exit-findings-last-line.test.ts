@@ -31,6 +31,13 @@ describe('the finding of a process that exited badly', () => {
     expect(out.byFile![log]).toEqual([{ code: 'run.process-exited', severity: 'error', count: 1, line: 4, text: 'agg-0 exited with code 1: Killed' }]);
   });
 
+  it('a coloured last line (the real mocker logs with ANSI colours into its file) is quoted as plain text', async () => {
+    const log = join(h.dir, 'colour.log');
+    writeFileSync(log, '\x1b[2m2026-12-01T11:52:12.422948Z\x1b[0m \x1b[32m INFO\x1b[0m \x1b[1mhandle_payload\x1b[0m: request completed\n');
+    const out = await addExitFindings(scanOf([log]), run([proc({ log, exitCode: null, signal: 'SIGKILL' })]));
+    expect(out.findings[0].text).toBe('agg-0 was killed by SIGKILL: 2026-12-01T11:52:12.422948Z  INFO handle_payload: request completed');
+  });
+
   it('without a line count from the scan, the line is counted in the tail read', async () => {
     const log = join(h.dir, 'b.log');
     writeFileSync(log, 'a\nb\nlast words\n');
