@@ -20,7 +20,11 @@ describe('stopping vLLM workers that honour the graceful-shutdown grace', () => 
     expect(td.code, td.stdout + td.stderr).toBe(0);
     const doc = JSON.parse(td.stdout) as { stopped: { name: string; signal: string | null; ms: number }[]; remaining: unknown[] };
     expect(doc.remaining).toEqual([]);
-    expect(doc.stopped.map((x) => `${x.name} ${x.signal}`).sort()).toEqual(['agg-0 SIGTERM', 'agg-1 SIGTERM', 'frontend SIGTERM', 'supervisor SIGTERM']);
+    expect(doc.stopped.map((x) => x.name).sort()).toEqual(['agg-0', 'agg-1', 'frontend', 'supervisor']);
+    // None needed SIGKILL. A process may read "no signal needed": the run's supervisor, stopped
+    // first, can stop it before teardown reaches it (a race on a busy machine).
+    for (const x of doc.stopped) expect([x.name, x.signal === null ? 'SIGTERM' : x.signal]).toEqual([x.name, 'SIGTERM']);
+    expect(doc.stopped.find((x) => x.name === 'supervisor')?.signal).toBe('SIGTERM');
     for (const x of doc.stopped) expect(x.ms, x.name).toBeLessThan(2000);
     expect(survivors(s.stateDir)).toEqual([]);
     // The workers went through their shutdown with no grace to wait.
