@@ -1,4 +1,5 @@
 import { BodyTooLargeError, cleanDeep, cleanText, readCapped } from './http-body.js';
+import { modelReadyUrl } from '../plan/model-ready.js';
 import type { FrontendFacts, HttpProbe } from './types.js';
 
 /**
@@ -114,11 +115,12 @@ export function modelReadinessOf(body: unknown): { ready: boolean; workers: numb
  */
 export async function probeFrontend(url: string, timeoutMs: number, model?: string): Promise<FrontendFacts> {
   const base = url.replace(/\/+$/, '');
+  const readyUrl = model ? modelReadyUrl(base, model) : null;
   const [health, models, modelReady] = await Promise.all([
     getJson(`${base}/health`, timeoutMs),
     getJson(`${base}/v1/models`, timeoutMs),
     // An id that starts with "/" (a local folder) has no addressable /ready (404 on 1.6.1).
-    model && !model.startsWith('/') ? getJson(`${base}/v1/models/${encodeURIComponent(model)}/ready`, timeoutMs) : Promise.resolve(null),
+    readyUrl ? getJson(readyUrl, timeoutMs) : Promise.resolve(null),
   ]);
   return { url: base, health, models, modelIds: modelIdsOf(models.body), modelReady };
 }

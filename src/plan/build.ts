@@ -1,8 +1,11 @@
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
-import { raiseFractionSet, workerEntryOf } from './fix-hints.js';
+import { highestFraction, workerEntryOf } from './fix-hints.js';
 import type { Recipe, WorkerSpec } from '../recipe/schema.js';
 import { releaseFor } from './dynamo-releases.js';
+import { flagValue } from './argv.js';
+import { autoShare, expandWorkers, fractionTotals } from './workers.js';
+import { modelInPath, modelReadyUrl } from './model-ready.js';
 import { kvTokensFor, overheadMiB } from './kv-math.js';
 import { KV_LINE_PATTERN, type Plan, type PlannedProcess } from './types.js';
 
@@ -31,15 +34,6 @@ export const MAX_SYSTEM_PORT = 32767;
 /** Tokens per KV block when the worker's args do not say: vLLM's default, the mocker's (dynamo/mocker/args.py, vLLM engine type). */
 export const DEFAULT_BLOCK_SIZE = { vllm: 16, mocker: 64 } as const;
 
-/** The value of `--flag V` or `--flag=V` in argv (the last one wins, as argparse does). */
-export function flagValue(argv: readonly string[], flag: string): string | null {
-  let v: string | null = null;
-  argv.forEach((a, i) => {
-    if (a === flag && i + 1 < argv.length) v = argv[i + 1];
-    else if (a.startsWith(`${flag}=`)) v = a.slice(flag.length + 1);
-  });
-  return v;
-}
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
@@ -51,34 +45,23 @@ interface Expanded {
 
 /** Resolves "auto": the limit minus the explicit fractions, split evenly over the auto replicas. */
 export function resolveFractions(recipe: Recipe): Expanded[] {
-  const counters: Record<string, number> = {};
-  const out: { spec: WorkerSpec; name: string; fraction: number | 'auto' }[] = [];
-  recipe.workers.forEach((spec, wi) => {
-    for (let r = 0; r < spec.replicas; r++) {
-      const n = counters[spec.role] ?? 0;
-      counters[spec.role] = n + 1;
-      out.push({ spec, name: `${spec.role}-${n}`, fraction: spec.gpuMemoryUtilization });
-      void wi;
-    }
-  });
-  const explicit = out.reduce((s, w) => s + (w.fraction === 'auto' ? 0 : w.fraction), 0);
-  const autos = out.filter((w) => w.fraction === 'auto').length;
+  const slots = expandWorkers(recipe);
+  const totals = fractionTotals(slots);
+  const { explicit, autos } = totals;
   const limit = recipe.memory.limit;
   if (explicit > limit + 1e-9) {
-    const parts = out.filter((w) => w.fraction !== 'auto').map((w) => `${w.name} ${w.fraction}`).join(' + ');
+    const parts = slots.filter((w) => w.spec.gpuMemoryUtilization !== 'auto').map((w) => `${w.name} ${w.spec.gpuMemoryUtilization}`).join(' + ');
     throw new UserError(
       `workers.*.gpuMemoryUtilization: the fractions add up to ${round2(explicit)} (${parts}), over memory.limit ${limit}; lower them so they sum to <= ${limit}`,
     );
   }
-  // Floor to 2 decimals so the sum never exceeds the limit by rounding.
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: with no auto worker, each is never used (every fraction is explicit)
-  const each = autos > 0 ? Math.floor(((limit - explicit) / autos) * 100) / 100 : 0;
+  const each = autoShare(limit, totals);
   if (autos > 0 && each <= 0) {
     throw new UserError(
       `workers.*.gpuMemoryUtilization: "auto" leaves nothing: explicit fractions use ${round2(explicit)} of memory.limit ${limit}`,
     );
   }
-  return out.map((w) => ({ spec: w.spec, name: w.name, fraction: w.fraction === 'auto' ? each : w.fraction }));
+  return slots.map((w) => ({ spec: w.spec, name: w.name, fraction: w.spec.gpuMemoryUtilization === 'auto' ? each : w.spec.gpuMemoryUtilization }));
 }
 
 /** Recipe -> plan. A plan that cannot fit is a UserError (exit 2) naming the recipe and the numbers. */
@@ -143,7 +126,7 @@ function planOf(input: PlanInput): Plan {
     waitFor: [],
     ready: {
       http: `${frontendUrl}/v1/models`,
-      ...(rel.modelReadyEndpoint && modelInPath(recipe.model) ? { modelReady: `${frontendUrl}/v1/models/${encodeURIComponent(recipe.model)}/ready` } : {}),
+      ...(rel.modelReadyEndpoint && modelInPath(recipe.model) ? { modelReady: modelReadyUrl(frontendUrl, recipe.model)! } : {}),
       workers: workers.length,
       completion: true,
     },
@@ -303,15 +286,6 @@ function checkPortRange(plan: Plan, recipe: Recipe): void {
   }
 }
 
-/**
- * The frontend's /v1/models/<model>/ready takes the id as path segments; an id that starts with
- * "/" (a local model folder) is not found there (observed on 1.6.1: 404, while "org/name" ids
- * answer), so such runs count workers from /health instead.
- */
-export function modelInPath(model: string): boolean {
-  return !model.startsWith('/');
-}
-
 function checkPortsDistinct(plan: Plan): void {
   const seen = new Map<number, string>();
   for (const p of plan.processes) {
@@ -336,8 +310,7 @@ function checkKvFits(plan: Plan, input: PlanInput): void {
     // A fix that works for this recipe: the fraction that would hold maxModelLen (when the limit
     // allows it), else a maxModelLen this fraction holds.
     const entry = workerEntryOf(input.recipe, p.name);
-    const most = entry === null ? null : raiseFractionSet(input.recipe, entry);
-    const mostValue = most ? Number(most.slice(most.lastIndexOf('=') + 1)) : f;
+    const mostValue = (entry === null ? null : highestFraction(input.recipe, entry)) ?? f;
     let need: number | null = null;
     for (let g = Math.round(f * 100) + 1; g <= Math.round(mostValue * 100) && need === null && input.model; g++) {
       const tokens = kvTokensFor({ gpuTotalMiB: total, fraction: g / 100, weightsMiB: input.model.weightsMiB ?? 0, overheadMiB: overhead, bytesPerToken: input.model.bytesPerToken });

@@ -1,30 +1,19 @@
 import type { Recipe } from '../recipe/schema.js';
+import { autoShare, expandWorkers, fractionTotals } from './workers.js';
 
 // `--set` suggestions that work for the recipe at hand (a fix line must be a command the user can
 // run: CLI.md; test/e2e/fix-lines.test.ts runs each through `up --dry-run`). Pure.
 
 const floor2 = (x: number) => Math.floor(x * 100 + 1e-9) / 100;
 
-/** Which entry of recipe.workers a planned worker comes from (names as src/plan/build.ts gives them: agg-1 is the second agg replica). */
+/** Which entry of recipe.workers a planned worker comes from (agg-1 is the second agg replica). */
 export function workerEntryOf(recipe: Recipe, name: string): number | null {
-  const counters: Record<string, number> = {};
-  for (let i = 0; i < recipe.workers.length; i++) {
-    const w = recipe.workers[i];
-    for (let r = 0; r < w.replicas; r++) {
-      const n = counters[w.role] ?? 0;
-      counters[w.role] = n + 1;
-      if (`${w.role}-${n}` === name) return i;
-    }
-  }
-  return null;
+  return expandWorkers(recipe).find((w) => w.name === name)?.entry ?? null;
 }
 
-/** The resolved fractions of each worker entry ("auto" split as build.ts does), one per replica. */
+/** The resolved fraction of each worker entry ("auto" split as the plan splits it), one per replica. */
 function fractions(recipe: Recipe): number[] {
-  const explicit = recipe.workers.reduce((s, w) => s + (w.gpuMemoryUtilization === 'auto' ? 0 : w.gpuMemoryUtilization * w.replicas), 0);
-  const autos = recipe.workers.reduce((s, w) => s + (w.gpuMemoryUtilization === 'auto' ? w.replicas : 0), 0);
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: with no auto entry, each is never used (every fraction is explicit)
-  const each = autos > 0 ? floor2((recipe.memory.limit - explicit) / autos) : 0;
+  const each = autoShare(recipe.memory.limit, fractionTotals(expandWorkers(recipe)));
   return recipe.workers.map((w) => (w.gpuMemoryUtilization === 'auto' ? each : w.gpuMemoryUtilization));
 }
 
@@ -45,12 +34,18 @@ export function fitFractionSets(recipe: Recipe, fits: number): string[] {
 }
 
 /**
- * The highest fraction entry `i` can be given while all fractions stay within memory.limit, as
- * `--set` text; null when it cannot be raised (already at the limit).
+ * The highest fraction entry `i` can be given while all fractions stay within memory.limit; null
+ * when it cannot be raised (already at the limit).
  */
-export function raiseFractionSet(recipe: Recipe, i: number): string | null {
+export function highestFraction(recipe: Recipe, i: number): number | null {
   const cur = fractions(recipe);
   const others = recipe.workers.reduce((s, w, j) => s + (j === i ? 0 : cur[j] * w.replicas), 0);
   const best = floor2((recipe.memory.limit - others) / recipe.workers[i].replicas);
-  return best > cur[i] + 1e-9 && best <= 1 ? `--set workers.${i}.gpuMemoryUtilization=${best}` : null;
+  return best > cur[i] + 1e-9 && best <= 1 ? best : null;
+}
+
+/** `--set workers.i.gpuMemoryUtilization=F` for the highest fraction entry `i` can be given; null when it cannot be raised. */
+export function raiseFractionSet(recipe: Recipe, i: number): string | null {
+  const best = highestFraction(recipe, i);
+  return best === null ? null : `--set workers.${i}.gpuMemoryUtilization=${best}`;
 }

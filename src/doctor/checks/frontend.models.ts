@@ -1,5 +1,5 @@
 import { modelReadinessOf, workerInstancesOf } from '../../host/http.js';
-import { flagValue } from '../../plan/build.js';
+import { flagValue } from '../../plan/argv.js';
 import type { Plan } from '../../plan/types.js';
 import type { RunRecord } from '../../run/types.js';
 import { fail, pass, skip, warn, type Check } from '../types.js';

@@ -1,3 +1,4 @@
+import { flagValue } from '../../plan/argv.js';
 import type { Plan } from '../../plan/types.js';
 import { type Check, type CheckResult, type LogSet, fail, pass, skip, warn } from '../types.js';
 import { noLogFiles, planFor, where } from '../log-view.js';
@@ -31,14 +32,6 @@ interface Publisher {
   raw: string | null;
 }
 
-/** The value of `--kv-events-config X` or `--kv-events-config=X`. */
-function flagValue(argv: string[], flag: string): string | null {
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === flag) return argv[i + 1] ?? null;
-    if (argv[i].startsWith(`${flag}=`)) return argv[i].slice(flag.length + 1);
-  }
-  return null;
-}
 
 function parseConfig(raw: string | null): Record<string, unknown> | null {
   if (raw === null) return null;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildPlan, flagValue, modelInPath, planPorts } from '../../../src/plan/build.js';
+import { flagValue } from '../../../src/plan/argv.js';
+import { buildPlan, planPorts } from '../../../src/plan/build.js';
+import { modelInPath } from '../../../src/plan/model-ready.js';
 import { validateRecipe } from '../../../src/recipe/load.js';
 
 // Recipe options that change the plan and are not in a built-in recipe: parallel start, CUDA
