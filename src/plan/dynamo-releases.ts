@@ -32,30 +32,29 @@ export interface ReleaseFacts {
   sources: string[];
 }
 
-/** Oldest first. */
-export const RELEASES: readonly ReleaseFacts[] = [
+type Facts = Omit<ReleaseFacts, 'since' | 'sources'>;
+
+/** What held before the first change below. */
+const FIRST: Facts = {
+  discovery: { flag: '--store-kv', env: 'DYN_STORE_KV' },
+  routerKvEventsOff: '--no-kv-events',
+  disaggFlags: 'is-worker',
+  systemEnabledEnv: true,
+  gracefulShutdownEnv: false,
+  vllmKvEventsByDefault: true,
+  health: 'worker-gated',
+  modelReadyEndpoint: false,
+};
+
+/** Oldest first: each release with only what it changed (and where that is read). */
+const CHANGES: readonly (Partial<Facts> & Pick<ReleaseFacts, 'since' | 'sources'>)[] = [
   {
     since: '0.0.0',
-    discovery: { flag: '--store-kv', env: 'DYN_STORE_KV' },
-    routerKvEventsOff: '--no-kv-events',
-    disaggFlags: 'is-worker',
-    systemEnabledEnv: true,
-    gracefulShutdownEnv: false,
-    vllmKvEventsByDefault: true,
-    health: 'worker-gated',
-    modelReadyEndpoint: false,
     sources: ['FACTS §4: DYN_SYSTEM_ENABLED needed before its deprecation; /health "unhealthy" until a worker registered up to 0.7'],
   },
   {
     since: '0.7.0',
-    discovery: { flag: '--store-kv', env: 'DYN_STORE_KV' },
-    routerKvEventsOff: '--no-kv-events',
-    disaggFlags: 'is-worker',
     systemEnabledEnv: false,
-    gracefulShutdownEnv: false,
-    vllmKvEventsByDefault: true,
-    health: 'worker-gated',
-    modelReadyEndpoint: false,
     sources: [
       'ai-dynamo/dynamo#4082 (merged 2025-11-04, first in 0.7.0): DYN_SYSTEM_ENABLED deprecated, the system server follows DYN_SYSTEM_PORT alone',
       'ai-dynamo 0.7.0 dynamo/frontend/main.py: --store-kv file, DYN_FILE_KV',
@@ -63,26 +62,11 @@ export const RELEASES: readonly ReleaseFacts[] = [
   },
   {
     since: '0.8.0',
-    discovery: { flag: '--store-kv', env: 'DYN_STORE_KV' },
-    routerKvEventsOff: '--no-kv-events',
-    disaggFlags: 'is-worker',
-    systemEnabledEnv: false,
-    gracefulShutdownEnv: false,
-    vllmKvEventsByDefault: true,
     health: 'always-healthy',
-    modelReadyEndpoint: false,
     sources: ['ai-dynamo 0.8.1 dynamo/frontend/main.py: --request-plane tcp (DYN_REQUEST_PLANE)', 'FACTS §4: the worker-gated /health ends with 0.7'],
   },
   {
     since: '0.9.0',
-    discovery: { flag: '--store-kv', env: 'DYN_STORE_KV' },
-    routerKvEventsOff: '--no-kv-events',
-    disaggFlags: 'is-worker',
-    systemEnabledEnv: false,
-    gracefulShutdownEnv: false,
-    vllmKvEventsByDefault: true,
-    health: 'always-healthy',
-    modelReadyEndpoint: false,
     sources: [
       'ai-dynamo 0.9.0 dynamo/frontend/main.py: --event-plane zmq (DYN_EVENT_PLANE): the first release that runs on one host with neither etcd nor NATS',
       'ai-dynamo 0.9.0 dynamo/vllm/args.py and dynamo/mocker/args.py: --is-prefill-worker / --is-decode-worker',
@@ -93,11 +77,7 @@ export const RELEASES: readonly ReleaseFacts[] = [
     discovery: { flag: '--discovery-backend', env: 'DYN_DISCOVERY_BACKEND' },
     routerKvEventsOff: '--no-router-kv-events',
     disaggFlags: 'disaggregation-mode',
-    systemEnabledEnv: false,
     gracefulShutdownEnv: true,
-    vllmKvEventsByDefault: true,
-    health: 'always-healthy',
-    modelReadyEndpoint: false,
     sources: [
       'ai-dynamo/dynamo#6167: --store-kv / DYN_STORE_KV renamed --discovery-backend / DYN_DISCOVERY_BACKEND (ai-dynamo 1.0.0 dynamo/frontend/frontend_args.py)',
       'ai-dynamo/dynamo#6361: frontend KV-router flags take the --router- prefix (--router-kv-events; --kv-events kept as an alias)',
@@ -108,41 +88,26 @@ export const RELEASES: readonly ReleaseFacts[] = [
   },
   {
     since: '1.1.0',
-    discovery: { flag: '--discovery-backend', env: 'DYN_DISCOVERY_BACKEND' },
-    routerKvEventsOff: '--no-router-kv-events',
-    disaggFlags: 'disaggregation-mode',
-    systemEnabledEnv: false,
-    gracefulShutdownEnv: true,
     vllmKvEventsByDefault: false,
-    health: 'always-healthy',
-    modelReadyEndpoint: false,
     sources: ['ai-dynamo/dynamo#6404 (ai-dynamo 1.1.0 dynamo/vllm/args.py): no KV events unless --kv-events-config enables them'],
   },
   {
     since: '1.5.0',
-    discovery: { flag: '--discovery-backend', env: 'DYN_DISCOVERY_BACKEND' },
-    routerKvEventsOff: '--no-router-kv-events',
-    disaggFlags: 'disaggregation-mode',
-    systemEnabledEnv: false,
-    gracefulShutdownEnv: true,
-    vllmKvEventsByDefault: false,
     health: 'discovery-gated',
-    modelReadyEndpoint: false,
     sources: ['FACTS §4 (lib/llm/src/http/service/health.rs): 503 not_ready during initial discovery, then healthy with or without workers'],
   },
   {
     since: '1.6.0',
-    discovery: { flag: '--discovery-backend', env: 'DYN_DISCOVERY_BACKEND' },
-    routerKvEventsOff: '--no-router-kv-events',
-    disaggFlags: 'disaggregation-mode',
-    systemEnabledEnv: false,
-    gracefulShutdownEnv: true,
-    vllmKvEventsByDefault: false,
-    health: 'discovery-gated',
     modelReadyEndpoint: true,
     sources: ['FACTS §4: GET /v1/models/<model>/ready (observed on 1.6.1: {"model","ready","namespaces":{ns:{"worker_types":{"aggregated":{"workers":N}}}}})'],
   },
 ];
+
+/** Oldest first: the facts that hold from each release on (every change before it applied). */
+export const RELEASES: readonly ReleaseFacts[] = CHANGES.reduce<ReleaseFacts[]>((out, change) => {
+  const before: Facts = out.at(-1) ?? FIRST;
+  return [...out, { ...before, ...change }];
+}, []);
 
 /** Plans work from this release on: file discovery with the TCP request plane and the ZMQ event plane. */
 export const SUPPORTED_MIN = '0.9.0';
