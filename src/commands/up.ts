@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { logPath, newRunId, runDir } from '../run/paths.js';
 import { formatNdjson, type UpEvent } from '../run/events.js';
 import type { UpRenderer } from '../ui/up-plain.js';
-import type { SupervisorOptions, SupervisorResult } from '../run/supervisor.js';
+import type { SupervisionOptions, SupervisorResult } from '../run/supervisor.js';
 import type { DetachedResult } from '../run/detached.js';
 
 export interface UpOptions {
@@ -130,10 +130,8 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   }
 }
 
-type SuperviseOptions = Omit<SupervisorOptions, 'detach' | 'watch' | 'handleSignals'>;
-
 /** The foreground supervisor: this process is the parent of the run until it stops. */
-async function superviseHere(o: SuperviseOptions, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<SupervisorResult> {
+async function superviseHere(o: SupervisionOptions, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<SupervisorResult> {
   const { Supervisor } = await import('../run/supervisor.js');
   const sup = new Supervisor({ ...o, detach: false });
   sup.on('event', emit);
@@ -155,7 +153,7 @@ async function superviseHere(o: SuperviseOptions, emit: (e: UpEvent) => void, wa
  * (src/run/detached.ts). We relay its events until ready; a signal before ready stops the run
  * (a second one: SIGKILL at once). Should it be lost before ready, what it started is stopped here.
  */
-async function superviseDetached(ctx: CommandContext, o: SuperviseOptions, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<DetachedResult> {
+async function superviseDetached(ctx: CommandContext, o: SupervisionOptions, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<DetachedResult> {
   const { launchDetached } = await import('../run/detached.js');
   const handle = launchDetached(o, join(runDir(o.stateDir, o.runId), 'supervisor.log'));
   handle.on('event', emit);

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { UpEvent } from './events.js';
-import type { SupervisorOptions, SupervisorResult } from './supervisor.js';
+import type { SupervisionOptions, SupervisorResult } from './supervisor.js';
 
 // `up --detach` in the foreground: the supervisor runs in a process of its own, started in its
 // own session, so that it is the parent of every process of the run and stays so after `up`
@@ -15,7 +15,7 @@ import type { SupervisorOptions, SupervisorResult } from './supervisor.js';
 //   to it:   { t: 'start', o: options } | { t: 'stop', signal } | { t: 'escalate' }
 //   from it: { t: 'event', e: UpEvent } | { t: 'warning', w } | { t: 'result', r: SupervisorResult }
 
-export type DetachedOptions = Omit<SupervisorOptions, 'detach' | 'watch' | 'handleSignals'>;
+export type DetachedOptions = SupervisionOptions;
 
 /** What the foreground learns: ready (it then lets go), a stop or failure before ready, or the supervisor lost. */
 export type DetachedResult = SupervisorResult | { outcome: 'lost'; code: 1; reason: string };
@@ -95,6 +95,7 @@ export function launchDetached(o: DetachedOptions, logFile: string): DetachedHan
   // A channel that closes without a result: say how the supervisor ended when its exit follows
   // soon ('exit' calls lost() then), else say what is known.
   child.on('disconnect', () => setImmediate(() => {
+    if (settled) return; // ready (we let go) or a result came: nothing to wait for
     if (ended !== null) lost();
     else setTimeout(lost, 1000);
   }));

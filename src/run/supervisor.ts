@@ -59,6 +59,9 @@ export interface SupervisorOptions {
   watch?: boolean;
 }
 
+/** What `up` decides of a supervision; foreground or background (`--detach`) is the supervisor's own business. */
+export type SupervisionOptions = Omit<SupervisorOptions, 'detach' | 'watch' | 'handleSignals'>;
+
 export type SupervisorResult =
   | { outcome: 'detached'; code: 0 }
   /** `beforeReady`: the stop interrupted the start (up exits 130 then). */
