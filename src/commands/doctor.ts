@@ -82,7 +82,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   if (ctx.json) {
     const outcomes = await running;
     const ok = doctorOk(outcomes, Boolean(opts.strict));
-    ctx.stdout.write(`${JSON.stringify(doctorJson(outcomes, ok, performance.now() - t0, { recipe: target.source, run: (opts.run ? runs.byId : runs.live)?.record.id ?? null }))}\n`);
+    ctx.stdout.write(`${JSON.stringify(doctorJson(outcomes, ok, performance.now() - t0, { recipe: target.source, run: runView?.record.id ?? null }))}\n`);
     return ok ? 0 : 1;
   }
 
