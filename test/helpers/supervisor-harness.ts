@@ -33,7 +33,7 @@ export const basePlan: Plan = {
   ],
 };
 
-export interface HarnessOptions extends Partial<Pick<SupervisorOptions, 'readyTimeoutMs' | 'graceMs' | 'plan' | 'detach' | 'handleSignals' | 'descendantsMs' | 'env'>> {
+export interface HarnessOptions extends Partial<Pick<SupervisorOptions, 'readyTimeoutMs' | 'graceMs' | 'plan' | 'detach' | 'watch' | 'handleSignals' | 'descendantsMs' | 'env'>> {
   /** Answers before the default table (undefined: fall through to it). */
   get?: (url: string) => HttpProbe | undefined;
   post?: (url: string, body: unknown) => HttpProbe;
@@ -59,13 +59,18 @@ export function supervisorHarness(opts: HarnessOptions = {}) {
   const unrefs: string[] = [];
   const followerStops: string[] = [];
   const drains: string[] = [];
+  /** What was on disk at each write (each process's pid) and each `starting` told: the order of the two matters. */
+  const journal: string[] = [];
+  /** The environment each process was spawned with. */
+  const envs = new Map<string, NodeJS.ProcessEnv>();
   let nextPid = 100;
   const nameOf = (path: string) => path.replace(/^.*\//, '').replace(/\.log$/, '');
   const deps: Partial<SupervisorDeps> = {
     clock,
-    spawn(argv, _env, log) {
+    spawn(argv, env, log) {
       const name = nameOf(log);
       calls.push(`spawn ${name}`);
+      envs.set(name, env);
       const exited = new Promise<ExitInfo>((r) => exits.set(name, r));
       const own = opts.spawnAs?.(name);
       if (own) return { pid: null, pgid: null, startTicks: null, startedAt: '2026-01-01T00:00:00Z', exited, unref() {}, ...own };
@@ -113,6 +118,7 @@ export function supervisorHarness(opts: HarnessOptions = {}) {
     writeRun: (_dir, rec) => {
       writes.push(rec.state);
       snapshots.push(`${rec.state}: ${rec.processes.map((p) => `${p.name}=${p.state}`).join(',')}`);
+      journal.push(`write ${rec.processes.map((p) => `${p.name}=${p.pid}`).join(',')}`);
     },
     mkdirs: (dir) => void calls.push(`mkdir ${dir}`),
     marked: async () => [],
@@ -124,12 +130,15 @@ export function supervisorHarness(opts: HarnessOptions = {}) {
   const sup = new Supervisor({
     plan: opts.plan ?? basePlan, runId: 'r1', stateDir: '/state', env: opts.env ?? { HOME: '/home/u' },
     readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
-    detach: opts.detach ?? false, handleSignals: 'handleSignals' in opts ? opts.handleSignals : false, runMarker: '/real/state/runs/r1',
+    detach: opts.detach ?? false, ...(opts.watch !== undefined ? { watch: opts.watch } : {}), handleSignals: 'handleSignals' in opts ? opts.handleSignals : false, runMarker: '/real/state/runs/r1',
     ...(opts.descendantsMs !== undefined ? { descendantsMs: opts.descendantsMs } : {}),
   }, deps);
   const events: UpEvent[] = [];
   const warnings: string[] = [];
-  sup.on('event', (e: UpEvent) => void events.push(e));
+  sup.on('event', (e: UpEvent) => {
+    events.push(e);
+    if (e.event === 'starting') journal.push(`starting ${e.process}`);
+  });
   sup.on('warning', (w: string) => void warnings.push(w));
   const states = () => Object.fromEntries(sup.record.processes.map((p) => [p.name, p.state]));
   const of = <K extends UpEvent['event']>(k: K) => events.filter((e): e is Extract<UpEvent, { event: K }> => e.event === k);
@@ -144,5 +153,5 @@ export function supervisorHarness(opts: HarnessOptions = {}) {
     healthy.add('http://f/v1/models');
     await clock.advance(200);
   };
-  return { sup, clock, machine, lines, exits, healthy, writes, snapshots, events, warnings, states, of, calls, unrefs, followerStops, drains, allReady };
+  return { sup, clock, machine, lines, exits, healthy, writes, snapshots, events, warnings, states, of, calls, unrefs, followerStops, drains, journal, envs, allReady };
 }

@@ -1,129 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { Supervisor, type SupervisorResult } from '../../../src/run/supervisor.js';
-import type { SupervisorDeps } from '../../../src/run/supervisor-deps.js';
+import type { SupervisorResult } from '../../../src/run/supervisor.js';
 import type { UpEvent } from '../../../src/run/events.js';
 import type { Plan, PlannedProcess } from '../../../src/plan/types.js';
-import type { ExitInfo } from '../../../src/run/spawn.js';
-import type { RunRecord } from '../../../src/run/types.js';
 import type { HttpProbe } from '../../../src/host/types.js';
-import { startStop, type StopSnapshot } from '../../../src/run/stop.js';
-import { KV_LINE_PATTERN } from '../../../src/plan/types.js';
-import { FakeClock } from '../../helpers/fake-clock.js';
-import { FakeMachine } from '../../helpers/fake-machine.js';
+import type { StopSnapshot } from '../../../src/run/stop.js';
+import { basePlan as plan, KV_LINE, plannedWorker as worker, supervisorHarness, type HarnessOptions } from '../../helpers/supervisor-harness.js';
 
-// The coordinator with every dependency faked (SupervisorDeps): processes live in a FakeMachine,
-// logs are pushed line by line, HTTP answers come from a table, time moves only when told.
+// The coordinator with every dependency faked (test/helpers/supervisor-harness.ts): processes live
+// in a FakeMachine, logs are pushed line by line, HTTP answers come from a table, time moves only
+// when told.
 
-const KV_LINE = 'INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens';
-
-function worker(name: string, port: number, waitFor: string[]): PlannedProcess {
-  return {
-    name, role: 'agg', argv: ['python3', '-m', 'dynamo.vllm'], env: {}, ports: { system: port }, gpuMemoryUtilization: 0.4, waitFor,
-    ready: { logPattern: KV_LINE_PATTERN, http: `http://w/${port}/health` }, publishesKvEvents: false, kvTokensEstimate: null,
-  };
-}
-
-const plan: Plan = {
-  recipe: 'agg-router', model: 'm', engine: 'vllm', gpu: { index: 0, totalMiB: null }, budget: { fractionSum: 0.8, limit: 0.9, budgetMiB: null },
-  maxModelLen: 4096, router: { mode: 'kv', kvEvents: true }, disaggregated: false, frontendUrl: 'http://f', runDir: '/state/runs/r1',
-  processes: [
-    { ...worker('frontend', 0, []), role: 'frontend', gpuMemoryUtilization: null, ready: { http: 'http://f/v1/models' } },
-    worker('agg-0', 8081, []),
-    worker('agg-1', 8082, ['agg-0']),
-  ],
-};
-
-interface HarnessOptions {
-  readyTimeoutMs?: number;
-  graceMs?: number;
-  plan?: Plan;
-  /** Answers before the default table (undefined: fall through to it). */
-  get?: (url: string) => HttpProbe | undefined;
-  post?: (url: string, body: unknown) => HttpProbe;
-  stopRequest?: string | null;
-  /** Run as the detached supervisor: keep watching after ready. */
-  watch?: boolean;
-  /** The code diagnose reports as the top finding of any log. */
-  diagnose?: string;
-}
-
+/** The shared harness with an inherited run marker in the environment (it must be replaced). */
 function harness(opts: HarnessOptions = {}) {
-  const clock = new FakeClock();
-  const machine = new FakeMachine();
-  const lines = new Map<string, (line: string) => void>();
-  const exits = new Map<string, (e: ExitInfo) => void>();
-  const healthy = new Set<string>();
-  const writes: RunRecord['state'][] = [];
-  /** What was on disk at each write, and what each spawn got: the order of the two matters. */
-  const journal: string[] = [];
-  const envs = new Map<string, NodeJS.ProcessEnv>();
-  let nextPid = 100;
-  const deps: Partial<SupervisorDeps> = {
-    clock,
-    spawn(argv, env, log) {
-      envs.set(log.replace(/^.*\//, '').replace(/\.log$/, ''), env);
-      const pid = nextPid++;
-      machine.add({ pid, ppid: 11, pgid: pid, startTicks: 1000 + pid, cmd: argv.join(' ') });
-      const name = log.replace(/^.*\//, '').replace(/\.log$/, '');
-      const exited = new Promise<ExitInfo>((r) => exits.set(name, r));
-      return { pid, pgid: pid, startTicks: 1000 + pid, startedAt: '2026-01-01T00:00:00Z', exited, unref() {} };
+  return supervisorHarness({ env: { HOME: '/home/u', DYNAMO_DEV_RUN: '/old/run' }, ...opts });
+}
+
+/** The detached supervisor (up --detach) keeps watching after ready; `diagnose` is the top finding of any log. */
+function watching(diagnose?: string) {
+  return harness({
+    detach: true, watch: true,
+    deps: {
+      diagnose: async (log) => ({
+        top: diagnose ? { code: diagnose, title: 'T', severity: 'error' as const, explanation: 'e', fix: 'f', text: 'the line', file: log, line: 7 } : null,
+      }),
     },
-    follow(path, onLine) {
-      lines.set(path.replace(/^.*\//, '').replace(/\.log$/, ''), onLine);
-      return { drain() {}, stop() {}, offset: 0 };
-    },
-    async get(url): Promise<HttpProbe> {
-      const own = opts.get?.(url);
-      if (own) return own;
-      const ok = healthy.has(url);
-      if (url === 'http://f/live') return { url, ok: true, status: 200, body: { status: 'live' }, error: null };
-      if (url === 'http://f/v1/models') return { url, ok: true, status: 200, body: { data: ok ? [{ id: 'm' }] : [] }, error: null };
-      return { url, ok, status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'notready' }, error: null };
-    },
-    async post(url, body) {
-      return opts.post ? opts.post(url, body) : { url, ok: false, status: 404, body: null, error: null };
-    },
-    diagnose: async (log) => ({
-      top: opts.diagnose ? { code: opts.diagnose, title: 'T', severity: 'error' as const, explanation: 'e', fix: 'f', text: 'the line', file: log, line: 7 } : null,
-    }),
-    descendants: () => [],
-    // The real stop loop against the fake machine on the supervisor's clock; a killed fake process
-    // "exits" for the supervisor.
-    stop: (targets, o) => {
-      const d = machine.deps();
-      const sync = () => void (machine.t = clock.now());
-      return startStop(targets, o, {
-        ...d,
-        clock,
-        scan: () => (sync(), d.scan()),
-        kill(pid, sig) {
-          sync();
-          d.kill(pid, sig);
-          for (const t of targets) if ((pid === -t.pgid || pid === t.pid) && !machine.alive(t.pid)) exits.get(t.name)?.({ code: null, signal: sig, error: null });
-        },
-      });
-    },
-    writeRun: (_dir, rec) => {
-      writes.push(rec.state);
-      journal.push(`write ${rec.processes.map((p) => `${p.name}=${p.pid}`).join(',')}`);
-    },
-    mkdirs() {},
-    marked: async () => [],
-    self: { pid: 11, startTicks: 6 },
-    stopRequest: () => opts.stopRequest ?? null,
-    lockHolders: async () => [{ pid: 4242, cmd: 'python3 download.py' }],
-  };
-  const sup = new Supervisor({
-    plan: opts.plan ?? plan, runId: 'r1', stateDir: '/state', env: { HOME: '/home/u', DYNAMO_DEV_RUN: '/old/run' }, readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
-    detach: Boolean(opts.watch), watch: opts.watch, handleSignals: false, runMarker: '/real/state/runs/r1',
-  }, deps);
-  const events: UpEvent[] = [];
-  sup.on('event', (e: UpEvent) => {
-    events.push(e);
-    if (e.event === 'starting') journal.push(`starting ${e.process}`);
   });
-  const states = () => Object.fromEntries(sup.record.processes.map((p) => [p.name, p.state]));
-  return { sup, clock, machine, lines, exits, healthy, writes, events, states, journal, envs };
 }
 
 describe('Supervisor coordinator with fake deps', () => {
@@ -182,16 +83,12 @@ describe('Supervisor coordinator with fake deps', () => {
 
   /** Brings the harness's run to ready. */
   async function toReady(h: ReturnType<typeof harness>) {
-    await h.clock.advance(0);
-    h.lines.get('agg-0')!(KV_LINE);
-    await h.clock.advance(0);
-    h.lines.get('agg-1')!(KV_LINE);
-    for (const u of ['http://w/8081/health', 'http://w/8082/health', 'http://f/v1/models']) h.healthy.add(u);
-    await h.clock.advance(300);
+    await h.allReady();
+    await h.clock.advance(100);
   }
 
   it('detached and watching (the background supervisor of up --detach): a death after ready is recorded, the run degraded, the rest left running', async () => {
-    const h = harness({ watch: true, diagnose: 'cuda.oom' });
+    const h = watching('cuda.oom');
     let result: SupervisorResult | null = null;
     void h.sup.run().then((r) => (result = r));
     await toReady(h);
@@ -226,7 +123,7 @@ describe('Supervisor coordinator with fake deps', () => {
   });
 
   it('detached and watching: a stop after ready is a plain stop (not before ready), everything stopped', async () => {
-    const h = harness({ watch: true });
+    const h = watching();
     const running = h.sup.run();
     await toReady(h);
     void h.sup.stop('SIGTERM');
@@ -271,7 +168,7 @@ describe('Supervisor coordinator with fake deps', () => {
   });
 
   it('live hints: the router\'s kv_event_publisher_disabled once; a lock wait names the holder; a stop by teardown says so, with progress', async () => {
-    const h = harness({ stopRequest: 'pid 77' });
+    const h = harness({ stopRequest: () => 'pid 77' });
     void h.sup.run();
     await h.clock.advance(0);
     const warn = '2026-10-07T05:12:20.704420Z  WARN dynamo_llm::kv_router: KV-event publishing is disabled diagnostic_code="kv_event_publisher_disabled" worker_id=1';
