@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect, inject } from 'vitest';
 import { BIN, runCli, tempHome, type CliResult } from '../helpers/cli.js';
 import { bindable } from '../helpers/ports.js';
+import { records } from '../helpers/runs.js';
 import { groupMembers, isSameProcess } from '../../src/run/proc.js';
-import type { RunRecord } from '../../src/run/types.js';
 
 // The real-Dynamo tier drives the built CLI against the released frontend and mocker (the venv
 // of test/dynamo/requirements.txt). Every test registers the state directory it used; `cleanup()`
@@ -42,21 +42,7 @@ export function realHome(vars: Record<string, string | undefined> = {}): Home {
 
 export const python = (): string => inject('dynamoPython');
 
-export function records(stateDir: string): RunRecord[] {
-  let ids: string[] = [];
-  try {
-    ids = readdirSync(join(stateDir, 'runs'));
-  } catch {
-    return [];
-  }
-  return ids.flatMap((id) => {
-    try {
-      return [JSON.parse(readFileSync(join(stateDir, 'runs', id, 'run.json'), 'utf8')) as RunRecord];
-    } catch {
-      return [];
-    }
-  });
-}
+export { records };
 
 /** Live members of every process group the runs in stateDir recorded. */
 export function survivors(stateDir: string): number[] {
