@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { expect, inject } from 'vitest';
-import { BIN, runCli, tempHome, type CliResult } from '../helpers/cli.js';
-import { bindable } from '../helpers/ports.js';
-import { records } from '../helpers/runs.js';
+import { runCli, tempHome, type CliResult } from '../helpers/cli.js';
+import { freeBlock } from '../helpers/ports.js';
+import { records, survivors } from '../helpers/runs.js';
+import { startUp, type Ev, type Started } from '../helpers/up-run.js';
 import { groupMembers, isSameProcess } from '../../src/run/proc.js';
 
 // The real-Dynamo tier drives the built CLI against the released frontend and mocker (the venv
@@ -42,12 +42,7 @@ export function realHome(vars: Record<string, string | undefined> = {}): Home {
 
 export const python = (): string => inject('dynamoPython');
 
-export { records };
-
-/** Live members of every process group the runs in stateDir recorded. */
-export function survivors(stateDir: string): number[] {
-  return records(stateDir).flatMap((r) => r.processes.flatMap((p) => (p.pgid === null ? [] : groupMembers(p.pgid))));
-}
+export { records, survivors };
 
 /** afterEach: teardown through the CLI, then SIGKILL what a broken teardown would have left. */
 export async function cleanup(): Promise<void> {
@@ -81,12 +76,8 @@ export async function cleanup(): Promise<void> {
  * A block of `n` consecutive free ports below 32768 (a worker's DYN_SYSTEM_PORT is a signed 16-bit
  * number), from 9,000-10,999, away from the ranges the e2e tests draw from.
  */
-export async function portBlock(n = 4): Promise<number> {
-  for (let i = 0; i < 100; i++) {
-    const b = 9_000 + 10 * Math.floor(Math.random() * 199);
-    if ((await Promise.all(Array.from({ length: n }, (_, k) => bindable(b + k)))).every(Boolean)) return b;
-  }
-  throw new Error('no free port block in 9000-10999');
+export function portBlock(n = 4): Promise<number> {
+  return freeBlock(9_000, 199, 10, Array.from({ length: n }, (_, k) => k));
 }
 
 /** `--set` flags that move a recipe's ports to the block. */
@@ -123,48 +114,14 @@ export function json<T = any>(r: CliResult): T {
   }
 }
 
-export const ndjson = (text: string): Record<string, any>[] => text.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-
 const upChildren: ChildProcess[] = [];
 
-export interface Foreground {
-  child: ChildProcess;
-  events: Record<string, any>[];
-  stderr(): string;
-  waitEvent(name: string, timeoutMs?: number): Promise<Record<string, any>>;
-  exit: Promise<{ code: number | null; signal: string | null }>;
-}
+export type Foreground = Omit<Started, 'waitEvent'> & { waitEvent(name: string, timeoutMs?: number): Promise<Ev> };
 
-/** `up --json` in the foreground, its NDJSON events collected as they come. */
+/** `up --json` in the foreground (test/helpers/up-run.ts's startUp), its NDJSON events awaited by name. */
 export function foreground(args: string[], home: Home): Foreground {
-  const child = spawn(process.execPath, [BIN, 'up', ...args, '--json'], { env: home.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  upChildren.push(child);
-  const events: Record<string, any>[] = [];
-  let err = '';
-  const waiters: { name: string; resolve: (e: Record<string, any>) => void }[] = [];
-  child.stderr!.on('data', (d) => (err += d));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (!line.startsWith('{')) return;
-    const e = JSON.parse(line) as Record<string, any>;
-    events.push(e);
-    for (const w of [...waiters]) if (w.name === e.event) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(e);
-    }
-  });
-  const exit = new Promise<{ code: number | null; signal: string | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
-  return {
-    child, events, exit, stderr: () => err,
-    waitEvent(name, timeoutMs = 60_000) {
-      const seen = events.find((e) => e.event === name);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no ${name} event within ${timeoutMs} ms; got ${events.map((e) => e.event).join(', ')}\n${err}`)), timeoutMs);
-        waiters.push({ name, resolve: (e) => { clearTimeout(t); resolve(e); } });
-        void exit.then(() => setTimeout(() => reject(new Error(`up exited before ${name}; got ${events.map((e) => e.event).join(', ')}\n${err}`)), 100));
-      });
-    },
-  };
+  const up = startUp(['up', ...args, '--json'], home.env, upChildren);
+  return { ...up, waitEvent: (name, timeoutMs = 60_000) => up.waitEvent((e) => e.event === name, timeoutMs) };
 }
 
 /** Polls `check` every 100 ms until it returns a value (not undefined) or the time is up. */

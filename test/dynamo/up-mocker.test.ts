@@ -68,12 +68,7 @@ describe('up mocker with the released Dynamo (real frontend, real mockers)', () 
     expect(await Promise.all([base, base + 1, base + 2].map(bindable))).toEqual([true, true, true]);
 
     // The logs of a healthy run hold no error or warning finding.
-    const run = records(home.stateDir)[0];
-    const dg = await cli(['diagnose', join(home.stateDir, 'runs', run.id, 'logs'), '--json'], home);
-    const findings = json<{ files: number; findings: { code: string; severity: string; text: string }[] }>(dg);
-    expect(findings.files).toBe(3);
-    expect(findings.findings.filter((f) => f.severity !== 'info')).toEqual([]);
-    expect(dg.code).toBe(0);
+    expect(await expectCleanDiagnose(home)).toBe(3);
   });
 
   it('foreground, Ctrl-C: every real process gone, exit 0 (the user asked to stop)', async () => {
