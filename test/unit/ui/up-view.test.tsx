@@ -30,6 +30,25 @@ const ready: UpEvent = {
 };
 const tick = () => new Promise((r) => setTimeout(r, 60));
 
+/** The history of a run whose three processes started (pids 1, 2, 3). */
+const startedHistory = (): UpEvent[] => [
+  { event: 'run', runId: 'r1', logsDir: '/l' },
+  { event: 'starting', process: 'frontend', pid: 1, log: 'x', waitedFor: [] },
+  { event: 'starting', process: 'agg-0', pid: 2, log: 'x', waitedFor: [] },
+  { event: 'starting', process: 'agg-1', pid: 3, log: 'x', waitedFor: [] },
+];
+
+/** The view in stop mode after the user stopped all three; `push` feeds it the stop's progress. */
+function stoppingView() {
+  let push: (e: UpEvent) => void = () => {};
+  const history: UpEvent[] = [
+    ...startedHistory(),
+    { event: 'stopping', reason: 'user', by: null, killAt: Date.now() + 10_000, targets: [{ name: 'frontend', pid: 1 }, { name: 'agg-0', pid: 2 }, { name: 'agg-1', pid: 3 }] },
+  ];
+  const app = render(<UpView plan={plan} columns={80} history={history} mode="stop" subscribe={(on) => { push = on; return () => {}; }} />);
+  return { app, push: (e: UpEvent) => push(e) };
+}
+
 describe('up view state', () => {
   it('folds events into one row per process; the row keeps the message, not the timestamp, level or engine prefix', () => {
     let s = initialState(plan, 0);
@@ -95,15 +114,7 @@ describe('UpView (ink)', () => {
   });
 
   it('stopping: finished processes print once, the rest count down to SIGKILL and say Ctrl-C forces it', async () => {
-    let push: (e: UpEvent) => void = () => {};
-    const history: UpEvent[] = [
-      { event: 'run', runId: 'r1', logsDir: '/l' },
-      { event: 'starting', process: 'frontend', pid: 1, log: 'x', waitedFor: [] },
-      { event: 'starting', process: 'agg-0', pid: 2, log: 'x', waitedFor: [] },
-      { event: 'starting', process: 'agg-1', pid: 3, log: 'x', waitedFor: [] },
-      { event: 'stopping', reason: 'user', by: null, killAt: Date.now() + 10_000, targets: [{ name: 'frontend', pid: 1 }, { name: 'agg-0', pid: 2 }, { name: 'agg-1', pid: 3 }] },
-    ];
-    const app = render(<UpView plan={plan} columns={80} history={history} mode="stop" subscribe={(on) => { push = on; return () => {}; }} />);
+    const { app, push } = stoppingView();
     push({
       event: 'stop-progress', killInMs: 8_000, targets: [
         { name: 'frontend', pid: 1, phase: 'done', signal: 'SIGTERM', alive: [] },
@@ -122,15 +133,7 @@ describe('UpView (ink)', () => {
 
 describe('UpView stopping: finished rows in the order they finish', () => {
   it('agg-1 finishing before agg-0 prints each once, in finishing order', async () => {
-    let push: (e: UpEvent) => void = () => {};
-    const history: UpEvent[] = [
-      { event: 'run', runId: 'r1', logsDir: '/l' },
-      { event: 'starting', process: 'frontend', pid: 1, log: 'x', waitedFor: [] },
-      { event: 'starting', process: 'agg-0', pid: 2, log: 'x', waitedFor: [] },
-      { event: 'starting', process: 'agg-1', pid: 3, log: 'x', waitedFor: [] },
-      { event: 'stopping', reason: 'user', by: null, killAt: Date.now() + 10_000, targets: [{ name: 'frontend', pid: 1 }, { name: 'agg-0', pid: 2 }, { name: 'agg-1', pid: 3 }] },
-    ];
-    const app = render(<UpView plan={plan} columns={80} history={history} mode="stop" subscribe={(on) => { push = on; return () => {}; }} />);
+    const { app, push } = stoppingView();
     const t = (name: string, pid: number, done: boolean) => (done
       ? { name, pid, phase: 'done' as const, signal: 'SIGTERM' as const, alive: [] }
       : { name, pid, phase: 'terminating' as const, signal: 'SIGTERM' as const, alive: [pid] });
@@ -150,10 +153,7 @@ describe('UpView stopping: finished rows in the order they finish', () => {
 
   it('a process that had already failed is not shown as a clean stop', async () => {
     const history: UpEvent[] = [
-      { event: 'run', runId: 'r1', logsDir: '/l' },
-      { event: 'starting', process: 'frontend', pid: 1, log: 'x', waitedFor: [] },
-      { event: 'starting', process: 'agg-0', pid: 2, log: 'x', waitedFor: [] },
-      { event: 'starting', process: 'agg-1', pid: 3, log: 'x', waitedFor: [] },
+      ...startedHistory(),
       { event: 'state', process: 'agg-1', state: 'failed', kvTokens: null, pid: 3 },
       { event: 'stopping', reason: 'failure', by: null, killAt: Date.now() + 10_000, targets: [{ name: 'frontend', pid: 1 }, { name: 'agg-0', pid: 2 }, { name: 'agg-1', pid: 3 }] },
       {
