@@ -161,9 +161,11 @@ describe('following a log (up\'s live view)', () => {
 
   it('without fs.watch events the poll still delivers, at its interval', async () => {
     const path = join(h.dir, `late${files++}.log`);
-    const { lines } = follow(path, { pollMs: 20 });
+    let delivered = () => {};
+    const first = new Promise<void>((r) => (delivered = r));
+    const { lines } = follow(path, { pollMs: 20 }, () => delivered());
     writeFileSync(path, 'late\n'); // created after the follower started: no watch on it yet
-    for (let i = 0; i < 200 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await first;
     expect(lines).toEqual(['late']);
   });
 });
