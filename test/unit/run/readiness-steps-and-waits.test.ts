@@ -194,10 +194,13 @@ describe('no state change after the run stops or the process exits', () => {
   const steps = () => frontend({ http: 'http://f/v1/models' });
   const listedAfter = (n0: number) => (url: string, n: number) => (url.endsWith('/live') ? probe(200, { status: 'live' }) : probe(200, { data: n < n0 ? [] : [{ id: 'm' }] }));
 
-  it('stopping between two steps: the next step\'s state is not set and the process is never ready', async () => {
+  it.each([
+    ['stopping', 'stop'],
+    ['exiting', 'exit'],
+  ] as const)('%s between two steps: the next step\'s state is not set and the process is never ready', async (_, end) => {
     const h = harness(steps(), (url) => {
       if (url.endsWith('/live')) {
-        h.stop();
+        h[end]();
         return probe(200, { status: 'live' });
       }
       return probe(200, { data: [{ id: 'm' }] });
@@ -206,19 +209,6 @@ describe('no state change after the run stops or the process exits', () => {
     await h.clock.advance(500);
     expect(h.log).toEqual([]);
     expect(h.calls.map((c) => c.url)).toEqual(['http://f/live']);
-  });
-
-  it('exiting between two steps: the same', async () => {
-    const h = harness(steps(), (url) => {
-      if (url.endsWith('/live')) {
-        h.exit();
-        return probe(200, { status: 'live' });
-      }
-      return probe(200, { data: [{ id: 'm' }] });
-    });
-    h.r.started();
-    await h.clock.advance(500);
-    expect(h.log).toEqual([]);
   });
 
   it('stopping or exiting during the last step: never ready, never healthy', async () => {
