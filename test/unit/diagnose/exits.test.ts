@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { exitFindings, mergeExitFindings } from '../../../src/diagnose/exits.js';
 import { scanText } from '../../../src/diagnose/scanner.js';
-import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
-
-const proc = (name: string, o: Partial<ProcessRecord> = {}): ProcessRecord => ({
-  name, role: name === 'frontend' ? 'frontend' : 'agg', pid: 100, pgid: 100, startTicks: 5, startedAt: null, argv: [], env: {}, ports: {},
-  gpuMemoryUtilization: null, state: 'stopped', kvTokens: null, exitCode: null, signal: null, log: `/s/${name}.log`, descendants: [], ...o,
-});
-const record = (processes: ProcessRecord[]): RunRecord => ({
-  id: 'r1', recipe: 'agg', model: 'm', createdAt: '', updatedAt: '', supervisor: { pid: 1, startTicks: 1, detached: false },
-  state: 'failed', frontendUrl: '', plan: {} as RunRecord['plan'], processes,
-});
+import { proc, record } from './exit-records.js';
 
 describe('exitFindings', () => {
   it('a process that exited non-zero with nothing known in its log: an error finding quoting its last line', () => {

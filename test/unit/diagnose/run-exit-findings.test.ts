@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { exitFindings, mergeExitFindings } from '../../../src/diagnose/exits.js';
 import { scanText } from '../../../src/diagnose/scanner.js';
-import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
+import { proc, record } from './exit-records.js';
 
 // What `diagnose` says about a run's process that ended on its own: when, why, and where to look.
-const proc = (name: string, o: Partial<ProcessRecord> = {}): ProcessRecord => ({
-  name, role: 'agg', pid: 100, pgid: 100, startTicks: 5, startedAt: null, argv: [], env: {}, ports: {},
-  gpuMemoryUtilization: null, state: 'stopped', kvTokens: null, exitCode: null, signal: null, log: `/s/${name}.log`, descendants: [], ...o,
-});
-const record = (processes: ProcessRecord[]): RunRecord => ({
-  id: 'r1', recipe: 'agg', model: 'm', createdAt: '', updatedAt: '', supervisor: { pid: 1, startTicks: 1, detached: false },
-  state: 'failed', frontendUrl: '', plan: {} as RunRecord['plan'], processes,
-});
 
 describe('a run\'s process that ended badly', () => {
   it('a server that exited with code 0 on its own ended badly too, and the finding says when', () => {
