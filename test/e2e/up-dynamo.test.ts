@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 import { freeBlock } from '../helpers/ports.js';
-import { groupMembers } from '../../src/run/proc.js';
-import type { RunRecord } from '../../src/run/types.js';
+import { records, survivors } from '../helpers/runs.js';
 
 // What upstream Dynamo contradicts, through the built binary with the fakes: input the real
 // Dynamo cannot run is refused before anything starts, and plans follow the installed release.
@@ -116,8 +115,8 @@ describe('up mocker through the fakes (mocker /health never ready, as the real o
     expect(st.runs[0].processes.map((p) => [p.name, p.ready])).toEqual([['frontend', true], ['agg-0', true], ['agg-1', true]]);
     const td = await runCli(['teardown', '--json'], env, { timeoutMs: 20_000 });
     expect(td.code).toBe(0);
-    const rec = JSON.parse(readFileSync(join(h.stateDir, 'runs', readdirSync(join(h.stateDir, 'runs'))[0], 'run.json'), 'utf8')) as RunRecord;
-    expect(rec.processes.flatMap((p) => (p.pgid === null ? [] : groupMembers(p.pgid)))).toEqual([]);
+    expect(records(h.stateDir)).toHaveLength(1);
+    expect(survivors(h.stateDir)).toEqual([]);
     // No worker needed SIGKILL: every stop was a SIGTERM.
     expect((JSON.parse(td.stdout) as { stopped: { signal: string | null }[] }).stopped.map((s) => s.signal)).not.toContain('SIGKILL');
     live.length = 0;
