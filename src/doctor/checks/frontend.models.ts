@@ -53,7 +53,8 @@ const check: Check = {
     const instances = workerInstancesOf(fe.health.body);
     // The model's own count when the frontend has one (it also knows which worker types serve it).
     const seen = readiness ? (readiness.ready ? readiness.workers : 0) : instances.length;
-    const countedBy = readiness ? `${fe.url}/v1/models/${model}/ready` : `${fe.url}/health`;
+    // The request that was answered, as sent (the model id is encoded in its path).
+    const countedBy = readiness ? fe.modelReady!.url : fe.health.url;
     const evidence = {
       url: fe.url, model, health: fe.health.body, healthStatus: fe.health.status, modelIds: fe.modelIds, runId,
       workers: { seen, expected, countedBy: readiness ? 'model-ready' : 'health-instances', byType: readiness?.byType ?? null, instances: instances.map((i) => i.id) },

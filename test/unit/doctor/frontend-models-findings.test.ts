@@ -8,13 +8,15 @@ import { fakeFacts } from '../../helpers/facts.js';
 // where that number comes from, and the exact request it answered when it is wrong.
 const URL = 'http://127.0.0.1:8000';
 const MODEL = 'Qwen/Qwen3-0.6B';
-const READY_URL = `${URL}/v1/models/${MODEL}/ready`;
+// As probeFrontend asks it: the id encoded in the path (plan/model-ready.ts).
+const READY_PATH = `/v1/models/${encodeURIComponent(MODEL)}/ready`;
+const READY_URL = `${URL}${READY_PATH}`;
 const REGISTER_FIX = 'check that every worker is alive and registered (`dynamo-dev status`, `dynamo-dev doctor --only kv.allocated,logs.errors`)';
 const probe = (path: string, body: unknown, status = 200, error: string | null = null): HttpProbe =>
   ({ url: `${URL}${path}`, ok: error === null && status < 400, status: error ? null : status, body, error });
 const fe = (health: unknown, ids: string[], modelReady: unknown = undefined, healthStatus = 200): FrontendFacts => ({
   url: URL, health: probe('/health', health, healthStatus), models: probe('/v1/models', { object: 'list', data: ids.map((id) => ({ id })) }), modelIds: ids,
-  modelReady: modelReady === undefined ? null : probe(`/v1/models/${MODEL}/ready`, modelReady),
+  modelReady: modelReady === undefined ? null : probe(READY_PATH, modelReady),
 });
 const healthOf = (ids: number[], status = 'healthy') => ({
   status, instances: ids.map((id) => ({ component: 'backend', endpoint: 'generate', namespace: 'dynamo', instance_id: id })),
