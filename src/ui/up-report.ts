@@ -166,9 +166,12 @@ export function formatPreflightFailures(e: Ev<'preflight'>, columns = Infinity):
   const width = Math.max(0, ...shown.map((c) => c.title.length));
   for (const c of shown) out.push(formatOutcome(c, width, columns).trimEnd());
   const fails = e.checks.filter((c) => c.status === 'fail').length;
-  out.push(e.ok
-    ? `preflight: ${e.checks.length} checks, nothing stops the start`
-    : chalk.red.bold(`✗ preflight failed: ${fails} check(s) would stop the start; nothing was started (skip with --no-preflight)`));
+  if (e.ok) out.push(`preflight: ${e.checks.length} checks, nothing stops the start`);
+  else {
+    // Wrapped at words and painted per line: at 80 columns the terminal would cut it mid-word.
+    const verdict = `✗ preflight failed: ${fails} check(s) would stop the start; nothing was started (skip with --no-preflight)`;
+    out.push(...wrapWords(verdict, columns, '  ').map((l) => chalk.red.bold(l)));
+  }
   return `${out.join('\n')}\n`;
 }
 
