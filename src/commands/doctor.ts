@@ -1,3 +1,4 @@
+import { fillFix } from '../diagnose/fill-fix.js';
 import { earlyFactsFor, guessProbeTarget } from '../doctor/early-probes.js';
 import { chooseLogRun, resolveDoctorTarget } from '../doctor/prepare.js';
 import { ALL_CHECKS, selectChecks } from '../doctor/registry.js';
@@ -69,7 +70,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   // Outcomes as they settle, for whichever renderer is listening.
   const settled: (CheckOutcome | null)[] = checks.map(() => null);
   // Fixes from the signature table say MODEL; the model is known here.
-  const named = (o: CheckOutcome): CheckOutcome => (o.fix && /\bMODEL\b/.test(o.fix) ? { ...o, fix: o.fix.replace(/\bMODEL\b/g, target.recipe.model) } : o);
+  const named = (o: CheckOutcome): CheckOutcome => (o.fix ? { ...o, fix: fillFix(o.fix, { model: target.recipe.model }) } : o);
   const listeners = new Set<(o: CheckOutcome, i: number) => void>();
   const running = runChecks(checks, facts, {
     timeoutMs: opts.timeout,

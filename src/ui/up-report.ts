@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import { basename } from 'node:path';
 import type { UpEvent } from '../run/events.js';
 import type { Diagnosis } from '../run/diagnosis.js';
+import { fillFix } from '../diagnose/fill-fix.js';
 import type { Plan } from '../plan/types.js';
 import { formatGpuPicture, gpuPicture } from './gpu-bar.js';
 import { truncateWords, visibleLength, wholeWords, wrapWords } from './fit.js';
@@ -73,7 +74,7 @@ export function formatReady(e: Ev<'ready'>, plan: Plan | null = null, o: TextOpt
   return `${out.join('\n')}\n`;
 }
 
-export function formatDiagnosis(d: Diagnosis, indent = '  ', columns = Infinity, model?: string): string[] {
+export function formatDiagnosis(d: Diagnosis, indent = '  ', columns = Infinity, at: { model?: string; process?: string | null } = {}): string[] {
   const wrap = (text: string) => wrapWords(`${indent}${text}`, columns, `${indent}  `);
   const room = Number.isFinite(columns) ? columns - indent.length : Infinity;
   return [
@@ -83,7 +84,7 @@ export function formatDiagnosis(d: Diagnosis, indent = '  ', columns = Infinity,
     // whole word to show: paths shrink to their file name (the log itself is named above).
     `${indent}${wholeWords(`${chalk.dim(`${basename(d.file)}:${d.line}:`)} ${logMessage(d.text).replace(/(^|\s)\/\S*\/(?=[^\s/])/g, '$1…/')}`, room)}`,
     ...wrap(d.explanation),
-    ...wrap(`${chalk.bold('fix:')} ${model ? d.fix.replace(/\bMODEL\b/g, model) : d.fix}`),
+    ...wrap(`${chalk.bold('fix:')} ${fillFix(d.fix, at)}`),
   ];
 }
 
@@ -118,7 +119,7 @@ export function formatFailureReport(f: Ev<'failed'>, exited: Ev<'exited'> | null
   const out: string[] = [];
   out.push(...tail(lines, diagnosis !== null, o, f.process));
   if (log) out.push(`  log: ${log}`);
-  if (diagnosis) out.push(...formatDiagnosis(diagnosis, '  ', o.columns, o.model));
+  if (diagnosis) out.push(...formatDiagnosis(diagnosis, '  ', o.columns, { model: o.model, process: f.process ?? exited?.process }));
   else if (f.process !== null && !exited?.error) {
     out.push(`  ${chalk.bold('cause:')} no known failure signature in ${f.process}'s log; its last lines are above`);
   }

@@ -1,3 +1,4 @@
+import { fillFix } from '../../diagnose/fill-fix.js';
 import { type Check, type CheckResult, fail, pass, skip } from '../types.js';
 import { noLogFiles, noLogsResult, where } from '../log-view.js';
 
@@ -27,7 +28,8 @@ const check: Check = {
     const details = errors.map((f) => `${f.code} x${f.count} at ${where(logs, f.file, f.line)}: ${f.text}`);
     return fail(
       `${errors.length} error finding${errors.length === 1 ? '' : 's'} in ${files}: ${errors.map((f) => f.code).join(', ')}`,
-      errors[0].fix,
+      // The first error's fix, for the process whose log it is in.
+      fillFix(errors[0].fix, { process: logs.files.find((x) => x.path === errors[0].file)?.process }),
       details,
       evidence,
     );
