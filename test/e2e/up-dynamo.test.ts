@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 import { freeBlock } from '../helpers/ports.js';
 import { records, survivors } from '../helpers/runs.js';
+import { stopRuns } from '../helpers/up-run.js';
 
 // What upstream Dynamo contradicts, through the built binary with the fakes: input the real
 // Dynamo cannot run is refused before anything starts, and plans follow the installed release.
@@ -12,7 +13,7 @@ const homes: ReturnType<typeof tempHome>[] = [];
 const live: { stateDir: string; env: Record<string, string | undefined> }[] = [];
 afterEach(async () => {
   // A failed test must not leave its fake processes running: teardown what it started.
-  for (const l of live.splice(0)) await runCli(['teardown', '--grace', '1'], l.env, { timeoutMs: 20_000 });
+  for (const l of live.splice(0)) await stopRuns(l.stateDir, l.env);
   for (const h of homes.splice(0)) h.cleanup();
 });
 

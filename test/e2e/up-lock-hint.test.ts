@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheQwen3, portBlock, records, survivors } from '../helpers/runs.js';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { stopRuns } from '../helpers/up-run.js';
 
 // A worker stalled behind a Hugging Face download lock that another process holds: the hint naming
 // the holder's pid is not only the live view's. Plain output (a pipe) says it on its own line at
@@ -18,7 +19,7 @@ afterEach(async () => {
     await p.catch(() => undefined);
   }
   for (const h of homes.splice(0)) {
-    if (records(h.stateDir).length > 0) await runCli(['teardown', '--grace', '1'], fakeEnv(h, { python: true }), { timeoutMs: 20_000 });
+    await stopRuns(h.stateDir, fakeEnv(h, { python: true }));
     h.cleanup();
   }
 });

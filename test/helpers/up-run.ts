@@ -76,6 +76,23 @@ export interface UpHarness {
   cleanup(): Promise<void>;
 }
 
+/**
+ * After a test: teardown through the CLI, then SIGKILL whatever of the recorded runs a broken
+ * teardown would have left (groups, engine descendants, a background supervisor), so a failing
+ * test never leaves a fake behind.
+ */
+export async function stopRuns(stateDir: string, env: Record<string, string | undefined>): Promise<void> {
+  if (records(stateDir).length > 0) await runCli(['teardown', '--grace', '1'], env, { timeoutMs: 20_000 });
+  for (const rec of records(stateDir)) {
+    for (const p of rec.processes) {
+      if (p.pgid !== null && groupMembers(p.pgid).length > 0) try { process.kill(-p.pgid, 'SIGKILL'); } catch { /* gone */ }
+      for (const d of p.descendants) if (isSameProcess(d.pid, d.startTicks)) try { process.kill(d.pid, 'SIGKILL'); } catch { /* gone */ }
+    }
+    const sup = rec.supervisor;
+    if (sup && sup.pid !== process.pid && isSameProcess(sup.pid, sup.startTicks)) try { process.kill(sup.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+}
+
 export function upHarness(prefix = 'dd-up-'): UpHarness {
   const homes: ReturnType<typeof tempHome>[] = [];
   const children: ChildProcess[] = [];
@@ -97,15 +114,7 @@ export function upHarness(prefix = 'dd-up-'): UpHarness {
     async cleanup() {
       for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       for (const h of homes.splice(0)) {
-        if (records(h.stateDir).length > 0) await runCli(['teardown', '--grace', '1'], fakeEnv(h, { python: true }), { timeoutMs: 20_000 });
-        for (const rec of records(h.stateDir)) {
-          for (const p of rec.processes) {
-            if (p.pgid !== null && groupMembers(p.pgid).length > 0) try { process.kill(-p.pgid, 'SIGKILL'); } catch { /* gone */ }
-            for (const d of p.descendants) if (isSameProcess(d.pid, d.startTicks)) try { process.kill(d.pid, 'SIGKILL'); } catch { /* gone */ }
-          }
-          const sup = rec.supervisor;
-          if (sup && sup.pid !== process.pid && isSameProcess(sup.pid, sup.startTicks)) try { process.kill(sup.pid, 'SIGKILL'); } catch { /* gone */ }
-        }
+        await stopRuns(h.stateDir, fakeEnv(h, { python: true }));
         h.cleanup();
       }
     },
