@@ -39,9 +39,13 @@ function interpreterDir() {
 }
 
 /** The environment the e2e tests use: fakes first on PATH and PYTHONPATH, a temp state dir. */
+// One exit listener for all of them: a listener per call warned (MaxListenersExceeded) at 11 runs.
+const benchDirs = [];
+process.once('exit', () => { for (const d of benchDirs) rmSync(d, { recursive: true, force: true }); });
+
 export function fakeEnv(vars = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'dd-bench-'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  benchDirs.push(dir);
   return {
     ...process.env,
     PATH: [join(FIXTURES, 'bin', 'gpu'), join(FIXTURES, 'bin', 'ucx'), interpreterDir(), process.env.PATH].filter(Boolean).join(delimiter),
