@@ -57,10 +57,12 @@ export function readinessPlan(spec: PlannedProcess, run: { frontendUrl: string; 
     ];
     // Every planned worker counted: the model's /ready sub-resource (1.6+) or the instances /health
     // lists (FACTS §4: count workers from the instances, never from /health's status word).
+    // At the poll interval, not `slow`: the last worker registers a moment after its KV line and
+    // `ready` waits on this answer alone (at 100 ms, KV line -> ready took up to 105 ms).
     const want = spec.ready.workers;
     if (want) {
       steps.push({
-        url: spec.ready.modelReady ?? `${base}/health`, judge: (r) => workersCounted(r, want), intervalMs: slow,
+        url: spec.ready.modelReady ?? `${base}/health`, judge: (r) => workersCounted(r, want), intervalMs: pollMs,
         waitingFor: (l) => `counting workers: it sees ${workersSeen(l) ?? '?'} of ${want}${l?.ok ? '' : ` (${lastAnswer(l)})`}`,
       });
     }

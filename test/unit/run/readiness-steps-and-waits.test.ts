@@ -88,7 +88,7 @@ describe('what the deadline message says a process waits for', () => {
     expect(h.r.waitingFor).toBe('counting workers: it sees ? of 2 (HTTP 404 {"message":"Model not found"})');
     await h.clock.advance(100);
     expect(h.r.waitingFor).toBe('counting workers: it sees 1 of 2');
-    expect(h.calls.filter((c) => c.url.endsWith('/ready')).map((c) => c.t)).toEqual([0, 100]);
+    expect(h.calls.filter((c) => c.url.endsWith('/ready')).map((c) => c.t)).toEqual([0, 50, 100]);
   });
 
   it('the frontend\'s first steps say what they wait for in words', async () => {
@@ -113,7 +113,25 @@ describe('the steps of the frontend', () => {
     expect(h.r.waitingFor).toBe('counting workers: it sees 1 of 1');
   });
 
-  it('the model list and worker count are polled no faster than 100 ms, the completion no faster than 250 ms, with a 30 s timeout', async () => {
+  it('the model list is polled no faster than 100 ms, the worker count at the poll interval (what ready waits on last), the completion no faster than 250 ms, with a 30 s timeout', async () => {
+    // Two workers: the model is listed from t=100, the second worker counted at the fourth look.
+    let listed = false;
+    let looks = 0;
+    const c = harness(frontend({ http: 'http://f/v1/models', workers: 2 }), (url) => {
+      if (url.endsWith('/live')) return probe(200, { status: 'live' });
+      if (url.endsWith('/v1/models')) return probe(200, { data: listed ? [{ id: 'm' }] : [] });
+      looks++;
+      const instances = [{ endpoint: 'generate', instance_id: 7 }, ...(looks >= 4 ? [{ endpoint: 'generate', instance_id: 8 }] : [])];
+      return probe(200, { status: 'healthy', instances });
+    }, 20);
+    c.r.started();
+    await c.clock.advance(0);
+    listed = true;
+    await c.clock.advance(400);
+    expect(c.calls.filter((x) => x.url.endsWith('/v1/models')).map((x) => x.t)).toEqual([0, 100]);
+    expect(c.calls.filter((x) => x.url.endsWith('/health')).map((x) => x.t)).toEqual([100, 120, 140, 160]);
+    expect(c.log).toEqual(['state loading', 'state ready', 'ready']);
+
     let answers = false;
     const h = harness(frontend({ http: 'http://f/v1/models', workers: 1, completion: true }), (url) => {
       if (url.endsWith('/live')) return probe(200, { status: 'live' });

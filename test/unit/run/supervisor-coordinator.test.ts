@@ -243,7 +243,7 @@ describe('mocker readiness: through the frontend (the real mocker\'s /health nev
     expect(posts).toEqual([]);
 
     setCounted(2); // both counted: now one completion, which first fails (no route yet), then answers
-    await h.clock.advance(300);
+    await h.clock.advance(200);
     expect(posts).toEqual([{ model: 'm', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false }]);
     expect(h.events.some((e) => e.event === 'ready')).toBe(false);
     setAnswers(true);
