@@ -149,13 +149,16 @@ function send(deps: StopDeps, pid: number, sig: NodeJS.Signals): string | null {
     return null;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ESRCH' ? null : `${sig} to ${pid < 0 ? `group ${-pid}` : `pid ${pid}`}: ${code ?? String(err)}`;
+    if (code === 'ESRCH') return null;
+    // Stryker disable next-line EqualityOperator: pid 0 never reaches send(): only signallable pids (> 1) and their negated groups are signalled
+    return `${sig} to ${pid < 0 ? `group ${-pid}` : `pid ${pid}`}: ${code ?? String(err)}`;
   }
 }
 
 function aliveOf(tr: Tracked, scan: readonly ProcStat[], index: ScanIndex, protectedPids: Set<number>, ours: (pid: number, index: ScanIndex) => boolean): number[] {
   const out = new Set<number>();
   if (tr.group !== null) {
+    // Stryker disable next-line UnaryOperator: the fallback is never taken: membersOf and index come from the same scan
     for (const m of membersOf(scan, tr.group)) if ((index.get(m)?.startTicks ?? -1) >= tr.minTicks) out.add(m);
   }
   for (const [pid, ticks] of tr.watch) if (sameIn(index, pid, ticks)) out.add(pid);
@@ -177,13 +180,13 @@ function signalAll(
 ): void {
   const errors: string[] = [];
   // A group signal reaches every member: sent only while each one is ours (else one by one).
-  const group = tr.group !== null && signallable(tr.group) && membersOf(scan, tr.group).every((m) => ours(m, index)) ? tr.group : null;
+  const group = signallable(tr.group) && membersOf(scan, tr.group).every((m) => ours(m, index)) ? tr.group : null;
   if (group !== null) {
     const e = send(deps, -group, sig);
     if (e) errors.push(e);
   }
   for (const pid of alive) {
-    if (group !== null && index.get(pid)?.pgid === group) continue; // reached by the group signal
+    if (index.get(pid)?.pgid === group) continue; // reached by the group signal (a pgid is never null)
     const e = send(deps, pid, sig);
     if (e) errors.push(e);
   }
@@ -253,6 +256,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
   let index = indexScan(scan);
   // Never ourselves or the shell that runs us, whatever a record says.
   const protectedPids = new Set<number>([deps.selfPid, ...ancestorsIn(scan, deps.selfPid)]);
+  // Stryker disable next-line UnaryOperator: ownGroup is only compared with signallable pgids (> 1): -1 and +1 both match none
   const ownGroup = index.get(deps.selfPid)?.pgid ?? -1;
   const ours = ownership(deps);
   const tracked = targets.map((t) => track(t, scan, index, ownGroup, ours));
@@ -331,6 +335,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
             finish(tr, now);
             changed = true;
             break;
+          // Stryker disable next-line ConditionalExpression: this case only breaks; without it the switch matches nothing and does the same
           case 'wait':
             break;
         }
