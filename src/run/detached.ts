@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess, type ForkOptions } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -33,17 +33,20 @@ export interface DetachedHandle extends EventEmitter {
   escalate(): void;
 }
 
-const ENTRY = fileURLToPath(new URL('./detached-main.js', import.meta.url));
+const ENTRY = fileURLToPath(new URL('./detached-entry.js', import.meta.url));
+
+/** How the background process is started: node's fork; a unit test passes a fake child. */
+export type ForkSupervisor = (module: string, args: string[], options: ForkOptions) => ChildProcess;
 
 /**
  * Starts the background supervisor (stdout and stderr to `logFile`) and hands it the options.
  * Emits 'event' (UpEvent) and 'warning' (string) as they come.
  */
-export function launchDetached(o: DetachedOptions, logFile: string): DetachedHandle {
+export function launchDetached(o: DetachedOptions, logFile: string, start: ForkSupervisor = fork): DetachedHandle {
   const fd = openSync(logFile, 'a', 0o600);
   let child: ChildProcess;
   try {
-    child = fork(ENTRY, [], { detached: true, stdio: ['ignore', fd, fd, 'ipc'], env: o.env, execArgv: [], serialization: 'json' });
+    child = start(ENTRY, [], { detached: true, stdio: ['ignore', fd, fd, 'ipc'], env: o.env, execArgv: [], serialization: 'json' });
   } finally {
     closeSync(fd); // the child holds its own copy
   }
