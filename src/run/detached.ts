@@ -54,8 +54,8 @@ export function launchDetached(o: DetachedOptions, logFile: string, start: ForkS
   let settled = false;
   let resolve!: (r: DetachedResult) => void;
   const result = new Promise<DetachedResult>((r) => (resolve = r));
+  // The first outcome counts: a promise resolves once, later calls change nothing.
   const settle = (r: DetachedResult) => {
-    if (settled) return;
     settled = true;
     resolve(r);
   };
@@ -63,10 +63,10 @@ export function launchDetached(o: DetachedOptions, logFile: string, start: ForkS
     if (!child.connected) return false;
     try {
       child.send(m);
-      return true;
     } catch {
       return false;
     }
+    return true;
   };
   child.on('message', (raw) => {
     const m = raw as FromChild;

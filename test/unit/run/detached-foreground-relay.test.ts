@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, fstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import type { ChildProcess, ForkOptions } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -95,6 +95,8 @@ describe('starting the background supervisor', () => {
     expect(f.o).toEqual({ detached: true, stdio: ['ignore', fd, fd, 'ipc'], env: options.env, execArgv: [], serialization: 'json' });
     expect(typeof fd).toBe('number');
     expect(readFileSync(s.log, 'utf8')).toBe('earlier run\nfrom the supervisor\n');
+    // The foreground does not keep the log open: the supervisor holds its own copy.
+    expect(() => fstatSync(fd as number)).toThrow(/EBADF/);
     expect(s.child.sent).toEqual([{ t: 'start', o: options }]);
     expect(s.h.pid).toBe(4242);
   });
