@@ -151,12 +151,14 @@ function recordedIds(recs: readonly RunRecord[]): { pids: number[]; groups: numb
   const pids: number[] = [];
   const groups: number[] = [];
   for (const rec of recs) {
+    // Stryker disable next-line OptionalChaining: equivalent: every record has a supervisor (RunRecord and the run.json schema require it)
     if (rec.supervisor?.pid) pids.push(rec.supervisor.pid);
     for (const p of rec.processes) {
       if (p.pid !== null) {
         pids.push(p.pid);
         groups.push(p.pgid ?? p.pid);
       }
+      // Stryker disable next-line ArrayDeclaration: equivalent: descendants is always a list (RunRecord; the schema defaults it to [])
       for (const d of p.descendants ?? []) pids.push(d.pid);
     }
   }
@@ -184,6 +186,7 @@ export async function scanRuns(stateDir: string, recs: readonly RunRecord[], rea
   // Known already: every pid some record accounts for (no need to read their environment).
   const known = new Set<number>(searched.flatMap((r) => runLiveness(r, scan).pids));
   // Every process of a run started after its supervisor did.
+  // Stryker disable next-line OptionalChaining: equivalent: every record has a supervisor (RunRecord and the run.json schema require it)
   const minTicks = Math.min(...searched.map((r) => r.supervisor?.startTicks ?? 0));
   const marks = await findMarkedLive({
     uid,
@@ -209,6 +212,7 @@ export function livenessIn(stateDir: string, rec: RunRecord, rs: RunsScan): RunL
   const dir = markerFor(stateDir, rec.id);
   const marked = [...rs.marks].filter(([, d]) => d === dir).map(([pid]) => pid);
   const l = runLiveness(rec, rs.scan, marked);
+  // Stryker disable next-line OptionalChaining,UnaryOperator: equivalent: every record has a supervisor, and a live one is in l.pids already; a process at pid +1 (init) matters to no liveness here
   const foreign = new Set([...l.pids, rec.supervisor?.pid ?? -1].filter((pid) => rs.scan.some((s) => s.pid === pid) && !rs.ours(pid)));
   if (foreign.size === 0) return l;
   return runLiveness(rec, rs.scan.filter((s) => !foreign.has(s.pid)), marked);
