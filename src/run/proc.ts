@@ -16,6 +16,7 @@ export const isGoneState = (state: string) => state === 'Z' || state === 'X';
 
 /** The stat of a live (non-zombie) process, or null. */
 export function readStat(pid: number): ProcStat | null {
+  // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: /proc has no entry for 0, negatives or non-integers: the read returns null as the guard does (the guard saves an open)
   if (!Number.isInteger(pid) || pid <= 0) return null;
   const s = readStatSync(pid);
   return s && !isGoneState(s.state) ? s : null;
@@ -96,6 +97,7 @@ const indexCache = new WeakMap<readonly ProcStat[], ScanIndexes>();
 
 function indexes(scan: readonly ProcStat[]): ScanIndexes {
   let ix = indexCache.get(scan);
+  // Stryker disable next-line ConditionalExpression: a cache: the index rebuilt from the same scan is identical
   if (!ix) {
     ix = { children: new Map(), byGroup: new Map() };
     for (const s of scan) {
@@ -117,8 +119,8 @@ export function descendantsIn(scan: readonly ProcStat[], rootPid: number): ProcS
   const out: ProcStat[] = [];
   const seen = new Set<number>([rootPid]);
   const queue = [rootPid];
-  for (let i = 0; i < queue.length; i++) {
-    for (const c of children.get(queue[i]) ?? []) {
+  for (const cur of queue) { // also visits the pids pushed meanwhile
+    for (const c of children.get(cur) ?? []) {
       if (seen.has(c.pid)) continue;
       seen.add(c.pid);
       out.push(c);
@@ -185,8 +187,8 @@ export function descendantStats(rootPid: number): ProcStat[] {
   const out: ProcStat[] = [];
   const seen = new Set<number>([rootPid]);
   const queue = [rootPid];
-  for (let i = 0; i < queue.length; i++) {
-    for (const c of childrenOf(queue[i]) ?? []) {
+  for (const cur of queue) { // also visits the pids pushed meanwhile
+    for (const c of childrenOf(cur) ?? []) {
       if (seen.has(c)) continue;
       seen.add(c);
       const s = readStat(c);
@@ -207,6 +209,7 @@ export function scanAround(pids: readonly number[]): ProcStat[] | null {
   if (!hasChildrenFiles()) return null;
   const found = new Map<number, ProcStat>();
   for (const pid of pids) {
+    // Stryker disable next-line ConditionalExpression: cost only: the Map keeps one entry per pid either way
     if (found.has(pid)) continue;
     const s = readStat(pid);
     if (!s) continue;
