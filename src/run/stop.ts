@@ -162,10 +162,12 @@ function aliveOf(tr: Tracked, scan: readonly ProcStat[], index: ScanIndex, prote
     for (const m of membersOf(scan, tr.group)) if ((index.get(m)?.startTicks ?? -1) >= tr.minTicks) out.add(m);
   }
   for (const [pid, ticks] of tr.watch) if (sameIn(index, pid, ticks)) out.add(pid);
-  // Children forked (or escaped with setsid) while shutting down belong to the target too.
+  // Children forked (or escaped with setsid) while shutting down belong to the target too. Their
+  // start time is the one seen now: a watched pid that died and came back as a new child of the
+  // run (a reused engine pid) is followed as that child, also once init adopts it.
   for (const pid of [...out]) {
     for (const d of descendantsIn(scan, pid)) {
-      if (!tr.watch.has(d.pid)) tr.watch.set(d.pid, d.startTicks);
+      tr.watch.set(d.pid, d.startTicks);
       out.add(d.pid);
     }
   }
