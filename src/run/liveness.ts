@@ -61,6 +61,7 @@ export function processPids(p: ProcessRecord, scan: readonly ProcStat[], index: 
   const leader = signallable(p.pid) ? index.get(p.pid) : undefined;
   const alive = signallable(p.pid) && sameIn(index, p.pid, p.startTicks);
   const recycled = leader !== undefined && !alive;
+  // Stryker disable next-line ArrayDeclaration: equivalent, any element without a pid is filtered out just below
   const liveDescendants = (p.descendants ?? []).filter((d) => signallable(d.pid) && sameIn(index, d.pid, d.startTicks));
   for (const d of liveDescendants) pids.add(d.pid);
   if (alive) {
@@ -73,6 +74,7 @@ export function processPids(p: ProcessRecord, scan: readonly ProcStat[], index: 
     const provenByDescendant = liveDescendants.some((d) => index.get(d.pid)?.pgid === pgid);
     if (leaderInGroup || provenByDescendant) {
       for (const m of membersOf(scan, pgid)) {
+        // Stryker disable next-line UnaryOperator: equivalent, members come from the same scan, so the index always has them
         if (leaderInGroup || (index.get(m)?.startTicks ?? -1) >= p.startTicks) pids.add(m);
       }
     }
