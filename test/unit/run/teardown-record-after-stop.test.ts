@@ -42,6 +42,12 @@ describe('the record teardown writes back', () => {
     expect(out.state).toBe('ready');
   });
 
+  it('with survivors elsewhere, a process whose stop carries another note (not "survived") is recorded stopped', () => {
+    const rec = record([proc({ name: 'agg-0' })]);
+    const out = markStopped(rec, [{ name: 'agg-0', pid: 100, signal: 'SIGKILL', ms: 310, note: 'leader had already exited; its group had not' }], false);
+    expect(states(out)).toEqual([['agg-0', 'stopped', 'SIGKILL']]);
+  });
+
   it('when everything stopped, a "survived" note alone does not keep a process from being stopped', () => {
     const rec = record([proc({ name: 'agg-0' })]);
     const out = markStopped(rec, [{ name: 'agg-0', pid: 100, signal: 'SIGKILL', ms: 400, note: '1 process(es) survived SIGKILL: 101' }], true);
