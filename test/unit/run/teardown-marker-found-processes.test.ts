@@ -114,8 +114,11 @@ describe('teardown of processes only the run marker names', () => {
       'exit 0',
     ].join('\n'), armed);
     await writeFakeRun(stateDir, { id: ID, supervisor: { pid: deadPid(), startTicks: 1 }, processes: [{ name: 'agg-0', pid: worker, startTicks: readStartTicks(worker) }] });
-    const out = await teardown({ stateDir, graceMs: GRACE, orphans: false });
+    const progress: string[] = [];
+    const out = await teardown({ stateDir, graceMs: GRACE, orphans: false, onProgress: (r) => progress.push(r.name) });
     const helper = out.stopped.find((r) => r.name === 'helper-daemon');
+    // Told as it is done, like the first round's processes.
+    expect(progress).toEqual(['agg-0', 'helper-daemon']);
     expect(helper).toMatchObject({ run: ID, signal: 'SIGTERM', note: 'found by its run marker' });
     expect(out.stopped.find((r) => r.name === 'agg-0')).toMatchObject({ pid: worker, signal: 'SIGTERM' });
     expect(out.remaining).toEqual([]);
