@@ -110,7 +110,9 @@ async function stopRun(
   let targets = [...first, ...[...unrecorded].map(unrecordedTarget).filter((t): t is StopTarget => t !== null)];
   const noted = (r: StopResult) => (unrecorded.has(r.pid) && r.note === undefined ? { ...r, note: MARKED_NOTE } : r);
   const protectedPids = new Set([process.pid, ...ancestors(process.pid)]);
+  // Stryker disable next-line EqualityOperator: equivalent, the loop always ends by round 2 (nothing left, or the round === 2 break)
   for (let round = 0; round < 3; round++) {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a stop of no targets signals and reports nothing
     if (targets.length > 0) {
       const res = round === 0
         ? await firstRound(targets, o.graceMs, (r) => onProgress(noted(r)), onState)
@@ -146,6 +148,7 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   // Every run at once (each run's processes at once too): a slow one never delays the others.
   const perRun = await Promise.all(live.map(async (v) => {
     const run = v.record.id;
+    // Stryker disable next-line OptionalChaining,UnaryOperator: equivalent, the record schema requires a supervisor, and pid 1 is never a run's (signallable)
     const supAlive = v.pids.includes(v.record.supervisor?.pid ?? -1);
     if (supAlive) writeStopRequest(o.stateDir, run, { pid: process.pid, command: 'dynamo-dev teardown' });
     const res = await stopRun(o, v, runTargets(v, supAlive), (r) => o.onProgress?.({ ...r, run }), (snap) => o.onState?.(run, snap));
@@ -173,10 +176,12 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
     const found = selectOrphans(procs, {
       uid: typeof process.getuid === 'function' ? process.getuid() : null,
       protectedPids: [process.pid, ...ancestors(process.pid)],
+      // Stryker disable next-line MethodExpression: equivalent, a run with any live pid is live, so the others add no pids
       runPids: stillLive.filter((v) => v.live).flatMap((v) => v.pids),
       classify: classifyEngineCmd,
     });
     orphanCount = found.length;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a stop of no targets signals and reports nothing
     if (found.length > 0) {
       // One by one, never by group: a leftover's group may be a shell job that is not ours to end.
       const list: StopTarget[] = found.map((p) => ({ name: orphanName(p.cmd), pid: p.pid, pgid: p.pgid ?? p.pid, startTicks: p.startTicks, single: true }));
