@@ -15,7 +15,10 @@ export interface FollowOptions {
 export interface Follower {
   /** Reads whatever is new right now (e.g. after the writer exited) and delivers its lines. */
   drain(): void;
-  /** Stops watching; a final partial line (no newline yet) is delivered. */
+  /**
+   * Stops watching; a final partial line (no newline yet) is delivered. Called from inside the
+   * listener, it delivers nothing more: the text read after the current line is dropped.
+   */
   stop(): void;
   readonly offset: number;
 }
@@ -29,6 +32,9 @@ export function followFile(path: string, onLine: (line: string) => void, opts: F
   let decoder = new StringDecoder('utf8');
   let watcher: FSWatcher | null = null;
   let stopped = false;
+  // A drain in progress: a stop() or drain() from inside the listener must not read (and deliver)
+  // again underneath it (an endless line came out as 7 pieces with repeated text).
+  let draining = false;
   // Stryker disable next-line BooleanLiteral: equivalent as `true`: the drain() at the end, before anything can schedule, sets it false
   let scheduled = false;
   const buf = Buffer.allocUnsafe(CHUNK);
@@ -83,7 +89,8 @@ export function followFile(path: string, onLine: (line: string) => void, opts: F
 
   const drain = () => {
     scheduled = false;
-    if (stopped || !open() || fd === null) return;
+    if (draining || stopped || !open() || fd === null) return;
+    draining = true;
     try {
       const size = fstatSync(fd).size;
       if (size < offset) {
@@ -100,6 +107,8 @@ export function followFile(path: string, onLine: (line: string) => void, opts: F
       }
     } catch {
       // the file vanished or fd closed underneath: the next poll reopens nothing; stop quietly
+    } finally {
+      draining = false;
     }
   };
 
@@ -120,13 +129,14 @@ export function followFile(path: string, onLine: (line: string) => void, opts: F
     stop() {
       // Stryker disable next-line ConditionalExpression: equivalent: a second stop() drains nothing (stopped), and pending and the decoder are already empty
       if (stopped) return;
+      const fromListener = draining;
       drain();
       stopped = true;
       clearInterval(timer);
       watcher?.close();
       if (fd !== null) closeSync(fd);
       fd = null;
-      const rest = (pending + decoder.end()).replace(/\r$/, '');
+      const rest = fromListener ? '' : (pending + decoder.end()).replace(/\r$/, '');
       // Stryker disable next-line StringLiteral: equivalent: nothing reads pending after stop() (drain() returns on stopped)
       pending = '';
       if (rest !== '') onLine(rest);
