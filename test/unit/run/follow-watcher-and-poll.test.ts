@@ -1,8 +1,7 @@
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventEmitter } from 'node:events';
-import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { tempHome } from '../../helpers/cli.js';
+import { appendFileSync, readdirSync } from 'node:fs';
+import { logFiles } from '../../helpers/log-files.js';
 import { MAX_LINE } from '../../../src/run/log-read.js';
 import { followFile, type Follower } from '../../../src/run/follow.js';
 
@@ -18,14 +17,7 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...real, default: { ...real, watch }, watch };
 });
 
-const h = tempHome('dd-follow-');
-afterAll(() => h.cleanup());
-let n = 0;
-const file = (text: string) => {
-  const p = join(h.dir, `f${n++}.log`);
-  writeFileSync(p, text);
-  return p;
-};
+const { file } = logFiles('dd-follow-');
 const followers: Follower[] = [];
 afterEach(() => {
   followers.splice(0).forEach((f) => f.stop());

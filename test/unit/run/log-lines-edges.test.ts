@@ -1,7 +1,7 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { appendFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempHome } from '../../helpers/cli.js';
+import { logFiles } from '../../helpers/log-files.js';
 import { MAX_LINE, readAllLines, tailFile } from '../../../src/run/log-read.js';
 import { followFile, type Follower } from '../../../src/run/follow.js';
 
@@ -9,14 +9,8 @@ import { followFile, type Follower } from '../../../src/run/follow.js';
 // exactly the longest length passed whole, a file that does not exist, a read asked to stop, a log
 // truncated under a follower.
 
-const h = tempHome('dd-loglines-');
-afterAll(() => h.cleanup());
-let files = 0;
-const file = (text: string) => {
-  const p = join(h.dir, `f${files++}.log`);
-  writeFileSync(p, text);
-  return p;
-};
+const h = logFiles('dd-loglines-');
+const { file } = h;
 
 async function all(text: string, includePartial = true, o: { offset?: number; stop?: () => boolean } = {}) {
   const lines: string[] = [];
@@ -166,7 +160,7 @@ describe('following a log (up\'s live view)', () => {
   });
 
   it('without fs.watch events the poll still delivers, at its interval', async () => {
-    const path = join(h.dir, `late${files++}.log`);
+    const path = join(h.dir, 'late.log');
     let delivered = () => {};
     const first = new Promise<void>((r) => (delivered = r));
     const { lines } = follow(path, { pollMs: 20 }, () => delivered());

@@ -1,7 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempHome } from '../../helpers/cli.js';
+import { logFiles } from '../../helpers/log-files.js';
 import { readAllLines, tailFile } from '../../../src/run/log-read.js';
 
 // `logs` on logs bigger than one read (64 KiB): `-n` reaching back over several reads counts only
@@ -9,14 +9,7 @@ import { readAllLines, tailFile } from '../../../src/run/log-read.js';
 // resumes after the last whole line passed on, and no read leaves the log open.
 
 const CHUNK = 64 * 1024;
-const h = tempHome('dd-logchunks-');
-afterAll(() => h.cleanup());
-let n = 0;
-const file = (text: string) => {
-  const p = join(h.dir, `f${n++}.log`);
-  writeFileSync(p, text);
-  return p;
-};
+const { file } = logFiles('dd-logchunks-');
 /** Lines of 10 bytes ("000000001\n" ...), numbered from 1. */
 const numbered = (count: number) => Array.from({ length: count }, (_, i) => `${String(i + 1).padStart(9, '0')}\n`).join('');
 const openFds = () => readdirSync('/proc/self/fd').length;
