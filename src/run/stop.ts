@@ -35,7 +35,12 @@ export function processTargets(processes: readonly ProcessRecord[]): StopTarget[
     .map((p) => ({ name: p.name, pid: p.pid, pgid: p.pgid ?? p.pid, startTicks: p.startTicks, descendants: p.descendants ?? [] }));
 }
 
-export interface StopResult { name: string; pid: number; signal: 'SIGTERM' | 'SIGKILL' | null; ms: number; note?: string }
+export interface StopResult {
+  name: string; pid: number; signal: 'SIGTERM' | 'SIGKILL' | null; ms: number; note?: string;
+  /** SIGKILL was sent early on request (a second Ctrl-C), before the grace ran out: the process was
+   * still shutting down, which says nothing of whether it would have honoured SIGTERM. */
+  forced?: true;
+}
 export interface Survivor { name: string; pid: number; cmd: string }
 
 /** One target during a stop, for a live view (issue 9: who holds up the shutdown). */
@@ -48,6 +53,7 @@ export interface StopTargetState {
   /** Live pids of the target at the last scan. */
   alive: number[];
   note?: string;
+  forced?: StopResult['forced'];
 }
 
 export interface StopSnapshot {
@@ -252,6 +258,8 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
   const { clock } = deps;
   const t0 = clock.now();
   let killAt = t0 + Math.max(0, opts.graceMs);
+  // escalate() moved killAt forward: the SIGKILLs that follow were asked for, not earned by the grace.
+  let forced = false;
   let wake: () => void = () => {};
 
   let scan = deps.scan();
@@ -271,7 +279,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
       killInMs: Math.max(0, killAt - now),
       targets: tracked.map((tr) => ({
         name: tr.target.name, pid: tr.target.pid, phase: tr.done ? 'done' : tr.killed ? 'killing' : 'terminating',
-        signal: tr.result.signal, alive: tr.alive, ...(tr.result.note ? { note: tr.result.note } : {}),
+        signal: tr.result.signal, alive: tr.alive, ...(tr.result.note ? { note: tr.result.note } : {}), ...(tr.result.forced ? { forced: true } : {}),
       })),
     });
   };
@@ -325,6 +333,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
           case 'kill':
             tr.killed = true;
             tr.result.signal = 'SIGKILL';
+            if (forced) tr.result.forced = true;
             signalAll(deps, tr, tr.alive, scan, index, 'SIGKILL', ours);
             changed = true;
             break;
@@ -354,6 +363,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
       const now = clock.now();
       if (killAt <= now) return;
       killAt = now;
+      forced = true;
       snapshot();
       wake(); // the loop scans at once and sends SIGKILL on that fresh scan
     },

@@ -66,7 +66,7 @@ export function StopRow({ row, nameWidth, frame, now, killAt, columns }: Omit<Up
     mark = survived ? '✗' : '✓';
     color = survived ? 'red' : s.signal === 'SIGKILL' ? 'yellow' : 'green';
     text = survived ? `${name} survived SIGKILL: ${s.note}`
-      : `${name} stopped (${s.signal ?? 'no signal needed'}${s.signal === 'SIGKILL' ? ': it ignored SIGTERM' : ''})`;
+      : `${name} stopped (${s.signal ?? 'no signal needed'}${s.signal !== 'SIGKILL' ? '' : s.forced ? ' at the second Ctrl-C' : ': it ignored SIGTERM'})`;
   } else if (s.phase === 'killing') {
     mark = FRAMES[frame % FRAMES.length];
     color = 'red';

@@ -153,7 +153,10 @@ export function formatStopped(e: Ev<'stopped'>, ctx: StopContext = { reason: e.r
   const out = wrapWords(head, columns, '  ');
   for (const s of e.stopped.filter((x) => x.signal === 'SIGKILL')) {
     const log = ctx.logs[s.name];
-    out.push(...wrapWords(chalk.yellow(`! ${s.name} ignored SIGTERM and was killed with SIGKILL after ${ms(s.ms)}${log ? '; its log:' : ''}`), columns, '  '));
+    const what = s.forced
+      ? `${s.name} was killed by the second Ctrl-C (SIGKILL) after ${ms(s.ms)}`
+      : `${s.name} ignored SIGTERM and was killed with SIGKILL after ${ms(s.ms)}`;
+    out.push(...wrapWords(chalk.yellow(`! ${what}${log ? '; its log:' : ''}`), columns, '  '));
     if (log) out.push(`  ${log}`);
   }
   for (const r of e.remaining) out.push(chalk.red(`✗ still running: ${r.name} pid ${r.pid} ${r.cmd}`));
