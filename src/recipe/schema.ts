@@ -49,7 +49,7 @@ const modelField = z.string().superRefine((v, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 /** A program (argv[0]): never read as an option. */
-const program = noControl('a program').min(1).refine((v) => !v.startsWith('-'), 'must not start with "-" (it would be read as an option)');
+const program = noControl('a program').min(1, 'must not be empty').refine((v) => !v.startsWith('-'), 'must not start with "-" (it would be read as an option)');
 
 export const fraction = z.union([
   z.number().gt(0, 'must be a fraction in (0, 1] or "auto"').lte(1, 'must be a fraction in (0, 1] or "auto"'),
@@ -88,7 +88,7 @@ export const recipeSchema = z.strictObject({
     .strictObject({ limit: z.number().gt(0).lte(1).default(0.9) })
     .default({ limit: 0.9 }),
   frontend: frontendSchema.default({ httpPort: 8000, routerMode: 'round-robin', kvEvents: true, args: [], env: {} }),
-  workers: z.array(workerSchema).min(1, 'needs at least one worker').max(64, 'must list at most 64 workers'),
+  workers: z.array(workerSchema).min(1, 'must list at least one worker').max(64, 'must list at most 64 workers'),
   env: envMap.default({ PYTHONHASHSEED: '0' }),
   ports: z
     .strictObject({

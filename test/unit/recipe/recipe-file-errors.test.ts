@@ -46,7 +46,7 @@ describe('numbers out of range name the bound', () => {
   });
 
   it('a list with too few entries, a whole number that is not, a word where a number goes', () => {
-    expect(errorOf('name: t\nworkers: []\n')).toBe('my.yaml: workers: must be >= 1 (got [])');
+    expect(errorOf('name: t\nworkers: []\n')).toBe('my.yaml: workers: must list at least one worker (got [])');
     expect(errorOf(`${minimal}gpu: 1.5\n`)).toBe('my.yaml: gpu: must be int (got 1.5)');
     expect(errorOf(`${minimal}maxModelLen: "x"\n`)).toBe('my.yaml: maxModelLen: must be number (got "x")');
     expect(errorOf('name: t\nworkers:\n  - role: agg\n    gpuMemoryUtilization: half\n')).toBe('my.yaml: workers.0.gpuMemoryUtilization: has the wrong type (got "half")');
