@@ -30,6 +30,7 @@ export class SseDecoder {
   private parts: string[] = [];
   private partChars = 0;
   /** The last piece ended with \r: a \n opening the next one belongs to it. */
+  // Stryker disable next-line BooleanLiteral: equivalent, before the first push nothing is pending, so a skipped leading \n (a blank line) would dispatch nothing either
   private skipLf = false;
   private data: string[] = [];
   private dataChars = 0;
@@ -71,6 +72,7 @@ export class SseDecoder {
     if (this.partChars > 0) this.line(this.parts.join(''), out);
     this.parts = [];
     this.partChars = 0;
+    // Stryker disable next-line BooleanLiteral: equivalent, after end() nothing is pending, so a skipped leading \n (a blank line) would dispatch nothing either
     this.skipLf = false;
     this.line('', out);
     return out;
@@ -134,6 +136,7 @@ function workerIdFrom(raw: string, nvext: unknown): string | null {
     const m = /"worker_id"\s*:\s*"?(\d+)/.exec(raw);
     return m ? m[1] : cleanText(String(w)).slice(0, 64);
   }
+  // Stryker disable next-line ConditionalExpression: equivalent, the only other JSON value left is a boolean, which has no prefill/decode id, so the loop returns null
   if (typeof w !== 'object') return null;
   const o = w as Record<string, unknown>;
   // The prefill worker holds the prompt's KV blocks (the cache a repeat can hit); in aggregated
@@ -177,6 +180,7 @@ export function interpretChunk(data: string): ChunkInfo {
     }
   }
   const usage = d.usage && typeof d.usage === 'object' ? (d.usage as Record<string, unknown>) : null;
+  // Stryker disable next-line ConditionalExpression: equivalent, a JSON string, number or true has no cached_tokens property, so cachedTokens is null either way
   const details = usage?.prompt_tokens_details && typeof usage.prompt_tokens_details === 'object'
     ? (usage.prompt_tokens_details as Record<string, unknown>)
     : null;
