@@ -29,8 +29,11 @@ export function parseRecipe(text: string, source: string, sets: string[] = []): 
   try {
     raw = doc.toJS({ maxAliasCount: MAX_ALIASES });
   } catch (err) {
-    // yaml throws a ReferenceError for alias bombs (and a RangeError for absurd nesting).
-    const bomb = /alias/i.test((err as Error).message);
+    // yaml throws "Excessive alias count indicates a resource exhaustion attack" for alias bombs
+    // (yaml 2.9, dist/nodes/Alias.js). Its other errors here say their cause themselves: an alias
+    // to no anchor ("Unresolved alias ...: name"), a YAML 1.1 merge of a non-map ("Merge sources
+    // must be maps or map aliases"); matching any "alias" once called those a bomb.
+    const bomb = /excessive alias count/i.test((err as Error).message);
     throw new UserError(bomb
       ? `${source}: invalid YAML: its aliases (*name) expand too far (more than ${MAX_ALIASES} uses); write the values out`
       : `${source}: invalid YAML: ${oneLine((err as Error).message)}`);
@@ -38,9 +41,30 @@ export function parseRecipe(text: string, source: string, sets: string[] = []): 
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new UserError(`${source}: a recipe is a YAML mapping (name:, workers:, ...), got ${raw === null ? 'nothing' : Array.isArray(raw) ? 'a list' : typeof raw}`);
   }
+  const loop = selfReference(raw, '', new Map());
+  if (loop) throw new UserError(`${source}: ${loop}`);
   const obj = raw as Record<string, unknown>;
   for (const s of sets) applySet(obj, s);
   return validateRecipe(obj, source);
+}
+
+/**
+ * A value that contains itself (an alias inside its own anchor, `workers: &w [*w]`) is valid YAML
+ * but no recipe; showing it in a message used to crash (JSON.stringify of a cycle). `open` holds
+ * the values being walked, with their paths; the walk costs what the expanded file does, which
+ * MAX_ALIASES bounds.
+ */
+function selfReference(v: unknown, path: string, open: Map<object, string>): string | null {
+  if (v === null || typeof v !== 'object') return null;
+  const outer = open.get(v);
+  if (outer !== undefined) return `${path} refers back to ${outer || 'the whole file'} (an alias inside its own anchor); a recipe cannot contain itself`;
+  open.set(v, path);
+  for (const [k, child] of Object.entries(v)) {
+    const found = selfReference(child, path ? `${path}.${k}` : k, open);
+    if (found) return found;
+  }
+  open.delete(v);
+  return null;
 }
 
 export function validateRecipe(obj: unknown, source: string): Recipe {
