@@ -19,14 +19,17 @@ export function parseRecipe(text: string, source: string, sets: string[] = []): 
   }
   const deep = nestingProblem(text);
   if (deep) throw new UserError(`${source}: invalid YAML: ${deep}`);
+  // Stryker disable next-line ObjectLiteral: yaml 2 defaults to prettyErrors (dist/public-api.js: `options.prettyErrors !== false`); stated because the line numbers below rely on it
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
+    // Stryker disable next-line OptionalChaining: yaml sets linePos as pos.map(...), two entries, never empty (dist/errors.js prettifyError)
     const line = e.linePos?.[0]?.line;
     throw new UserError(`${source}${line ? `:${line}` : ''}: invalid YAML: ${oneLine(e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''))}`);
   }
   let raw: unknown;
   try {
+    // Stryker disable next-line ObjectLiteral: yaml's own default maxAliasCount is 100 too (dist/doc/Document.js), equal while MAX_ALIASES is 100; stated because the message below names it
     raw = doc.toJS({ maxAliasCount: MAX_ALIASES });
   } catch (err) {
     // yaml throws "Excessive alias count indicates a resource exhaustion attack" for alias bombs
@@ -161,6 +164,7 @@ export function formatIssue(issue: z.core.$ZodIssue, input: unknown): string {
     case 'invalid_key': {
       const key = issue.path[issue.path.length - 1];
       const parent = issue.path.slice(0, -1).map(String).join('.');
+      // Stryker disable next-line OptionalChaining,StringLiteral: zod 4 raises invalid_key only with the key schema's own issues, never an empty list (core/schemas.js, $ZodRecord)
       const why = issue.issues[0]?.message ?? 'is not a valid key';
       return `${parent}: ${shown(String(key))} ${why}`;
     }
