@@ -29,8 +29,9 @@ export function gpuClass(name: string | null | undefined): GpuClass {
   if (JETSON.some((r) => r.test(name))) return 'jetson';
   // GeForce / laptop first: "NVIDIA GeForce RTX 4060 Laptop GPU" must never look professional.
   if (CONSUMER.some((r) => r.test(name)) && !/\bQuadro\b|\bRTX\s+A\d|\bAda Generation\b|\bRTX PRO\b/i.test(name)) return 'consumer';
-  // A professional card in a laptop ("RTX A2000 Laptop GPU", "Quadro T1000 with Max-Q Design") is still a laptop GPU.
-  if (/\bLaptop\b|\bMax-Q\b|\bMobile\b/i.test(name)) return 'consumer';
+  // A professional card in a laptop ("RTX A2000 Laptop GPU", "Quadro T1000 with Max-Q Design") is still a laptop GPU;
+  // "RTX PRO 6000 Blackwell Max-Q Workstation Edition" is a desktop card.
+  if (/\bLaptop\b|\bMax-Q\b(?! Workstation Edition\b)|\bMobile\b/i.test(name)) return 'consumer';
   if (PROFESSIONAL.some((r) => r.test(name))) return 'unknown';
   if (DATACENTER.some((r) => r.test(name))) return 'datacenter';
   return 'unknown';
