@@ -210,7 +210,8 @@ function planOf(input: PlanInput): Plan {
           gpuTotalMiB: total,
           fraction: w.fraction,
           weightsMiB: input.model.weightsMiB,
-          overheadMiB: overheadMiB(recipe.enforceEager),
+          // --enforce-eager from the worker's own args counts too, as in checkKvFits: no CUDA graphs either way.
+          overheadMiB: overheadMiB(argv.includes('--enforce-eager')),
           bytesPerToken: input.model.bytesPerToken,
         })
       : null;
