@@ -75,7 +75,7 @@ const check: Check = {
           status: 'fail',
           line: `${w.name} never logged its KV cache size${because}`,
           // `dynamo-dev logs` takes a process of a run; a --logs file is read as a file.
-          fix: why ? fillFix(signatureFor(why.code)?.fix ?? `dynamo-dev diagnose ${w.path}`, { process: w.name }) : logs.source === 'run' ? `read its log: dynamo-dev logs ${w.name}` : `read its log: tail -n 50 ${w.path}`,
+          fix: why ? fillFix(signatureFor(why.code)?.fix ?? `dynamo-dev diagnose ${w.path}`, { process: w.name, run: logs.source === 'run' ? run?.record.id : null }) : logs.source === 'run' ? `read its log: dynamo-dev logs ${w.name}` : `read its log: tail -n 50 ${w.path}`,
         });
         continue;
       }
