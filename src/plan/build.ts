@@ -271,6 +271,7 @@ function planOf(input: PlanInput): Plan {
 /** Ranges count up from their first port, one per worker: the last one must still be a port (<= 65535). */
 function checkPortRange(plan: Plan, recipe: Recipe): void {
   const field: Record<string, [string, number]> = {
+    // Stryker disable next-line StringLiteral: never shown: system ports past 32767 are refused before this check (MAX_SYSTEM_PORT), so no system port reaches 65536
     system: ['ports.system', recipe.ports.system],
     kvEvents: ['ports.kvEvents', recipe.ports.kvEvents],
     nixlSideChannel: ['ports.nixlSideChannel', recipe.ports.nixlSideChannel],
@@ -278,6 +279,7 @@ function checkPortRange(plan: Plan, recipe: Recipe): void {
   for (const p of plan.processes) {
     for (const [k, port] of Object.entries(p.ports)) {
       if (port <= 65535) continue;
+      // Stryker disable next-line ArrayDeclaration: only the frontend's http port is not in the table, and the schema keeps it <= 65535, so it never gets here
       const [name, first] = field[k] ?? [k, port];
       const used = plan.processes.filter((q) => q.ports[k] !== undefined).length;
       throw new UserError(
@@ -306,6 +308,7 @@ function checkKvFits(plan: Plan, input: PlanInput): void {
     const total = plan.gpu.totalMiB ?? 0;
     const f = p.gpuMemoryUtilization ?? 0;
     const weights = Math.round(input.model?.weightsMiB ?? 0);
+    // Stryker disable next-line ConditionalExpression: a mocker worker has no KV estimate (kvTokensEstimate null), so it never gets here
     const overhead = overheadMiB(plan.engine === 'vllm' && p.argv.includes('--enforce-eager'));
     const kvMiB = Math.max(0, Math.round(total * f - weights - overhead));
     // A fix that works for this recipe: the fraction that would hold maxModelLen (when the limit
@@ -313,10 +316,12 @@ function checkKvFits(plan: Plan, input: PlanInput): void {
     const entry = workerEntryOf(input.recipe, p.name);
     const mostValue = (entry === null ? null : highestFraction(input.recipe, entry)) ?? f;
     let need: number | null = null;
+    // Stryker disable next-line ArithmeticOperator: KV tokens grow with the fraction and the worker's own fraction gives its estimate, < maxModelLen (same overhead as the estimate), so starting lower finds the same first fraction
     for (let g = Math.round(f * 100) + 1; g <= Math.round(mostValue * 100) && need === null && input.model; g++) {
       const tokens = kvTokensFor({ gpuTotalMiB: total, fraction: g / 100, weightsMiB: input.model.weightsMiB ?? 0, overheadMiB: overhead, bytesPerToken: input.model.bytesPerToken });
       if (tokens >= plan.maxModelLen) need = g / 100;
     }
+    // Stryker disable next-line ConditionalExpression: need stays null without an entry (mostValue is then f and the loop runs no step)
     const raise = entry !== null && need !== null ? `--set workers.${entry}.gpuMemoryUtilization=${need}` : null;
     const shorter = p.kvTokensEstimate >= 256 ? `--set maxModelLen=${Math.floor(p.kvTokensEstimate / 256) * 256}` : null;
     throw new UserError(

@@ -126,6 +126,7 @@ interface Parsed {
 export function parseVersion(v: string): Parsed | null {
   const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?(.*)$/.exec(v.trim());
   if (!m) return null;
+  // Stryker disable next-line StringLiteral: the (.*) group always takes part in a match (maybe empty), so the fallback is never used
   const rest = m[4] ?? '';
   return { nums: [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)], pre: /^[.-]?(dev|a|b|rc|alpha|beta)/i.test(rest) };
 }
@@ -135,6 +136,7 @@ export function compareVersions(a: string, b: string): number {
   const pa = parseVersion(a);
   const pb = parseVersion(b);
   if (!pa || !pb) return pa ? 1 : pb ? -1 : 0;
+  // Stryker disable next-line EqualityOperator: nums has 3 entries; index 3 is undefined on both sides and compares equal
   for (let i = 0; i < 3; i++) if (pa.nums[i] !== pb.nums[i]) return pa.nums[i] - pb.nums[i];
   return (pa.pre ? 0 : 1) - (pb.pre ? 0 : 1);
 }

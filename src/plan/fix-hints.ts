@@ -41,6 +41,7 @@ export function highestFraction(recipe: Recipe, i: number): number | null {
   const cur = fractions(recipe);
   const others = recipe.workers.reduce((s, w, j) => s + (j === i ? 0 : cur[j] * w.replicas), 0);
   const best = floor2((recipe.memory.limit - others) / recipe.workers[i].replicas);
+  // Stryker disable next-line ConditionalExpression: best <= 1 always holds: memory.limit is at most 1 (schema) and the other workers' shares are > 0, so best <= limit <= 1
   return best > cur[i] + 1e-9 && best <= 1 ? best : null;
 }
 

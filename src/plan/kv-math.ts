@@ -140,6 +140,7 @@ export function kvTokensFor(opts: {
   bytesPerToken: number;
 }): number {
   const kvMiB = opts.gpuTotalMiB * opts.fraction - opts.weightsMiB - opts.overheadMiB;
+  // Stryker disable next-line EqualityOperator: at exactly 0 MiB the formula below gives 0 tokens as well
   if (kvMiB <= 0) return 0;
   return Math.floor((kvMiB * MIB) / opts.bytesPerToken);
 }

@@ -7,5 +7,6 @@ import type { Plan } from './types.js';
 
 
 export function usesNixl(plan: Pick<Plan, 'processes'>): boolean {
+  // Stryker disable next-line StringLiteral: the fallback for no flag holds no "Nixl" either way
   return plan.processes.some((p) => /Nixl/i.test(flagValue(p.argv, '--kv-transfer-config') ?? ''));
 }

@@ -17,6 +17,7 @@ import type { Plan } from './types.js';
  * cannot be passed to a program at all.
  */
 export function shellQuote(s: string): string {
+  // Stryker disable next-line ConditionalExpression,StringLiteral: the pattern needs one character, so '' never passes it either way
   if (s !== '' && /^[\w@%+=:,./-]+$/.test(s)) return s;
   if (/[\u0000-\u001f\u007f]/.test(s)) {
     if (s.includes('\u0000')) throw new Error(`${JSON.stringify(s)}: a NUL byte cannot be passed to a program`);
@@ -184,12 +185,15 @@ export function generateScript(plan: Plan, o: ScriptOptions = {}): string {
     if (p.ready.logPattern) L.push(`wait_log ${n(p.name)} ${n(toEre(p.ready.logPattern))}`);
     if (p.ready.http) L.push(`wait_http ${n(p.name)} ${n(p.ready.http)} ${httpReady}`);
   }
+  // Stryker disable next-line ConditionalExpression: a plan has one frontend and it is its first process (build.ts), so the first process found is it either way
   const fe = plan.processes.find((p) => p.role === 'frontend');
   if (fe) {
     L.push(`wait_http ${n(fe.name)} "$FRONTEND_URL/live" -E '"status": *"live"'`);
     // The model id as a fixed string: its dots and brackets are not a pattern.
     L.push(`wait_http ${n(fe.name)} "$FRONTEND_URL/v1/models" -F "\\"$MODEL\\""`);
+    // Stryker disable next-line ConditionalExpression: every plan's frontend waits for its worker count, >= 1 (a recipe lists at least one worker)
     if (fe.ready.workers) L.push(`wait_workers ${fe.ready.workers}`);
+    // Stryker disable next-line ConditionalExpression: every plan's frontend has completion: true (build.ts)
     if (fe.ready.completion) {
       const ping = JSON.stringify({ model: plan.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 });
       // In a variable of its own: the model id is recipe text, and only quoted assignments carry it.
