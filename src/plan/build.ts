@@ -316,8 +316,11 @@ function checkKvFits(plan: Plan, input: PlanInput): void {
     const entry = workerEntryOf(input.recipe, p.name);
     const mostValue = (entry === null ? null : highestFraction(input.recipe, entry)) ?? f;
     let need: number | null = null;
+    // Whole hundredths above f (0.385 -> 0.39) up to the most it may get; the 1e-9 keeps 0.29 * 100 = 28.999... at 29.
     // Stryker disable next-line ArithmeticOperator: KV tokens grow with the fraction and the worker's own fraction gives its estimate, < maxModelLen (same overhead as the estimate), so starting lower finds the same first fraction
-    for (let g = Math.round(f * 100) + 1; g <= Math.round(mostValue * 100) && need === null && input.model; g++) {
+    const from = Math.floor(f * 100 + 1e-9) + 1;
+    const to = Math.floor(mostValue * 100 + 1e-9);
+    for (let g = from; g <= to && need === null && input.model; g++) {
       const tokens = kvTokensFor({ gpuTotalMiB: total, fraction: g / 100, weightsMiB: input.model.weightsMiB ?? 0, overheadMiB: overhead, bytesPerToken: input.model.bytesPerToken });
       if (tokens >= plan.maxModelLen) need = g / 100;
     }

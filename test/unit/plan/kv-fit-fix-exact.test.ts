@@ -6,8 +6,8 @@ import { validateRecipe } from '../../../src/recipe/load.js';
 // The fix of a plan whose KV cache cannot hold maxModelLen, at its exact edges. Qwen3-0.6B's
 // 114,688 bytes per token: 448 MiB hold exactly 4,096 tokens, 28 MiB exactly 256.
 const BPT = 114_688;
-const fixOf = (fraction: number, weightsMiB: number): string => {
-  const recipe = validateRecipe({ name: 't', workers: [{ role: 'agg', gpuMemoryUtilization: fraction }], maxModelLen: 4096, enforceEager: true }, 't');
+const fixOf = (fraction: number, weightsMiB: number, limit = 0.9): string => {
+  const recipe = validateRecipe({ name: 't', workers: [{ role: 'agg', gpuMemoryUtilization: fraction }], maxModelLen: 4096, enforceEager: true, memory: { limit } }, 't');
   try {
     buildPlan({ recipe, runDir: '/r', gpuTotalMiB: 8000, model: { bytesPerToken: BPT, weightsMiB } });
   } catch (err) {
@@ -31,5 +31,21 @@ describe('the fix for a KV cache too small for maxModelLen', () => {
   it('the frontend publishes no KV events; only workers do', () => {
     const recipe = validateRecipe({ name: 't', workers: [{ role: 'agg', gpuMemoryUtilization: 0.3 }], frontend: { routerMode: 'kv' } }, 't');
     expect(buildPlan({ recipe, runDir: '/r' }).processes.map((p) => p.publishesKvEvents)).toEqual([false, true]);
+  });
+});
+
+// A recipe may give a fraction between hundredths (0.385): the raise offered is the next hundredth
+// that holds maxModelLen, not one past it, and never past what memory.limit leaves.
+describe('the raise for a fraction between hundredths', () => {
+  it('0.385 is raised to 0.39 when 0.39 holds maxModelLen exactly (8000 x 0.39 - 2272 - 400 = 448 MiB)', () => {
+    expect(fixOf(0.385, 2272)).toMatch(/^raise its fraction \(--set workers\.0\.gpuMemoryUtilization=0\.39\)/);
+  });
+
+  it('one MiB more of weights and 0.39 falls short: 0.4', () => {
+    expect(fixOf(0.385, 2273)).toMatch(/^raise its fraction \(--set workers\.0\.gpuMemoryUtilization=0\.4\)/);
+  });
+
+  it('at a memory.limit of 0.385 itself there is no hundredth to raise to: only a shorter length', () => {
+    expect(fixOf(0.385, 2272, 0.385)).toBe('lower maxModelLen (--set maxModelLen=3584)');
   });
 });
