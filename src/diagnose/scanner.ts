@@ -83,7 +83,7 @@ function matchCandidate(raw: string): LineMatch | null {
   return null;
 }
 
-interface Hit {
+export interface Hit {
   count: number;
   line: number;
   text: string;
@@ -93,7 +93,8 @@ interface Hit {
   ids?: Set<string>;
 }
 
-interface FileState {
+/** What a scan found in one file (a Scanner's per-file state; structured-cloneable, so a worker thread can hand over its part). */
+export interface FileState {
   hits: Map<string, Hit>;
   kvTokens: number | null;
   /** Worker ids the file's process announced as its own. */
@@ -161,6 +162,37 @@ export class Scanner {
     else state.hits.set(code, { count: 1, line: lineNo, text: clip(m.text.trim()) });
     // A router diagnostic names the worker it is about: every line's id is kept, not only the quoted one's.
     if (m.text.includes('worker_id=')) addIds((state.hits.get(code)!.ids ??= new Set()), [...m.text.matchAll(NAMED_ID)].map((x) => x[1]));
+  }
+
+  /** What this scanner found in `file` so far (undefined for a file it never saw). */
+  fileState(file: string): FileState | undefined {
+    return this.perFile.get(file);
+  }
+
+  /**
+   * Adds what another scanner found in the rest of `file` (its lines numbered from 1 again), as if
+   * this scanner had been fed those lines after `lineOffset` lines: counts add up, the first
+   * occurrence stays, the last KV size and the last engine quote win as a single pass decides them.
+   */
+  mergeFile(file: string, later: FileState, lineOffset: number): void {
+    this.addFile(file);
+    const state = this.perFile.get(file)!;
+    if (later.kvTokens !== null) state.kvTokens = later.kvTokens;
+    if (later.ids) addIds((state.ids ??= new Set()), later.ids);
+    for (const [code, h] of later.hits) {
+      const hit = state.hits.get(code);
+      const moved: Hit = { ...h, line: h.line + lineOffset, ...(h.ids ? { ids: new Set(h.ids) } : {}) };
+      if (!hit) {
+        state.hits.set(code, moved);
+        continue;
+      }
+      hit.count += h.count;
+      // feedCandidate's rule for 'last-engine' quotes, applied to the later part's choice.
+      if (SIGNATURES.find((x) => x.code === code)!.quote === 'last-engine' && (h.engine || !hit.engine)) {
+        Object.assign(hit, { line: moved.line, text: moved.text, engine: moved.engine });
+      }
+      if (h.ids) addIds((hit.ids ??= new Set()), h.ids);
+    }
   }
 
   result(): ScanResult {

@@ -2,11 +2,13 @@ import {
   closeSync, constants as fsConstants, createReadStream, fstatSync, openSync, read as readAsync, readdirSync, readSync, realpathSync, statSync, type Stats,
 } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
-import { prefilterRegExps, Scanner } from '../diagnose/scanner.js';
+import { prefilterRegExps, Scanner, type FileState } from '../diagnose/scanner.js';
 import type { Finding, ScanResult } from '../diagnose/types.js';
 import { UserError } from '../errors.js';
+import { workerAnswer } from './worker-answer.js';
 
 // Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should
 // take a few seconds, a state directory with 10,000 logs too): whole chunks are searched with the
@@ -14,14 +16,16 @@ import { UserError } from '../errors.js';
 // and only the lines they hit are decoded and matched per signature. Newlines are counted with
 // Buffer.indexOf (memchr).
 //
-// Reading (measured with --cpu-prof, bench/README.md): two 1 MiB buffers serve the whole scan. A
+// Reading (measured with --cpu-prof, bench/README.md): two 512 KiB buffers serve the whole scan. A
 // file's first chunk is read synchronously (a small log is then done in three syscalls; a promise
-// per open/read/close cost more than the read, and a fresh 1 MiB buffer per file kept the garbage
+// per open/read/close cost more than the read, and a fresh buffer per file kept the garbage
 // collector busy); a bigger file is read ahead into the other buffer, on the thread pool, while
 // the chunk before is scanned. Between files the event loop gets a turn every few milliseconds.
 
-// 1 MiB: above Node's threshold (~1,007 KiB) for making the ascii view an external string (see block()).
-const CHUNK = 1 << 20;
+// 512 KiB: below the size (~1,007 KiB) from which Node makes the latin1 view of a chunk an external
+// string. Dead external strings piled up until the garbage collector ran: with 1 MiB chunks a 1 GiB
+// scan peaked at 146 MB RSS, with 512 KiB at 73 MB, in the same time within 5% (bench/README.md).
+const CHUNK = 512 << 10;
 /** A "line" longer than this is cut (memory stays bounded on files without newlines). */
 const MAX_LINE = 1 << 20;
 const NL = 10;
@@ -168,6 +172,8 @@ async function scanFile(scanner: Scanner, file: string, io: ScanIo): Promise<str
   scanner.addFile(file);
   const splitter = new LineSplitter(scanner, file, io.pres);
   let damage: string | null = null;
+  /** Lines of the file's second half when a worker thread scanned it. */
+  let later = 0;
   if (/\.gz$/i.test(file)) {
     const source = createReadStream(file, { highWaterMark: 1 << 20 });
     const stream = createGunzip({ chunkSize: 1 << 20 });
@@ -186,17 +192,22 @@ async function scanFile(scanner: Scanner, file: string, io: ScanIo): Promise<str
         : `damaged gzip after ${lines.toLocaleString('en-US')} line${lines === 1 ? '' : 's'} (${e.message}); the lines before were scanned`;
     }
   } else {
-    await scanPlain(file, splitter, io);
+    later = await scanPlain(scanner, file, splitter, io);
   }
   splitter.end();
-  scanner.setLines(file, splitter.lineCount());
+  scanner.setLines(file, splitter.lineCount() + later);
   return damage;
 }
 
 const cannotRead = (file: string, err: unknown) => new UserError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
 
-/** A plain file through the scan's buffers: the first chunk read at once, later ones read ahead while the one before is scanned. */
-async function scanPlain(file: string, splitter: LineSplitter, io: ScanIo): Promise<void> {
+/**
+ * A plain file through the scan's buffers. A big one (SPLIT_FROM) on a machine with another core is
+ * cut in two at a line end: a worker thread scans the second half while this thread scans the
+ * first, and what it found is merged as if read in order (Scanner.mergeFile). Returns the worker's
+ * line count (0 when this thread read everything: no worker, or one that failed).
+ */
+async function scanPlain(scanner: Scanner, file: string, splitter: LineSplitter, io: ScanIo): Promise<number> {
   let fd: number;
   try {
     // O_NONBLOCK: a file swapped for a FIFO since the folder was listed must not block the read.
@@ -205,39 +216,104 @@ async function scanPlain(file: string, splitter: LineSplitter, io: ScanIo): Prom
     throw cannotRead(file, err);
   }
   try {
-    if (!fstatSync(fd).isFile()) throw new UserError(`${file}: not a regular file any more; pass log files or folders`);
-    const [first] = io.bufs;
-    let n: number;
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new UserError(`${file}: not a regular file any more; pass log files or folders`);
+    const cut = st.size >= SPLIT_FROM && availableParallelism() > 1 ? lineEndAfter(fd, Math.floor(st.size / 2), io.bufs[0]) : null;
+    if (cut === null) {
+      await scanRange(fd, file, splitter, io, 0, Infinity);
+      return 0;
+    }
+    const second = workerAnswer<FilePart>(new URL('./log-scan-worker.js', import.meta.url), { file, start: cut });
     try {
-      n = readSync(fd, first, 0, CHUNK, 0);
+      await scanRange(fd, file, splitter, io, 0, cut);
     } catch (err) {
-      throw cannotRead(file, err);
+      second.stop(); // the scan fails here: its other half is no longer wanted
+      throw err;
     }
-    let pos = n;
-    let cur = first;
-    if (n === CHUNK) {
-      // A big file: from now on the next chunk is read while this one is scanned.
-      const other = (io.bufs[1] ??= Buffer.allocUnsafe(CHUNK));
-      for (;;) {
-        const next = cur === first ? other : first;
-        const ahead = readAt(fd, next, pos).catch((err: unknown) => {
-          throw cannotRead(file, err);
-        });
-        splitter.push(cur.subarray(0, n), true);
-        n = await ahead;
-        if (n === 0) return;
-        pos += n;
-        cur = next;
-      }
+    const part = await second.answer;
+    if (!part) {
+      await scanRange(fd, file, splitter, io, cut, Infinity);
+      return 0;
     }
-    if (n > 0) splitter.push(cur.subarray(0, n), true);
+    scanner.addBytes(part.bytes);
+    if (part.state) scanner.mergeFile(file, part.state, splitter.lineCount());
+    return part.lines;
   } finally {
     closeSync(fd);
   }
 }
 
-function readAt(fd: number, buf: Buffer, position: number): Promise<number> {
-  return new Promise((resolve, reject) => readAsync(fd, buf, 0, buf.length, position, (err, n) => (err ? reject(err) : resolve(n))));
+/** From this size a plain file is scanned in two halves on two threads (starting a worker costs ~25 ms of CPU, measured on Node 20). */
+export const SPLIT_FROM = 32 << 20;
+
+/** The offset just after the first newline at or after `at` (within a chunk), or null: no cut there. */
+function lineEndAfter(fd: number, at: number, buf: Buffer): number | null {
+  let n: number;
+  try {
+    n = readSync(fd, buf, 0, CHUNK, at);
+  } catch {
+    return null;
+  }
+  const nl = buf.subarray(0, n).indexOf(NL);
+  return nl === -1 ? null : at + nl + 1;
+}
+
+/** What a worker found in the rest of a file from a line start. */
+export interface FilePart {
+  state: FileState | undefined;
+  lines: number;
+  bytes: number;
+}
+
+/** Scans `file` from byte `start` (a line start) to its end here: the worker thread's job (log-scan-worker.ts). */
+export async function scanFileFrom(file: string, start: number): Promise<FilePart> {
+  const scanner = new Scanner();
+  scanner.addFile(file);
+  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], pres: prefilterRegExps() };
+  const splitter = new LineSplitter(scanner, file, io.pres);
+  const fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    await scanRange(fd, file, splitter, io, start, Infinity);
+  } finally {
+    closeSync(fd);
+  }
+  splitter.end();
+  return { state: scanner.fileState(file), lines: splitter.lineCount(), bytes: scanner.result().bytes };
+}
+
+/** [start, end) of an open file through the scan's buffers (end: Infinity = to the end): the first chunk at once, later ones read ahead while the one before is scanned. */
+async function scanRange(fd: number, file: string, splitter: LineSplitter, io: ScanIo, start: number, end: number): Promise<void> {
+  const [first] = io.bufs;
+  const size = first.length;
+  const want = (pos: number) => Math.min(size, end - pos);
+  let n: number;
+  try {
+    n = readSync(fd, first, 0, want(start), start);
+  } catch (err) {
+    throw cannotRead(file, err);
+  }
+  let pos = start + n;
+  let cur = first;
+  if (n === size) {
+    // A big file: from now on the next chunk is read while this one is scanned.
+    const other = (io.bufs[1] ??= Buffer.allocUnsafe(size));
+    for (;;) {
+      const next = cur === first ? other : first;
+      const ahead = pos >= end ? Promise.resolve(0) : readAt(fd, next, pos, want(pos)).catch((err: unknown) => {
+        throw cannotRead(file, err);
+      });
+      splitter.push(cur.subarray(0, n), true);
+      n = await ahead;
+      if (n === 0) return;
+      pos += n;
+      cur = next;
+    }
+  }
+  if (n > 0) splitter.push(cur.subarray(0, n), true);
+}
+
+function readAt(fd: number, buf: Buffer, position: number, length: number): Promise<number> {
+  return new Promise((resolve, reject) => readAsync(fd, buf, 0, length, position, (err, n) => (err ? reject(err) : resolve(n))));
 }
 
 /** Cuts chunks into lines and feeds the scanner the lines the prefilter hits. */

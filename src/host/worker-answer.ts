@@ -1,0 +1,32 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Runs a worker thread that answers with one message and ends (log-scan.ts: the second half of a
+ * big log). `answer` is null where none can run: its module is not there (the sources
+ * under test are .ts, the workers are built .js), it failed to start, threw or ended without
+ * answering; the caller then does the work itself. `stop()` ends it early (not wanted any more).
+ */
+export function workerAnswer<T>(url: URL, workerData?: unknown): { answer: Promise<T | null>; stop: () => void } {
+  let stopped = false;
+  let terminate = () => {};
+  const stop = () => {
+    stopped = true;
+    terminate();
+  };
+  if (!existsSync(fileURLToPath(url))) return { answer: Promise.resolve(null), stop };
+  const answer = import('node:worker_threads').then(({ Worker }) => new Promise<T | null>((resolve) => {
+    if (stopped) return resolve(null);
+    try {
+      const worker = new Worker(url, { workerData });
+      terminate = () => void worker.terminate();
+      worker.once('message', (m: T) => resolve(m));
+      worker.once('error', () => resolve(null));
+      // Ended without answering; after the answer this resolve() does nothing.
+      worker.once('exit', () => resolve(null));
+    } catch {
+      resolve(null);
+    }
+  }));
+  return { answer, stop };
+}
