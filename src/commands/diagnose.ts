@@ -36,6 +36,9 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
     result = await addExitFindings(result, j.record, { lost: j.lost, only: r.only ?? undefined });
   }
   const ms = Math.round(performance.now() - t0);
+  // A fix names MODEL where the quoted line names the model (a lock's cache folder): the command can then be pasted.
+  const { fillFix, modelNamedIn } = await import('../diagnose/fill-fix.js');
+  result = { ...result, findings: result.findings.map((f) => ({ ...f, fix: fillFix(f.fix, { model: modelNamedIn(f.text) }) })) };
   // Only folders can yield no file (a file named is always scanned): "no failure found" would
   // then be a false all-clear.
   if (result.files === 0) {

@@ -13,3 +13,18 @@ export function fillFix(fix: string, at: { model?: string | null; process?: stri
   if (at.run) s = s.replace(/\bRUN\b/g, at.run);
   return s;
 }
+
+// A Hugging Face cache folder: `models--ORG--NAME` (FACTS §6), `models--NAME` for a repo without an
+// owner; repo ids never contain `--` (huggingface_hub validate_repo_id), so the split is exact.
+const CACHE_FOLDER = /\bmodels--((?:[\w.]|-(?!-))+)(?:--((?:[\w.]|-(?!-))+))?/;
+// Dynamo's tracing field on router diagnostics: `model="Qwen/Qwen3-0.6B"`.
+const MODEL_FIELD = /\bmodel="([^"\s]+)"/;
+
+/** The model a log line names (a cache folder of a lock or download, or Dynamo's model field); null when none. */
+export function modelNamedIn(text: string): string | null {
+  const field = MODEL_FIELD.exec(text);
+  if (field) return field[1];
+  const cache = CACHE_FOLDER.exec(text);
+  if (!cache) return null;
+  return cache[2] ? `${cache[1]}/${cache[2]}` : cache[1];
+}
