@@ -99,7 +99,7 @@ const check: Check = {
     const failed = problems.filter((p) => p.status === 'fail');
     const first = failed[0] ?? problems[0];
     const names = problems.map((p) => p.line.split(/[: (]/)[0]);
-    const summary = lost.size > 0 && [...lost.keys()].every((n) => names.includes(n))
+    const summary = lost.size > 0 && [...lost.keys()].some((n) => names.includes(n))
       ? `${problems.length} of ${workers.length} worker${workers.length === 1 ? '' : 's'} lost or without enough KV cache: ${names.join(', ')}`
       : `${problems.length} of ${workers.length} worker${workers.length === 1 ? '' : 's'} without enough KV cache: ${names.join(', ')}`;
     const details = [...problems.map((p) => p.line), `KV tokens per worker: ${list}`];

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import check from '../../../src/doctor/checks/cuda.compat.js';
+import type { CompatFacts, GpuFacts, PythonFacts } from '../../../src/host/types.js';
+import { fakeFacts, healthyGpu } from '../../helpers/facts.js';
+
+// cuda.compat's fix on a laptop GPU with forward-compat libraries on LD_LIBRARY_PATH: an
+// `export LD_LIBRARY_PATH=...` line that keeps every other entry, in order, ":" separated, and
+// drops the compat entry however it is written.
+const base = healthyGpu.ok ? healthyGpu.gpus[0] : ({} as never);
+const laptop: GpuFacts = { ok: true, driverVersion: '570.133.07', cudaVersion: '12.8', gpus: [{ ...base, name: 'NVIDIA GeForce RTX 4060 Laptop GPU' }] };
+const python: PythonFacts = {
+  interpreter: 'python3', ok: true, error: null, pythonVersion: '3.12.3', torchCuda: '12.8',
+  modules: { dynamo: { ok: true, version: '1.0.0', error: null }, vllm: { ok: true, version: '0.11.0', error: null }, torch: { ok: true, version: '2.8.0+cu128', error: null } },
+};
+const compatOn = (dir: string): CompatFacts => ({ ldLibraryPathCompat: [dir], ldconfigCompat: [], ldconfigLibcuda: ['/lib/x86_64-linux-gnu/libcuda.so.1'], ldconfigError: null });
+
+describe('cuda.compat: the cleaned LD_LIBRARY_PATH', () => {
+  it('keeps the other two entries, ":" separated', async () => {
+    const r = await check.run(fakeFacts({ gpu: laptop, python, compat: compatOn('/usr/local/cuda-12.9/compat') }, {
+      env: { LD_LIBRARY_PATH: '/opt/nccl/lib:/usr/local/cuda-12.9/compat:/usr/local/cuda/lib64' },
+    }));
+    expect(r.status).toBe('fail');
+    expect(r.fix).toContain('(`export LD_LIBRARY_PATH=/opt/nccl/lib:/usr/local/cuda/lib64`)');
+  });
+
+  it('a relative compat entry (cuda-12.9/compat) is dropped too: nothing left, so unset', async () => {
+    const r = await check.run(fakeFacts({ gpu: laptop, python, compat: compatOn('cuda-12.9/compat') }, { env: { LD_LIBRARY_PATH: 'cuda-12.9/compat' } }));
+    expect(r.fix).toContain('(`export LD_LIBRARY_PATH=` or `unset LD_LIBRARY_PATH`)');
+  });
+});
