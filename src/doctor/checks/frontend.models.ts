@@ -104,6 +104,13 @@ const check: Check = {
       const fix = `see which process ended (\`dynamo-dev status${runId ? ` --run ${runId}` : ''}\`, \`dynamo-dev diagnose\`), then ${upAgainText(runId)}`;
       return starting ? warn(`${summary} (the run is still starting)`, fix, [`counted from ${countedBy}`], evidence) : fail(summary, fix, [`counted from ${countedBy}`], evidence);
     }
+    if (!listed && fe.models.error !== null) {
+      // The list was not read: "does not list" (listed: nothing) would send the user after the model's registration.
+      const summary = `the frontend counts ${seen} worker${seen === 1 ? '' : 's'} but GET /v1/models failed: ${fe.models.error}`;
+      const fix = `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`); if it stays so, ${upAgainText(runId)}`;
+      const details = [`GET ${fe.models.url}: ${fe.models.error}`];
+      return starting ? warn(summary, fix, details, evidence) : fail(summary, fix, details, evidence);
+    }
     if (!listed) {
       const summary = `the frontend counts ${seen} worker${seen === 1 ? '' : 's'} but /v1/models does not list ${model}`;
       const details = [`listed: ${fe.modelIds.length ? fe.modelIds.join(', ') : 'nothing'}`];

@@ -41,10 +41,13 @@ describe('frontend.models: one of three workers lost', () => {
 });
 
 describe('frontend.models: /health answers, /v1/models does not', () => {
-  it('is not "does not answer": the frontend is up, the model is not listed', async () => {
+  it('is not "does not answer" (the frontend is up) nor "does not list" (the list was never read): the request failed, with its error', async () => {
     const r = await check.run(fakeFacts({ run: run([], 2), frontend: fe(2, 'connect ECONNRESET 127.0.0.1:8000') }));
     expect(r.status).toBe('fail');
-    expect(r.summary).toBe(`the frontend counts 2 workers but /v1/models does not list ${MODEL}`);
+    expect(r.summary).toBe('the frontend counts 2 workers but GET /v1/models failed: connect ECONNRESET 127.0.0.1:8000');
+    expect(r.details).toEqual([`GET ${URL}/v1/models: connect ECONNRESET 127.0.0.1:8000`]);
+    expect(r.fix).toBe('look at its log (`dynamo-dev logs frontend --run r1`); if it stays so, stop it (`dynamo-dev teardown --run r1`) and start it again with the same `dynamo-dev up` command');
     expect(r.summary).not.toContain('does not answer');
+    expect(r.summary).not.toContain('does not list');
   });
 });
