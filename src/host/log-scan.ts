@@ -278,7 +278,7 @@ export async function scanFileFrom(file: string, start: number): Promise<FilePar
     closeSync(fd);
   }
   splitter.end();
-  return { state: scanner.fileState(file), lines: splitter.lineCount(), bytes: scanner.result().bytes };
+  return { state: scanner.fileState(file), lines: splitter.lineCount(), bytes: splitter.bytesSeen() };
 }
 
 /** [start, end) of an open file through the scan's buffers (end: Infinity = to the end): the first chunk at once, later ones read ahead while the one before is scanned. */

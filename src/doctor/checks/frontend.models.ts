@@ -36,6 +36,9 @@ export function plannedWorkers(rec: Pick<RunRecord, 'processes'> & { plan?: Plan
  * Restarting the run: `dynamo-dev up` alone would start the default recipe, not this run's (whose
  * recipe, file and --set overrides only the user's own command line has).
  */
+/** The command that shows the frontend's log (the run's, when doctor knows it). */
+const frontendLog = (runId: string | null) => `\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\``;
+
 const upAgainText = (runId: string | null) =>
   `stop it (\`dynamo-dev teardown${runId ? ` --run ${runId}` : ''}\`) and start it again with the same \`dynamo-dev up\` command`;
 
@@ -63,7 +66,7 @@ const check: Check = {
     if (fe.health.error !== null && fe.models.error !== null) {
       return fail(
         `frontend at ${fe.url} does not answer: ${fe.health.error}`,
-        `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`); ${upAgainText(runId)}`,
+        `look at its log (${frontendLog(runId)}); ${upAgainText(runId)}`,
         [`GET ${fe.health.url}: ${fe.health.error}`],
         evidence,
       );
@@ -75,7 +78,7 @@ const check: Check = {
       const summary = status === 'not_ready'
         ? `/health says not_ready${msg ? `: ${msg}` : ''}: the frontend has not finished its initial discovery`
         : '/health says shutting_down: the frontend is stopping';
-      const fix = `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`) for a discovery error; if it stays so, ${upAgainText(runId)}`;
+      const fix = `look at its log (${frontendLog(runId)}) for a discovery error; if it stays so, ${upAgainText(runId)}`;
       return starting ? warn(`${summary} (the run is still starting)`, fix, [], evidence) : fail(summary, fix, [`GET ${fe.health.url} -> ${JSON.stringify(fe.health.body)}`], evidence);
     }
     // A planned worker the run has lost (status: degraded) fails at once, whatever the frontend
@@ -107,7 +110,7 @@ const check: Check = {
     if (!listed && fe.models.error !== null) {
       // The list was not read: "does not list" (listed: nothing) would send the user after the model's registration.
       const summary = `the frontend counts ${seen} worker${seen === 1 ? '' : 's'} but GET /v1/models failed: ${fe.models.error}`;
-      const fix = `look at its log (\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\`); if it stays so, ${upAgainText(runId)}`;
+      const fix = `look at its log (${frontendLog(runId)}); if it stays so, ${upAgainText(runId)}`;
       const details = [`GET ${fe.models.url}: ${fe.models.error}`];
       return starting ? warn(summary, fix, details, evidence) : fail(summary, fix, details, evidence);
     }
