@@ -157,3 +157,15 @@ describe('dynamo-dev diagnose', () => {
     expect(none.stderr).toMatch(/no runs recorded in .*, so no logs to diagnose/);
   });
 });
+
+describe('dynamo-dev diagnose: a fix names the model the log names', () => {
+  it('a download lock wait: `hf download Qwen/Qwen3-0.6B`, in --json and in the report', async () => {
+    const log = join(LOGS, 'worker-lock-wait.log');
+    const json = await runCli(['diagnose', '--json', log], env);
+    const f = JSON.parse(json.stdout).findings.find((x: { code: string }) => x.code === 'hf.lock-wait');
+    expect(f.fix).toContain('`hf download Qwen/Qwen3-0.6B`');
+    const text = await runCli(['diagnose', log], env);
+    expect(text.stdout).toContain('`hf download Qwen/Qwen3-0.6B`');
+    expect(text.stdout).not.toContain('MODEL');
+  });
+});

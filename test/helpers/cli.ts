@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { afterAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
@@ -28,6 +29,17 @@ export function tempHome(prefix = 'dd-test-'): { dir: string; stateDir: string; 
     stateDir: join(dir, 'state'),
     hfCache: join(dir, 'hf', 'hub'),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A factory of tempHome()s (prefix PREFIX), all removed after the file's tests. Call at a test file's top level. */
+export function tempHomes(prefix: string): () => ReturnType<typeof tempHome> {
+  const homes: ReturnType<typeof tempHome>[] = [];
+  afterAll(() => homes.forEach((h) => h.cleanup()));
+  return () => {
+    const h = tempHome(prefix);
+    homes.push(h);
+    return h;
   };
 }
 

@@ -1,5 +1,5 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { tempHome } from '../../helpers/cli.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempHomes } from '../../helpers/cli.js';
 import { deadPid, killStarted, spawnTree, writeFakeRun, type Tree } from '../../helpers/proc-trees.js';
 import { livenessIn, markerFor, readBootId, scanRuns } from '../../../src/run/run-scan.js';
 import { readStartTicks } from '../../../src/run/proc.js';
@@ -11,14 +11,8 @@ import type { RunRecord } from '../../../src/run/types.js';
 // a stale record of another boot naming the same pid never hides it. Real process trees, each
 // carrying a marker; every one is SIGKILLed after its test.
 
-const homes: ReturnType<typeof tempHome>[] = [];
-const home = () => {
-  const h = tempHome('dd-marked-');
-  homes.push(h);
-  return h;
-};
+const home = tempHomes('dd-marked-');
 afterEach(() => killStarted());
-afterAll(() => homes.forEach((h) => h.cleanup()));
 
 const ourStart = readStartTicks(process.pid)!;
 

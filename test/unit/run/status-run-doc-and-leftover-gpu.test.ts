@@ -1,11 +1,11 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildRunStatus, collectStatus, withLeftoverMemory, type RunStatusDoc } from '../../../src/run/status-doc.js';
 import type { RunLiveness } from '../../../src/run/liveness.js';
 import { markerFor, RUN_MARKER } from '../../../src/run/run-scan.js';
 import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
-import { FIXTURES, tempHome } from '../../helpers/cli.js';
+import { FIXTURES, tempHomes } from '../../helpers/cli.js';
 import { deadPid, killStarted, spawnLone, spawnTree, writeFakeRun } from '../../helpers/proc-trees.js';
 
 // `status` of one run (--run), of a run whose lost process left its engine holding GPU memory
@@ -13,14 +13,8 @@ import { deadPid, killStarted, spawnLone, spawnTree, writeFakeRun } from '../../
 // lacks its supervisor or a process is alive but not ready yet.
 
 
-const homes: ReturnType<typeof tempHome>[] = [];
-const home = () => {
-  const h = tempHome('dd-status-gpu-');
-  homes.push(h);
-  return h;
-};
+const home = tempHomes('dd-status-gpu-');
 afterEach(() => killStarted());
-afterAll(() => homes.forEach((h) => h.cleanup()));
 
 /** A fake nvidia-smi on PATH that notes each call, then answers as the test fixture does. */
 function countingSmi(dir: string, apps: string): { env: NodeJS.ProcessEnv; calls: () => number } {

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,21 +6,15 @@ import { teardown } from '../../../src/run/teardown.js';
 import { listProcesses } from '../../../src/host/processes.js';
 import { readCmdline } from '../../../src/run/proc.js';
 import type { ProcessInfo } from '../../../src/host/types.js';
-import { tempHome } from '../../helpers/cli.js';
+import { tempHomes } from '../../helpers/cli.js';
 import { isAlive, killStarted, track, waitUntil } from '../../helpers/proc-trees.js';
 
 // teardown --orphans with the process list limited to what the test names: never the teardown
 // process itself or the process that started it, even when they look like engines, and a leftover
 // engine is stopped alone, never with the rest of its process group (a shell job that is not ours).
 
-const homes: ReturnType<typeof tempHome>[] = [];
-const home = () => {
-  const h = tempHome('dd-teardown-orphans-');
-  homes.push(h);
-  return h;
-};
+const home = tempHomes('dd-teardown-orphans-');
 afterEach(() => killStarted());
-afterAll(() => homes.forEach((h) => h.cleanup()));
 
 describe('teardown --orphans', () => {
   it('the teardown process and its parent are never leftovers, even listed as engines', async () => {

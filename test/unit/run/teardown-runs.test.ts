@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { readRun } from '../../../src/run/state.js';
 import { markedProcesses, markerFor, RUN_MARKER } from '../../../src/run/run-scan.js';
 import { readStopRequest } from '../../../src/run/stop-request.js';
 import type { StopSnapshot } from '../../../src/run/stop.js';
-import { tempHome } from '../../helpers/cli.js';
+import { tempHomes } from '../../helpers/cli.js';
 import { deadPid, isAlive, killStarted, spawnLone, spawnTree, track, waitUntil, writeFakeRun } from '../../helpers/proc-trees.js';
 import { readCmdline, readStartTicks } from '../../../src/run/proc.js';
 import { listProcesses } from '../../../src/host/processes.js';
@@ -16,14 +16,8 @@ import { listProcesses } from '../../../src/host/processes.js';
 // what it stops, what it tells as it goes, what it writes back, and what it says when the record
 // cannot be written. (The e2e tests run the same through the built CLI.)
 
-const homes: ReturnType<typeof tempHome>[] = [];
-const home = () => {
-  const h = tempHome('dd-teardown-');
-  homes.push(h);
-  return h;
-};
+const home = tempHomes('dd-teardown-');
 afterEach(() => killStarted());
-afterAll(() => homes.forEach((h) => h.cleanup()));
 
 const GRACE = 300;
 
