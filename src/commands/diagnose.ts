@@ -36,9 +36,20 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
     result = await addExitFindings(result, j.record, { lost: j.lost, only: r.only ?? undefined });
   }
   const ms = Math.round(performance.now() - t0);
-  // A fix names MODEL where the quoted line names the model (a lock's cache folder): the command can then be pasted.
+  // A fix's placeholders filled where the log tells them, so the command can be pasted: MODEL from
+  // the quoted line (a lock's cache folder) or the run's model; PROCESS and RUN from the run whose
+  // process wrote the log (`dynamo-dev logs agg-0 --lines 80`).
   const { fillFix, modelNamedIn } = await import('../diagnose/fill-fix.js');
-  result = { ...result, findings: result.findings.map((f) => ({ ...f, fix: fillFix(f.fix, { model: modelNamedIn(f.text) }) })) };
+  const { resolve } = await import('node:path');
+  const writers = new Map<string, { process: string; run: string; model: string }>();
+  for (const r of runs) for (const p of r.record.processes) writers.set(resolve(p.log), { process: p.name, run: r.record.id, model: r.record.model });
+  result = {
+    ...result,
+    findings: result.findings.map((f) => {
+      const w = writers.get(resolve(f.file));
+      return { ...f, fix: fillFix(f.fix, { model: modelNamedIn(f.text) ?? w?.model, process: w?.process, run: w?.run }) };
+    }),
+  };
   // Only folders can yield no file (a file named is always scanned): "no failure found" would
   // then be a false all-clear.
   if (result.files === 0) {

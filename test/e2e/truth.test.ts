@@ -156,10 +156,12 @@ describe('unknown causes are shown, not hidden', () => {
 
     const d = await runCli(['diagnose', logs, '--json'], s.env);
     expect(d.code).toBe(1);
-    const findings = JSON.parse(d.stdout).findings as { code: string; text: string }[];
+    const findings = JSON.parse(d.stdout).findings as { code: string; text: string; fix: string }[];
     expect(findings.map((f) => f.code)).toEqual(['run.process-exited', 'python.exception']);
     expect(findings[0].text).toMatch(new RegExp(`^agg-0 exited with code 1 at \\d\\d:\\d\\d:\\d\\d: ${error}$`));
     expect(findings[1].text).toBe(error);
+    // The fix to paste names the process whose log it is, not the table's PROCESS.
+    for (const f of findings) expect(f.fix).toContain('`dynamo-dev logs agg-0 --lines 80`');
     expect(survivors(s.stateDir)).toEqual([]);
   });
 });
