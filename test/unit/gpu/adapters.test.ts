@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { probeCompat } from '../../../src/host/compat.js';
 import { probeComputeApps, probeGpu } from '../../../src/host/nvidia-smi.js';
 import { probeDynamoVersion, probePython, venvDistVersion } from '../../../src/host/python.js';
+import { runProgram } from '../../../src/host/run-program.js';
 import { FIXTURES, SAMPLES } from '../../helpers/cli.js';
 
 // The adapters run the fakes in test/fixtures as real child processes: PATH and PYTHONPATH are
@@ -66,6 +67,50 @@ describe('probeGpu against the fake nvidia-smi', () => {
     chmodSync(join(dir, 'nvidia-smi'), 0o755);
     const g = await probeGpu({ PATH: [dir, SYS_PATH].join(delimiter) }, 300);
     expect(g).toEqual({ ok: false, reason: 'error', message: 'nvidia-smi did not answer within 300 ms' });
+  });
+});
+
+// Dynamo's own checker (ai-dynamo/dynamo deploy/sanity_check.py, GPUInfo) asks nvidia-smi for
+// `-L` and for power beside memory; bench/doctor-sanity.mjs runs it against this fake.
+describe('the fake nvidia-smi answers the calls of Dynamo\'s own checker', () => {
+  const smi = (args: string[], vars: Record<string, string> = {}) => runProgram('nvidia-smi', args, { env: gpuEnv(vars), timeoutMs: T });
+  const POWER = ['--query-gpu=power.draw,power.limit,memory.used,memory.total', '--format=csv,noheader,nounits'];
+
+  it('-L and --list-gpus list one line per GPU with its name and UUID', async () => {
+    expect(await smi(['-L'])).toMatchObject({
+      exitCode: 0, stdout: 'GPU 0: NVIDIA GeForce RTX 4060 Laptop GPU (UUID: GPU-3f1c2a9e-8d7b-4c55-9a0e-1b2c3d4e5f60)',
+    });
+    expect((await smi(['--list-gpus'], { FAKE_NVIDIA_SMI: 'two-gpus-595' })).stdout.split('\n')).toEqual([
+      'GPU 0: NVIDIA GeForce RTX 4080 SUPER (UUID: GPU-00000000-0000-0000-0000-000000000000)',
+      'GPU 1: NVIDIA RTX 6000 Ada Generation (UUID: GPU-7a7b7c7d-1111-2222-3333-444455556666)',
+    ]);
+  });
+
+  it.each([['no-driver', 9], ['mismatch', 18], ['no-devices', 6]])('-L fails on %s as every other call does (exit %i, same text)', async (scenario, code) => {
+    const [list, version] = await Promise.all([smi(['-L'], { FAKE_NVIDIA_SMI: scenario }), smi(['--version'], { FAKE_NVIDIA_SMI: scenario })]);
+    expect(list.exitCode).toBe(code);
+    expect(list.stdout).not.toContain('GPU 0');
+    expect(list.stdout).toBe(version.stdout);
+  });
+
+  it('reports power draw and limit as the plain table shows them (3W / 80W), per GPU, beside memory', async () => {
+    const plain = (await smi([])).stdout;
+    expect(plain).toMatch(/\b3W \/ +80W \|/);
+    expect(await smi(POWER)).toMatchObject({ exitCode: 0, stdout: '3.00, 80.00, 512, 8188' });
+    expect((await smi(POWER, { FAKE_NVIDIA_SMI: 'two-gpus-595' })).stdout).toBe('3.00, 80.00, 596, 16376\n3.00, 80.00, 289, 49140');
+    expect((await smi(POWER, { FAKE_NVIDIA_SMI: 'unified' })).stdout).toBe('3.00, 80.00, [N/A], [N/A]');
+  });
+
+  it('names the unit in the header and after each value when units are on', async () => {
+    const r = await smi(['--query-gpu=power.draw,power.limit,memory.used', '--format=csv']);
+    expect(r.stdout.split('\n')).toEqual(['power.draw [W], power.limit [W], memory.used [MiB]', '3.00 W, 80.00 W, 512 MiB']);
+  });
+
+  it('the power query fails without a driver as the memory query does', async () => {
+    const r = await smi(POWER, { FAKE_NVIDIA_SMI: 'no-driver' });
+    expect(r.exitCode).toBe(9);
+    expect(r.stdout).toContain("couldn't communicate with the NVIDIA driver");
+    expect(r.stdout).not.toContain('80.00');
   });
 });
 
