@@ -157,3 +157,36 @@ export function treesRunRecord(stateDir, id, trees, supervisorTicks = null) {
     })),
   };
 }
+
+/**
+ * `doctor --json` against an anchor checker on the same fake machine (doctor-floor.mjs,
+ * doctor-sanity.mjs): one warm-up of each (page cache, pyc of the fakes), then `n` alternating
+ * pairs; both must print JSON. `accept(stdout)` may throw on the anchor's warm-up output when the
+ * anchor took a short path (an error early on) that would make the comparison unfair. Prints the
+ * load before and after, medians of wall and CPU and the ratios; returns the exit code: 0 when
+ * doctor's median wall time is <= the anchor's, 1 otherwise.
+ */
+export function doctorAgainst({ name, cmd, args, env, n, accept = () => {} }) {
+  const before = loadNote();
+  const run = (c, a) => {
+    const r = timeCpu(c, a, env);
+    if (!r.stdout.trim().startsWith('{')) throw new Error(`${[c, ...a].join(' ')} printed no JSON: ${r.stderr}`);
+    return r;
+  };
+  const doctorRun = () => run(process.execPath, [BIN, 'doctor', '--json']);
+  const anchorRun = () => run(cmd, args);
+  doctorRun();
+  accept(anchorRun().stdout);
+  const [anchor, doctor] = alternate(n, anchorRun, doctorRun);
+  const checks = JSON.parse(doctor[0].stdout).checks.length;
+  const med = (rs, key) => median(rs.map((r) => r[key]));
+  const [aw, dw, ac, dc] = [med(anchor, 'ms'), med(doctor, 'ms'), med(anchor, 'cpuMs'), med(doctor, 'cpuMs')];
+  const ratio = dw / aw;
+  report([
+    ['machine', `${before} (before); ${loadNote()} (after)`],
+    [`${name} (median of ${n})`, `${aw.toFixed(0)} ms wall, ${ac.toFixed(0)} ms CPU`],
+    [`doctor --json, ${checks} checks (median of ${n})`, `${dw.toFixed(0)} ms wall, ${dc.toFixed(0)} ms CPU`],
+    [`ratio doctor / ${name}`, `${ratio.toFixed(2)}x wall (target <= 1.0x), ${(dc / ac).toFixed(2)}x CPU`],
+  ]);
+  return ratio <= 1.0 ? 0 : 1;
+}
