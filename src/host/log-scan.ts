@@ -21,11 +21,18 @@ import { workerAnswer } from './worker-answer.js';
 // per open/read/close cost more than the read, and a fresh buffer per file kept the garbage
 // collector busy); a bigger file is read ahead into the other buffer, on the thread pool, while
 // the chunk before is scanned. Between files the event loop gets a turn every few milliseconds.
+// A big file is read by two threads in parts (scanPlain).
 
 // 512 KiB: below the size (~1,007 KiB) from which Node makes the latin1 view of a chunk an external
 // string. Dead external strings piled up until the garbage collector ran: with 1 MiB chunks a 1 GiB
 // scan peaked at 146 MB RSS, with 512 KiB at 73 MB, in the same time within 5% (bench/README.md).
 const CHUNK = 512 << 10;
+/**
+ * The most bytes turned into one string at a time: V8 puts a string over 128 KiB in its
+ * large-object space, and making one there costs ~6x as much per byte (50 MB of 512 KiB strings
+ * 60 ms, of 64 KiB strings 10 ms; measured on Node 20, bench/README.md "Round 5").
+ */
+const PIECE = 64 << 10;
 /** A "line" longer than this is cut (memory stays bounded on files without newlines). */
 const MAX_LINE = 1 << 20;
 const NL = 10;
@@ -172,7 +179,7 @@ async function scanFile(scanner: Scanner, file: string, io: ScanIo): Promise<str
   scanner.addFile(file);
   const splitter = new LineSplitter(scanner, file, io.pres);
   let damage: string | null = null;
-  /** Lines of the file's second half when a worker thread scanned it. */
+  /** Lines of a big file read in parts (the splitter then saw none). */
   let later = 0;
   if (/\.gz$/i.test(file)) {
     const source = createReadStream(file, { highWaterMark: 1 << 20 });
@@ -203,9 +210,11 @@ const cannotRead = (file: string, err: unknown) => new UserError(`${file}: canno
 
 /**
  * A plain file through the scan's buffers. A big one (SPLIT_FROM) on a machine with another core is
- * cut in two at a line end: a worker thread scans the second half while this thread scans the
- * first, and what it found is merged as if read in order (Scanner.mergeFile). Returns the worker's
- * line count (0 when this thread read everything: no worker, or one that failed).
+ * read by this thread and a worker thread together: cut into parts of PART bytes, each taken by
+ * whichever thread is free next (a shared counter), so both finish together although the worker
+ * starts ~50-90 ms late (its own Node environment). What each part found is merged in file order as
+ * if one pass had read it (Scanner.mergeFile). Returns the lines of the parts (0 when this thread
+ * read the file as one: small, one core).
  */
 async function scanPlain(scanner: Scanner, file: string, splitter: LineSplitter, io: ScanIo): Promise<number> {
   let fd: number;
@@ -218,67 +227,123 @@ async function scanPlain(scanner: Scanner, file: string, splitter: LineSplitter,
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new UserError(`${file}: not a regular file any more; pass log files or folders`);
-    const cut = st.size >= SPLIT_FROM && availableParallelism() > 1 ? lineEndAfter(fd, Math.floor(st.size / 2), io.bufs[0]) : null;
-    if (cut === null) {
+    if (st.size < SPLIT_FROM || availableParallelism() < 2) {
       await scanRange(fd, file, splitter, io, 0, Infinity);
       return 0;
     }
-    const second = workerAnswer<FilePart>(new URL('./log-scan-worker.js', import.meta.url), { file, start: cut });
+    const count = Math.ceil(st.size / PART);
+    const claims = new Int32Array(new SharedArrayBuffer(4));
+    const work: ScanParts = { file, count, claims };
+    const worker = workerAnswer<NumberedPart[]>(new URL('./log-scan-worker.js', import.meta.url), work);
+    const parts: (FilePart | undefined)[] = new Array(count);
+    let mine = 0;
     try {
-      await scanRange(fd, file, splitter, io, 0, cut);
+      for (let i = claim(work); i < count; i = claim(work), mine++) parts[i] = await scanPart(fd, file, io, i, count);
     } catch (err) {
-      second.stop(); // the scan fails here: its other half is no longer wanted
+      worker.stop(); // the scan fails here: its other parts are no longer wanted
       throw err;
     }
-    const part = await second.answer;
-    if (!part) {
-      await scanRange(fd, file, splitter, io, cut, Infinity);
-      return 0;
+    // Every part taken here: the worker (still starting) has nothing to give.
+    let answer: NumberedPart[] | null = [];
+    if (mine === count) worker.stop();
+    else answer = await worker.answer;
+    let lines = 0;
+    for (const p of await partsInOrder(parts, answer, (i) => scanPart(fd, file, io, i, count))) {
+      scanner.addBytes(p.bytes);
+      if (p.state) scanner.mergeFile(file, p.state, lines);
+      lines += p.lines;
     }
-    scanner.addBytes(part.bytes);
-    if (part.state) scanner.mergeFile(file, part.state, splitter.lineCount());
-    return part.lines;
+    return lines;
   } finally {
     closeSync(fd);
   }
 }
 
-/** From this size a plain file is scanned in two halves on two threads (starting a worker costs ~25 ms of CPU, measured on Node 20). */
+/** From this size a plain file is scanned by two threads (starting a worker costs ~25 ms of CPU, measured on Node 20). */
 export const SPLIT_FROM = 32 << 20;
+/** A part: small enough that the thread left waiting at the end waits little (~20 ms), big enough that its few extra reads do not count. */
+export const PART = 4 << 20;
 
-/** The offset just after the first newline at or after `at` (within a chunk), or null: no cut there. */
-function lineEndAfter(fd: number, at: number, buf: Buffer): number | null {
-  let n: number;
-  try {
-    n = readSync(fd, buf, 0, CHUNK, at);
-  } catch {
-    return null;
-  }
-  const nl = buf.subarray(0, n).indexOf(NL);
-  return nl === -1 ? null : at + nl + 1;
+/** What the worker is given: the file, its number of parts, and the counter both threads take parts from. */
+export interface ScanParts {
+  file: string;
+  count: number;
+  claims: Int32Array;
 }
 
-/** What a worker found in the rest of a file from a line start. */
+/**
+ * Every part in file order: this thread's (`mine`, by index), the worker's answer's, and any the
+ * worker took but did not answer for (it failed: answer null), read now by `read`, which reports
+ * any read error itself.
+ */
+export async function partsInOrder(mine: readonly (FilePart | undefined)[], answer: readonly NumberedPart[] | null, read: (i: number) => Promise<FilePart>): Promise<FilePart[]> {
+  const all = [...mine];
+  for (const p of answer ?? []) all[p.index] = p;
+  for (let i = 0; i < all.length; i++) all[i] ??= await read(i);
+  return all as FilePart[];
+}
+
+/** The next part nobody has taken (>= count: none left). */
+function claim(work: ScanParts): number {
+  return Atomics.add(work.claims, 0, 1);
+}
+
+/** What a thread found in one part of a file: its lines numbered from the part's first. */
 export interface FilePart {
   state: FileState | undefined;
   lines: number;
   bytes: number;
 }
 
-/** Scans `file` from byte `start` (a line start) to its end here: the worker thread's job (log-scan-worker.ts). */
-export async function scanFileFrom(file: string, start: number): Promise<FilePart> {
+export type NumberedPart = FilePart & { index: number };
+
+/**
+ * Part i holds the lines that start in [i * PART, (i + 1) * PART): a line is read by the part it
+ * starts in, however far it reaches; the last part reads to the end (as one pass would, should the
+ * file have grown). Both threads find the same bounds, so the parts tile the file.
+ */
+async function scanPart(fd: number, file: string, io: ScanIo, i: number, count: number): Promise<FilePart> {
   const scanner = new Scanner();
   scanner.addFile(file);
-  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], pres: prefilterRegExps() };
   const splitter = new LineSplitter(scanner, file, io.pres);
-  const fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  const start = lineStartFrom(fd, file, i * PART, io.bufs[0]);
+  const end = i + 1 < count ? lineStartFrom(fd, file, (i + 1) * PART, io.bufs[0]) : Infinity;
+  if (end > start) await scanRange(fd, file, splitter, io, start, end);
+  splitter.end();
+  return { state: scanner.fileState(file), lines: splitter.lineCount(), bytes: splitter.bytesSeen() };
+}
+
+/** Bytes read at a time looking for a line start (lines are rarely longer). */
+const PROBE = 64 << 10;
+
+/** The first line start at or after `at`: just after the first newline at or after at - 1 (the end of the file if none). */
+function lineStartFrom(fd: number, file: string, at: number, buf: Buffer): number {
+  if (at === 0) return 0;
+  for (let pos = at - 1; ;) {
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, PROBE, pos);
+    } catch (err) {
+      throw cannotRead(file, err);
+    }
+    if (n === 0) return pos;
+    const nl = buf.subarray(0, n).indexOf(NL);
+    if (nl !== -1) return pos + nl + 1;
+    pos += n;
+  }
+}
+
+/** The worker thread's job (log-scan-worker.ts): takes parts of `file` until none are left, and answers with what each held. */
+export async function scanParts(work: ScanParts): Promise<NumberedPart[]> {
+  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], pres: prefilterRegExps() };
+  const fd = openSync(work.file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  const out: NumberedPart[] = [];
   try {
-    await scanRange(fd, file, splitter, io, start, Infinity);
+    for (let i = claim(work); i < work.count; i = claim(work)) out.push({ index: i, ...(await scanPart(fd, work.file, io, i, work.count)) });
   } finally {
     closeSync(fd);
   }
-  splitter.end();
-  return { state: scanner.fileState(file), lines: splitter.lineCount(), bytes: splitter.bytesSeen() };
+  return out;
 }
 
 /** [start, end) of an open file through the scan's buffers (end: Infinity = to the end): the first chunk at once, later ones read ahead while the one before is scanned. */
@@ -389,6 +454,20 @@ class LineSplitter {
 
   /** buf[start, end) holds complete lines, the last one ending with '\n'. */
   private block(buf: Buffer, start: number, end: number): void {
+    for (let at = start; at < end;) {
+      let stop = end;
+      if (end - at > PIECE) {
+        // The last line end within PIECE bytes, or (a longer line) that line's end.
+        const nl = buf.lastIndexOf(NL, at + PIECE - 1);
+        stop = (nl >= at ? nl : buf.indexOf(NL, at + PIECE)) + 1;
+      }
+      this.piece(buf, at, stop);
+      at = stop;
+    }
+  }
+
+  /** block() for at most PIECE bytes (or one longer line). */
+  private piece(buf: Buffer, start: number, end: number): void {
     // 'latin1' maps each byte to one char, so string offsets are byte offsets (line bounds come from
     // the Buffer), and an ASCII needle matches exactly where its bytes are: a UTF-8 sequence is
     // made of bytes >= 0x80 and never forms one. As cheap as 'ascii' (measured on Node 20).

@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Runs a worker thread that answers with one message and ends (log-scan.ts: the second half of a
- * big log). `answer` is null where none can run: its module is not there (the sources
- * under test are .ts, the workers are built .js), it failed to start, threw or ended without
- * answering; the caller then does the work itself. `stop()` ends it early (not wanted any more).
+ * Runs a worker thread that answers with one message and ends (log-scan.ts: parts of a big log).
+ * `answer` is null where none can run: its module is not there (the sources under test are .ts,
+ * the workers are built .js), it failed to start, threw or ended without answering; the caller
+ * then does the work itself. `stop()` ends it early (not wanted any more).
  */
 export function workerAnswer<T>(url: URL, workerData?: unknown): { answer: Promise<T | null>; stop: () => void } {
   let stopped = false;
