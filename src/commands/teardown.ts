@@ -76,9 +76,16 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
       remaining: out.remaining,
       runs: out.runs,
       orphans: out.orphans,
+      ...(out.otherRuns ? { otherRuns: out.otherRuns.map((r) => ({ pid: r.pid, name: r.name, run: r.runId, stateDir: r.stateDir })) } : {}),
       ...(out.warnings.length ? { warnings: out.warnings } : {}),
     }, null, 2)}\n`);
   } else {
+    if (out.otherRuns?.length) {
+      const { stopCommandFor } = await import('../run/other-runs.js');
+      for (const r of out.otherRuns) {
+        ctx.stdout.write(`  - left pid ${r.pid} (${r.name}): live run ${r.runId} of state dir ${r.stateDir}, not a leftover; to stop it: ${stopCommandFor(r)}\n`);
+      }
+    }
     if (opts.orphans && out.orphans === 0) ctx.stdout.write('no leftover engine processes\n');
     ctx.stdout.write(formatVerdict(out, ms, out.runs.map((id) => join(runDir(ctx.stateDir, id), 'logs'))));
   }

@@ -5,6 +5,7 @@ import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
 import type { RunRecord, RunStatus } from '../run/types.js';
 import type { LostProcess } from '../run/losses.js';
+import type { OtherRun } from '../run/other-runs.js';
 import type { NoLogs } from './prepare.js';
 import type { ScanResult } from '../diagnose/types.js';
 
@@ -84,6 +85,11 @@ export interface Facts {
    * process that exits while doctor runs must not be reported as a leftover holding memory.
    */
   stillRunning(procs: readonly { pid: number; startTicks: number | null }[]): Promise<Set<number>>;
+  /**
+   * Not memoized: which of these pids belong to a live run of ANOTHER state directory (their run
+   * marker names it, and its record proves the run live now: src/run/other-runs.ts).
+   */
+  otherRuns(pids: readonly number[]): Promise<Map<number, OtherRun>>;
 }
 
 export interface Check {

@@ -165,6 +165,10 @@ export function createFacts(o: FactsOptions): Facts {
       }
       return out;
     },
+    async otherRuns(pids) {
+      if (pids.length === 0) return new Map();
+      return (await import('../run/other-runs.js')).otherLiveRuns(o.stateDir, pids);
+    },
   };
   return facts;
 }

@@ -154,6 +154,22 @@ async function tryReadRun(stateDir: string, id: string): Promise<RunRecord | nul
   return null;
 }
 
+/**
+ * The record of runs/<id> of a state dir this command was not pointed at (one a process's run
+ * marker names): null when missing, invalid, or in a state dir that may not be trusted. Silent:
+ * the caller judges what it cannot read (another user's or a broken state dir is not ours to warn about).
+ */
+export async function readTrustedRecord(stateDir: string, id: string): Promise<RunRecord | null> {
+  try {
+    checkRunId(id);
+    if (!(await checkStateDir(stateDir))) return null;
+  } catch {
+    return null;
+  }
+  const r = await readRecord(stateDir, id);
+  return r?.ok ? r.record : null;
+}
+
 /** Pure: newest first (createdAt, then id, which sorts by time too). */
 export function sortRuns(runs: RunRecord[]): RunRecord[] {
   return [...runs].sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '') || b.id.localeCompare(a.id));

@@ -7,6 +7,7 @@ import { findRunView, listRunViews, readRun, writeRun } from './state.js';
 import { processTargets, stopTargets, type StopResult, type StopSnapshot, type StopTarget, type Survivor } from './stop.js';
 import type { RunRecord } from './types.js';
 import { writeStopRequest } from './stop-request.js';
+import type { OtherRun } from './other-runs.js';
 
 // `teardown`: stop live runs (or one), optionally the user's leftover engine processes, and mark
 // the records stopped. Logs are never touched.
@@ -43,6 +44,8 @@ export interface TeardownOutcome {
   orphans: number;
   /** Things that went wrong beside the stop itself (a record that could not be updated). */
   warnings: string[];
+  /** With --orphans only: engine processes left alone because a live run of another state dir owns them. */
+  otherRuns?: (OtherRun & { name: string })[];
 }
 
 /** Pure: the stop targets of a run: its supervisor (when alive, never its group) and each started process. */
@@ -170,16 +173,27 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   }
 
   let orphanCount = 0;
+  const otherRuns: NonNullable<TeardownOutcome['otherRuns']> = [];
   if (o.orphans) {
     const [{ listProcesses }, { classifyEngineCmd }] = await Promise.all([import('../host/processes.js'), import('../host/engine-procs.js')]);
     const [procs, stillLive] = await Promise.all([(o.listProcesses ?? listProcesses)(), listRunViews(o.stateDir)]);
-    const found = selectOrphans(procs, {
+    let found = selectOrphans(procs, {
       uid: typeof process.getuid === 'function' ? process.getuid() : null,
       protectedPids: [process.pid, ...ancestors(process.pid)],
       // Stryker disable next-line MethodExpression: equivalent, a run with any live pid is live, so the others add no pids
       runPids: stillLive.filter((v) => v.live).flatMap((v) => v.pids),
       classify: classifyEngineCmd,
     });
+    // Never someone's live experiment started with another state dir (its run marker says which).
+    if (found.length > 0) {
+      const { otherLiveRuns } = await import('./other-runs.js');
+      const owned = await otherLiveRuns(o.stateDir, found.map((p) => p.pid));
+      for (const p of found) {
+        const other = owned.get(p.pid);
+        if (other) otherRuns.push({ ...other, name: orphanName(p.cmd) });
+      }
+      found = found.filter((p) => !owned.has(p.pid));
+    }
     orphanCount = found.length;
     // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a stop of no targets signals and reports nothing
     if (found.length > 0) {
@@ -190,5 +204,5 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
       for (const s of res.remaining) remaining.push({ ...s, run: null });
     }
   }
-  return { stopped, remaining, runs: live.map((v) => v.record.id), notRunning: notRunning.map((v) => v.record.id), orphans: orphanCount, warnings };
+  return { stopped, remaining, runs: live.map((v) => v.record.id), notRunning: notRunning.map((v) => v.record.id), orphans: orphanCount, warnings, ...(o.orphans ? { otherRuns } : {}) };
 }

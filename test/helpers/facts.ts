@@ -1,6 +1,7 @@
 import type { Facts, LogSet, RunView } from '../../src/doctor/types.js';
 import { NO_LOGS } from '../../src/doctor/log-view.js';
 import type { NoLogs } from '../../src/doctor/prepare.js';
+import type { OtherRun } from '../../src/run/other-runs.js';
 import type {
   CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
 } from '../../src/host/types.js';
@@ -36,6 +37,8 @@ export interface FactValues {
   logs: LogSet | null;
   noLogs: NoLogs;
   frontend: FrontendFacts | null;
+  /** Processes of live runs of other state directories (Facts.otherRuns answers for these pids). */
+  otherRuns: OtherRun[];
 }
 
 export const recipeFrom = (r: Partial<RecipeInput> = {}): Recipe =>
@@ -73,6 +76,7 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     logs: null,
     noLogs: { status: 'skip', summary: NO_LOGS, fix: null },
     frontend: null,
+    otherRuns: [],
   };
   const v = { ...defaults, ...values };
   const calls: Record<string, number> = {};
@@ -103,6 +107,10 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     async stillRunning(procs) {
       calls.stillRunning = (calls.stillRunning ?? 0) + 1;
       return new Set(procs.map((p) => p.pid).filter((pid) => !(o.exited ?? []).includes(pid)));
+    },
+    async otherRuns(pids) {
+      calls.otherRuns = (calls.otherRuns ?? 0) + 1;
+      return new Map(v.otherRuns.filter((r) => pids.includes(r.pid)).map((r) => [r.pid, r]));
     },
   };
 }

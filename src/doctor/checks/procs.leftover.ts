@@ -1,6 +1,7 @@
 import { classifyEngineCmd } from '../../host/engine-procs.js';
 import type { EngineKind, ProcessInfo } from '../../host/types.js';
-import { fail, pass, type Check } from '../types.js';
+import { fail, pass, warn, type Check } from '../types.js';
+import type { OtherRun } from '../../run/other-runs.js';
 import { formatDuration } from '../../format-duration.js';
 import { describeEnd } from '../../run/losses.js';
 
@@ -50,6 +51,7 @@ const check: Check = {
       pid === facts.self.pid || ours.has(pid) || (p !== undefined && ((p.pgid !== null && ours.has(p.pgid)) || underRun(p)));
     const gpuMiB = new Map<number, number | null>(apps.ok ? apps.apps.map((a) => [a.pid, a.usedMiB]) : []);
 
+    const mine = (l: Leftover) => facts.self.uid === null || l.uid === null || l.uid === facts.self.uid;
     const leftovers: Leftover[] = [];
     for (const p of procs) {
       const kind = classifyEngineCmd(p.cmd);
@@ -73,12 +75,39 @@ const check: Check = {
       const still = await facts.stillRunning(leftovers);
       for (let i = leftovers.length - 1; i >= 0; i--) if (!still.has(leftovers[i].pid)) leftovers.splice(i, 1);
     }
+    // A process of a live run of another state dir (DYNAMO_DEV_HOME=/x up, a second terminal) is
+    // someone's experiment, not a leftover: no fail, but it is named, since it holds the GPU.
+    const candidates = leftovers.filter(mine).map((l) => l.pid);
+    const otherOf = candidates.length > 0 ? await facts.otherRuns(candidates) : new Map<number, OtherRun>();
+    const others = leftovers.filter((l) => otherOf.has(l.pid)).map((l) => ({ ...l, other: otherOf.get(l.pid)! }));
+    for (let i = leftovers.length - 1; i >= 0; i--) if (otherOf.has(leftovers[i].pid)) leftovers.splice(i, 1);
+    const otherRuns = [...new Map(others.map((l) => [`${l.other.stateDir}\0${l.other.runId}`, l.other])).values()];
+    const otherLines = others.map((l) => describe(l, `(live run ${l.other.runId} of state dir ${l.other.stateDir}: not a leftover)`));
+    let otherFix = '';
+    if (otherRuns.length > 0) {
+      const { stopCommandFor } = await import('../../run/other-runs.js');
+      otherFix = otherRuns.map((r) => `\`${stopCommandFor(r)}\``).join('; ');
+    }
 
     const evidence = {
       processes: leftovers.map(({ uid: _uid, startTicks: _t, leftBy: by, ...l }) => (by ? { ...l, leftBy: by } : l)),
       ourPids: [...ours],
       gpuAppsChecked: apps.ok,
+      // Only when there are any: processes of live runs of other state dirs (not leftovers, not counted above).
+      ...(others.length > 0 ? { otherRuns: others.map(({ uid: _uid, startTicks: _t, leftBy: _by, other, ...l }) => ({ ...l, run: other.runId, stateDir: other.stateDir })) } : {}),
     };
+    if (leftovers.length === 0 && others.length > 0) {
+      const gpu = others.reduce((s, l) => s + (l.gpuMiB ?? 0), 0);
+      const runs = otherRuns.map((r) => `run ${r.runId} of ${r.stateDir}`).join(', ');
+      const n = others.length === 1 ? '1 process' : `${others.length} processes`;
+      const details = [...otherLines, ...(apps.ok ? [] : [`GPU compute apps not checked: ${apps.message}`])];
+      return warn(
+        `no leftover, but ${n} of another live run (${runs})${gpu > 0 ? ` holding ${gpu} MiB of GPU memory` : ''} share${others.length === 1 ? 's' : ''} the machine (pid ${others.slice(0, 3).map((l) => l.pid).join(', ')}${others.length > 3 ? ', ...' : ''})`,
+        `if it must not run during your measurement, stop it: ${otherFix}`,
+        details,
+        evidence,
+      );
+    }
     if (leftovers.length === 0) {
       const details = apps.ok ? [] : [`GPU compute apps not checked: ${apps.message}`];
       const note = run?.live ? ` (live run ${run.record.id} owns ${ours.size} process${ours.size === 1 ? '' : 'es'})` : '';
@@ -88,20 +117,11 @@ const check: Check = {
       return pass(what, evidence, details);
     }
 
-    const mine = (l: Leftover) => facts.self.uid === null || l.uid === null || l.uid === facts.self.uid;
     // What a live run left behind goes with that run (teardown stops its groups), or alone by pid.
     const ofRun = leftovers.filter((l) => l.leftBy !== null && mine(l));
     const forTeardown = leftovers.filter((l) => l.kind !== 'gpu-app' && mine(l) && !ofRun.includes(l));
     const toKill = leftovers.filter((l) => !forTeardown.includes(l) && !ofRun.includes(l));
-    const details = leftovers.map((l) =>
-      [
-        `pid ${l.pid}`,
-        `user ${l.user ?? '?'}`,
-        `age ${l.ageMs === null ? '?' : formatAge(l.ageMs)}`,
-        l.gpuMiB !== null ? `GPU ${l.gpuMiB} MiB` : null,
-        l.cmd,
-        l.leftBy ? `(left by ${l.leftBy})` : null,
-      ].filter(Boolean).join('  '));
+    const details = [...leftovers.map((l) => describe(l, l.leftBy ? `(left by ${l.leftBy})` : null)), ...otherLines];
     const fixes: string[] = [];
     if (ofRun.length > 0) {
       fixes.push(`end the degraded run with what it left: \`dynamo-dev teardown --run ${run!.record.id}\` (or only the leftover: \`kill ${ofRun.map((l) => l.pid).join(' ')}\`)`);
@@ -111,6 +131,7 @@ const check: Check = {
       const others = toKill.filter((l) => !mine(l));
       fixes.push(`kill ${toKill.map((l) => l.pid).join(' ')}${others.length > 0 ? ' (other users\' processes: as their owner or root; teardown never touches them)' : ''}`);
     }
+    if (otherRuns.length > 0) fixes.push(`the other live run, if it must not run during your measurement: ${otherFix}`);
     const gpuTotal = leftovers.reduce((s, l) => s + (l.gpuMiB ?? 0), 0);
     const what = leftovers.length === 1 ? '1 leftover process' : `${leftovers.length} leftover processes`;
     return fail(
@@ -122,6 +143,18 @@ const check: Check = {
     );
   },
 };
+
+/** One evidence line: pid, user, age, GPU memory, command and a note. */
+function describe(l: Leftover, note: string | null): string {
+  return [
+    `pid ${l.pid}`,
+    `user ${l.user ?? '?'}`,
+    `age ${l.ageMs === null ? '?' : formatAge(l.ageMs)}`,
+    l.gpuMiB !== null ? `GPU ${l.gpuMiB} MiB` : null,
+    l.cmd,
+    note,
+  ].filter(Boolean).join('  ');
+}
 
 /** 95000 -> "1m35s", 7_980_000 -> "2h13m", 2 days -> "2d3h". */
 export const formatAge = (ms: number): string => formatDuration(ms);
