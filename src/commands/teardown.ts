@@ -81,9 +81,16 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
     }, null, 2)}\n`);
   } else {
     if (out.otherRuns?.length) {
+      // One block per run, its stop command once on a line of its own (to paste).
       const { stopCommandFor } = await import('../run/other-runs.js');
-      for (const r of out.otherRuns) {
-        ctx.stdout.write(`  - left pid ${r.pid} (${r.name}): live run ${r.runId} of state dir ${r.stateDir}, not a leftover; to stop it: ${stopCommandFor(r)}\n`);
+      const byRun = new Map<string, NonNullable<typeof out.otherRuns>>();
+      for (const r of out.otherRuns) byRun.set(`${r.stateDir}\0${r.runId}`, [...(byRun.get(`${r.stateDir}\0${r.runId}`) ?? []), r]);
+      for (const procs of byRun.values()) {
+        const [r] = procs;
+        const n = procs.length === 1 ? '1 process' : `${procs.length} processes`;
+        ctx.stdout.write(`  left alone: ${n} of live run ${r.runId} (state dir ${r.stateDir}), not leftovers:\n`);
+        ctx.stdout.write(`    ${procs.map((p) => `pid ${p.pid} ${p.name}`).join(', ')}\n`);
+        ctx.stdout.write(`    to stop that run: ${stopCommandFor(r)}\n`);
       }
     }
     if (opts.orphans && out.orphans === 0) ctx.stdout.write('no leftover engine processes\n');

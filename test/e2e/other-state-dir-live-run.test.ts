@@ -73,12 +73,16 @@ describe('a live run of another state dir is no leftover', () => {
       .toEqual(pidsA.map((pid) => [pid, rec.id, dirA]).sort());
     expect(c.details.find((l) => l.startsWith(`pid ${engine} `))).toMatch(new RegExp(`  VLLM::EngineCore.*  \\(live run ${rec.id} of state dir ${dirA}: not a leftover\\)$`));
 
-    // B's teardown --orphans: signals nothing, says what it left and why, one line each.
+    // B's teardown --orphans: signals nothing, says what it left and why, once for the run, with
+    // the command that stops that run on a line of its own.
     const human = await cli(['teardown', '--orphans', '--grace', '1'], envB);
     expect(human.exitCode, human.stderr).toBe(0);
-    const left = human.stdout.split('\n').filter((l) => l.includes('left pid'));
-    expect(left).toHaveLength(3);
-    expect(left).toContain(`  - left pid ${engine} (VLLM::EngineCore): live run ${rec.id} of state dir ${dirA}, not a leftover; to stop it: dynamo-dev teardown --state-dir ${dirA} --run ${rec.id}`);
+    const lines = human.stdout.split('\n');
+    const at = lines.indexOf(`  left alone: 3 processes of live run ${rec.id} (state dir ${dirA}), not leftovers:`);
+    expect(at, human.stdout).toBeGreaterThan(-1);
+    for (const pid of pidsA) expect(lines[at + 1]).toContain(`pid ${pid} `);
+    expect(lines[at + 1]).toContain(`pid ${engine} VLLM::EngineCore`);
+    expect(lines[at + 2]).toBe(`    to stop that run: dynamo-dev teardown --state-dir ${dirA} --run ${rec.id}`);
     expect(human.stdout).toContain('no leftover engine processes');
     const json = await cli(['teardown', '--orphans', '--grace', '1', '--json'], envB);
     const td = JSON.parse(json.stdout) as { stopped: unknown[]; orphans: number; otherRuns: { pid: number; run: string; stateDir: string }[] };
