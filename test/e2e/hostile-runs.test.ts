@@ -197,7 +197,13 @@ describe('cause 4: a child that double-forked out of its group', () => {
     expect(await exited).toBe(0);
     const stopped = events.find((e) => e.event === 'stopped')!;
     expect(stopped.remaining).toEqual([]);
-    expect(stopped.stopped!.filter((s) => s.name === 'helper-daemon').map((s) => s.pid).sort()).toEqual(helpers);
+    // Each helper is reported: by its own name when the marker found it after it escaped, or with the
+    // process it was forked by when the supervisor's look caught it still that process's descendant
+    // (a loaded machine slows the double fork; descendants are stopped and reported with their process).
+    const byName = stopped.stopped!.filter((s) => s.name === 'helper-daemon').map((s) => s.pid);
+    const rec = JSON.parse(readFileSync(join(h.stateDir, 'runs', runId, 'run.json'), 'utf8')) as { processes: { name: string; descendants?: { pid: number }[] }[] };
+    const asDescendant = rec.processes.filter((p) => stopped.stopped!.some((s) => s.name === p.name)).flatMap((p) => (p.descendants ?? []).map((d) => d.pid));
+    for (const pid of helpers) expect(byName.includes(pid) || asDescendant.includes(pid), `helper ${pid}: ${JSON.stringify(stopped.stopped)}`).toBe(true);
     expect(markedPids(marker)).toEqual([]);
   });
 
