@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { UserError } from '../errors.js';
 import type { RunEnd } from '../ui/diagnose-report.js';
 import type { CommandContext } from './context.js';
@@ -40,7 +41,6 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   // the quoted line (a lock's cache folder) or the run's model; PROCESS and RUN from the run whose
   // process wrote the log (`dynamo-dev logs agg-0 --lines 80`).
   const { fillFix, modelNamedIn } = await import('../diagnose/fill-fix.js');
-  const { resolve } = await import('node:path');
   const writers = new Map<string, { process: string; run: string; model: string }>();
   for (const r of runs) for (const p of r.record.processes) writers.set(resolve(p.log), { process: p.name, run: r.record.id, model: r.record.model });
   result = {

@@ -82,10 +82,8 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
   } else {
     if (out.otherRuns?.length) {
       // One block per run, its stop command once on a line of its own (to paste).
-      const { stopCommandFor } = await import('../run/other-runs.js');
-      const byRun = new Map<string, NonNullable<typeof out.otherRuns>>();
-      for (const r of out.otherRuns) byRun.set(`${r.stateDir}\0${r.runId}`, [...(byRun.get(`${r.stateDir}\0${r.runId}`) ?? []), r]);
-      for (const procs of byRun.values()) {
+      const { groupByRun, stopCommandFor } = await import('../run/other-runs.js');
+      for (const procs of groupByRun(out.otherRuns)) {
         const [r] = procs;
         const n = procs.length === 1 ? '1 process' : `${procs.length} processes`;
         ctx.stdout.write(`  left alone: ${n} of live run ${r.runId} (state dir ${r.stateDir}), not leftovers:\n`);

@@ -210,8 +210,7 @@ function planOf(input: PlanInput): Plan {
           gpuTotalMiB: total,
           fraction: w.fraction,
           weightsMiB: input.model.weightsMiB,
-          // --enforce-eager from the worker's own args counts too, as in checkKvFits: no CUDA graphs either way.
-          overheadMiB: overheadMiB(argv.includes('--enforce-eager')),
+          overheadMiB: workerOverheadMiB(argv),
           bytesPerToken: input.model.bytesPerToken,
         })
       : null;
@@ -268,6 +267,9 @@ function planOf(input: PlanInput): Plan {
   return plan;
 }
 
+/** A worker's memory beside weights and KV: eager's (no CUDA graphs) when --enforce-eager is in its argv, from the recipe or its own args. */
+const workerOverheadMiB = (argv: readonly string[]): number => overheadMiB(argv.includes('--enforce-eager'));
+
 /** Ranges count up from their first port, one per worker: the last one must still be a port (<= 65535). */
 function checkPortRange(plan: Plan, recipe: Recipe): void {
   const field: Record<string, [string, number]> = {
@@ -308,8 +310,7 @@ function checkKvFits(plan: Plan, input: PlanInput): void {
     const total = plan.gpu.totalMiB ?? 0;
     const f = p.gpuMemoryUtilization ?? 0;
     const weights = Math.round(input.model?.weightsMiB ?? 0);
-    // Stryker disable next-line ConditionalExpression: a mocker worker has no KV estimate (kvTokensEstimate null), so it never gets here
-    const overhead = overheadMiB(plan.engine === 'vllm' && p.argv.includes('--enforce-eager'));
+    const overhead = workerOverheadMiB(p.argv);
     const kvMiB = Math.max(0, Math.round(total * f - weights - overhead));
     // A fix that works for this recipe: the fraction that would hold maxModelLen (when the limit
     // allows it), else a maxModelLen this fraction holds.

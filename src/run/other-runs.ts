@@ -108,6 +108,16 @@ export async function otherLiveRuns(stateDir: string, pids: readonly number[], d
   return out;
 }
 
+/** Items grouped by the run they belong to (a run is its state dir and id), in first-seen order. */
+export function groupByRun<T extends Pick<OtherRun, 'runId' | 'stateDir'>>(items: readonly T[]): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const it of items) {
+    const key = `${it.stateDir}\0${it.runId}`;
+    groups.set(key, [...(groups.get(key) ?? []), it]);
+  }
+  return [...groups.values()];
+}
+
 /** The command that stops another state dir's run (what the user runs to free its GPU memory). */
 export const stopCommandFor = (r: Pick<OtherRun, 'runId' | 'stateDir'>): string =>
   `dynamo-dev teardown --state-dir ${shellQuote(r.stateDir)} --run ${shellQuote(r.runId)}`;

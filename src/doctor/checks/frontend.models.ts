@@ -32,13 +32,13 @@ export function plannedWorkers(rec: Pick<RunRecord, 'processes'> & { plan?: Plan
   }, 0);
 }
 
+/** The command that shows the frontend's log (the run's, when doctor knows it). */
+const frontendLog = (runId: string | null) => `\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\``;
+
 /**
  * Restarting the run: `dynamo-dev up` alone would start the default recipe, not this run's (whose
  * recipe, file and --set overrides only the user's own command line has).
  */
-/** The command that shows the frontend's log (the run's, when doctor knows it). */
-const frontendLog = (runId: string | null) => `\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\``;
-
 const upAgainText = (runId: string | null) =>
   `stop it (\`dynamo-dev teardown${runId ? ` --run ${runId}` : ''}\`) and start it again with the same \`dynamo-dev up\` command`;
 

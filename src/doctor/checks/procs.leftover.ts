@@ -77,15 +77,15 @@ const check: Check = {
     }
     // A process of a live run of another state dir (DYNAMO_DEV_HOME=/x up, a second terminal) is
     // someone's experiment, not a leftover: no fail, but it is named, since it holds the GPU.
-    const candidates = leftovers.filter(mine).map((l) => l.pid);
-    const otherOf = candidates.length > 0 ? await facts.otherRuns(candidates) : new Map<number, OtherRun>();
+    const otherOf = await facts.otherRuns(leftovers.filter(mine).map((l) => l.pid));
     const others = leftovers.filter((l) => otherOf.has(l.pid)).map((l) => ({ ...l, other: otherOf.get(l.pid)! }));
     for (let i = leftovers.length - 1; i >= 0; i--) if (otherOf.has(leftovers[i].pid)) leftovers.splice(i, 1);
-    const otherRuns = [...new Map(others.map((l) => [`${l.other.stateDir}\0${l.other.runId}`, l.other])).values()];
     const otherLines = others.map((l) => describe(l, `(live run ${l.other.runId} of state dir ${l.other.stateDir}: not a leftover)`));
+    let otherRuns: OtherRun[] = [];
     let otherFix = '';
-    if (otherRuns.length > 0) {
-      const { stopCommandFor } = await import('../../run/other-runs.js');
+    if (others.length > 0) {
+      const { groupByRun, stopCommandFor } = await import('../../run/other-runs.js');
+      otherRuns = groupByRun(others.map((l) => l.other)).map(([r]) => r);
       otherFix = otherRuns.map((r) => `\`${stopCommandFor(r)}\``).join('; ');
     }
 
