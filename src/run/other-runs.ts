@@ -48,19 +48,22 @@ export function foreignRunOf(marker: string | null, realHere: string): { stateDi
 export type OtherRunVerdict = { live: true } | { live: false; why: string };
 
 /**
- * Pure: whether `pid`, carrying the marker of `rec`'s run, is a process of that run live now.
+ * Pure: whether a process carrying the marker of `rec`'s run is a process of that run live now.
  * `rec` null: no readable record (missing, invalid, untrusted state dir). `liveness`: the record
  * judged on a scan of now (livenessIn). Both boot ids must be known and equal: a record that
- * cannot say it is from this boot proves nothing.
+ * cannot say it is from this boot proves nothing. The marker is enough once the run's supervisor
+ * is alive: only `up` sets it, everything the run forks inherits it, and the record can lag a
+ * run that is starting or stopping (seen while a suite ran: a frontend spawned through a wrapper,
+ * and a stopping run's frontend, missing from the record's pids for a moment, were called leftovers,
+ * and `teardown --orphans` would have stopped them). What a lost worker left goes with its run too:
+ * that run's own status and `teardown --run` deal with it.
  */
-export function judgeOtherRun(pid: number, rec: RunRecord | null, bootId: string | null, liveness: RunLiveness | null): OtherRunVerdict {
+export function judgeOtherRun(rec: RunRecord | null, bootId: string | null, liveness: RunLiveness | null): OtherRunVerdict {
   if (rec === null || liveness === null) return { live: false, why: 'no readable run record' };
   if (bootId === null || typeof rec.bootId !== 'string' || rec.bootId !== bootId) return { live: false, why: 'the record is not from this boot' };
   // A run whose supervisor (foreground `up` or detached one) is gone is stopped or orphaned:
   // nobody watches it, and what it left holds the GPU like any leftover.
   if (!liveness.supervisor) return { live: false, why: 'its supervisor is not running' };
-  // What the run owns (not what is left of a process it lost): losses.ts, liveness.ts.
-  if (!liveness.ownedPids.includes(pid)) return { live: false, why: 'the run does not account for it' };
   return { live: true };
 }
 
@@ -102,7 +105,7 @@ export async function otherLiveRuns(stateDir: string, pids: readonly number[], d
     const rec = await readRecord(r.stateDir, r.id).catch(() => null);
     const liveness = rec ? livenessIn(r.stateDir, rec, await scanRuns(r.stateDir, [rec], reader)) : null;
     for (const pid of r.pids) {
-      if (judgeOtherRun(pid, rec, bootId, liveness).live) out.set(pid, { pid, runId: r.id, stateDir: r.stateDir });
+      if (judgeOtherRun(rec, bootId, liveness).live) out.set(pid, { pid, runId: r.id, stateDir: r.stateDir });
     }
   }));
   return out;

@@ -45,26 +45,26 @@ describe('foreignRunOf: the run a marker names, when it is another state dir\'s'
 
 describe('judgeOtherRun: only a record that proves the run live now spares a process', () => {
   it('a record of this boot, supervisor alive, the process one the run owns: live', () => {
-    expect(judgeOtherRun(20, rec(), 'boot-a', live())).toEqual({ live: true });
+    expect(judgeOtherRun(rec(), 'boot-a', live())).toEqual({ live: true });
   });
 
   it('no readable record: a leftover', () => {
-    expect(judgeOtherRun(20, null, 'boot-a', null)).toEqual({ live: false, why: 'no readable run record' });
+    expect(judgeOtherRun(null, 'boot-a', null)).toEqual({ live: false, why: 'no readable run record' });
   });
 
   it('a record of another boot, or one that cannot say its boot: a leftover', () => {
-    expect(judgeOtherRun(20, rec({ bootId: 'boot-b' }), 'boot-a', live())).toMatchObject({ live: false, why: 'the record is not from this boot' });
-    expect(judgeOtherRun(20, rec({ bootId: null }), 'boot-a', live())).toMatchObject({ live: false });
-    expect(judgeOtherRun(20, rec({ bootId: undefined }), 'boot-a', live())).toMatchObject({ live: false });
-    expect(judgeOtherRun(20, rec(), null, live())).toMatchObject({ live: false });
+    expect(judgeOtherRun(rec({ bootId: 'boot-b' }), 'boot-a', live())).toMatchObject({ live: false, why: 'the record is not from this boot' });
+    expect(judgeOtherRun(rec({ bootId: null }), 'boot-a', live())).toMatchObject({ live: false });
+    expect(judgeOtherRun(rec({ bootId: undefined }), 'boot-a', live())).toMatchObject({ live: false });
+    expect(judgeOtherRun(rec(), null, live())).toMatchObject({ live: false });
   });
 
   it('a run whose supervisor is gone (stopped, or killed while its processes live on): a leftover', () => {
-    expect(judgeOtherRun(20, rec(), 'boot-a', live({ supervisor: false }))).toEqual({ live: false, why: 'its supervisor is not running' });
+    expect(judgeOtherRun(rec(), 'boot-a', live({ supervisor: false }))).toEqual({ live: false, why: 'its supervisor is not running' });
   });
 
-  it('a live run\'s pid it does not own (what is left of a process it lost): a leftover', () => {
-    expect(judgeOtherRun(30, rec(), 'boot-a', live())).toEqual({ live: false, why: 'the run does not account for it' });
+  it('a process of a live run its record does not name yet (or any more): the run\'s, by its marker', () => {
+    expect(judgeOtherRun(rec(), 'boot-a', live({ ownedPids: [10] }))).toEqual({ live: true });
   });
 });
 
