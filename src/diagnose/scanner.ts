@@ -1,11 +1,11 @@
 import { isEngineCoreLine, normalizeLine, parseKvTokens } from './line.js';
+import { NeedleSearch, newMatches } from './needle-search.js';
 import { SEVERITY_RANK, SIGNATURES, type SignatureSpec } from './signatures.js';
+import { TYPICAL_LINES } from './typical-lines.js';
 import type { FileFinding, Finding, ScanResult } from './types.js';
 
 // The finding accumulator (pure): fed raw lines, keeps per file and code the count and the first
 // occurrence, and per file the last KV size. No I/O: src/host/log-scan.ts streams files into it.
-
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /**
  * Lines where a Dynamo worker names its own worker id (no finding: what a router diagnostic's
@@ -23,29 +23,29 @@ const NAMED_ID = /\bworker_id=(\d{4,})/g;
 /** Ids kept per file and finding: enough for any one-GPU run, bounded for a hostile log. */
 const MAX_IDS = 32;
 
-const NEEDLES = [...new Set([...SIGNATURES.flatMap((s) => s.needles), ...WORKER_ID_NEEDLES])];
+/** The bit a line gets for holding a needle of SIGNATURES[i] is 1 << i (fewer than 30 signatures: scanner.test.ts); this one for a worker-id needle. */
+const WORKER_ID_BIT = 1 << 30;
 
 /**
- * The prefilter: a line that contains none of the needles cannot match any pattern, so the
- * per-signature regexes run only on the few lines that do. Two alternations, split by the needle's
- * first character: measured on a 1 GiB log, one alternation of all needles runs ~2x slower than
- * the two together, because lowercase starts defeat V8's Boyer-Moore lookahead for the whole set.
+ * The prefilter: a line that holds none of the needles cannot match any pattern (each pattern's
+ * match contains one of its signature's needles), and the needles it holds say which signatures
+ * to try. One search over the bytes finds them all (needle-search.ts).
  */
-// Stryker disable next-line MethodExpression: dropping the filter of empty groups changes nothing while both groups hold needles (they do: findings-per-file.test.ts)
-export const PREFILTER_SOURCES: readonly string[] = [
-  NEEDLES.filter((n) => /^[A-Z0-9]/.test(n)),
-  NEEDLES.filter((n) => !/^[A-Z0-9]/.test(n)),
-].filter(/* Stryker disable next-line ConditionalExpression,EqualityOperator: as above, no group is empty */ (g) => g.length > 0).map((g) => g.map(escapeRe).join('|'));
+export const NEEDLE_SEARCH = new NeedleSearch([
+  ...SIGNATURES.flatMap((s, i) => s.needles.map((text) => ({ text, mask: 1 << i }))),
+  ...WORKER_ID_NEEDLES.map((text) => ({ text, mask: WORKER_ID_BIT })),
+], TYPICAL_LINES.join('\n'));
 
-/** One alternation of every needle (tests; scanning single lines). */
-export const PREFILTER_SOURCE = NEEDLES.map(escapeRe).join('|');
+const lineMatches = newMatches(16);
 
-/** Fresh global copies for scanning whole chunks (callers own their lastIndex). */
-export function prefilterRegExps(): RegExp[] {
-  return PREFILTER_SOURCES.map((src) => new RegExp(src, 'g'));
+/** Which needles a single line holds, as the OR of their bits (0: none). */
+function needleBits(raw: string): number {
+  const buf = Buffer.from(raw, 'utf8');
+  let bits = 0;
+  const n = NEEDLE_SEARCH.search(buf, 0, buf.length, lineMatches);
+  for (let i = 0; i < n; i++) bits |= lineMatches.bits[i];
+  return bits;
 }
-
-const PREFILTER = new RegExp(PREFILTER_SOURCE);
 
 /** Longest text kept for a finding's line (JSON lines can be long). */
 export const MAX_TEXT = 500;
@@ -58,7 +58,8 @@ export interface LineMatch {
 
 /** The first signature (table order) a raw line matches, or null. */
 export function matchLine(raw: string): LineMatch | null {
-  return PREFILTER.test(raw) ? matchCandidate(raw) : null;
+  const bits = needleBits(raw);
+  return bits === 0 ? null : matchCandidate(raw, bits);
 }
 
 function containsAny(text: string, needles: readonly string[]): boolean {
@@ -68,14 +69,17 @@ function containsAny(text: string, needles: readonly string[]): boolean {
   return false;
 }
 
-/** matchLine for a line the prefilter already passed (the streaming scan searched whole chunks with it). */
-function matchCandidate(raw: string): LineMatch | null {
+/** matchLine for a line holding the needles `bits` says. */
+function matchCandidate(raw: string, bits: number): LineMatch | null {
   const text = normalizeLine(raw);
-  for (const signature of SIGNATURES) {
-    // A pattern can only match where one of its signature's needles is (signatures.ts): a few
-    // substring checks spare the patterns of every other signature (failure-dense logs, measured).
-    // Stryker disable next-line ConditionalExpression: as above: without the pre-check every pattern is tried, and the patterns decide
-    if (!containsAny(text, signature.needles)) continue;
+  // A pattern can only match where one of its signature's needles is (signatures.ts), so only the
+  // signatures whose needles the line holds are tried. The bits come from the raw line: they hold
+  // for the text when it is a piece of the raw line (no colour code or JSON turned into text).
+  const known = text === raw || raw.includes(text);
+  for (let i = 0; i < SIGNATURES.length; i++) {
+    const signature = SIGNATURES[i];
+    // Stryker disable next-line ConditionalExpression: without the pre-check every pattern is tried, and the patterns decide
+    if (known ? (bits & (1 << i)) === 0 : !containsAny(text, signature.needles)) continue;
     for (const p of signature.patterns) {
       if (p.test(text)) return { signature, text };
     }
@@ -128,19 +132,20 @@ export class Scanner {
 
   /** One raw line (without its newline); lineNo counts from 1. */
   feed(file: string, lineNo: number, raw: string): void {
-    if (PREFILTER.test(raw)) this.feedCandidate(file, lineNo, raw);
+    const bits = needleBits(raw);
+    if (bits !== 0) this.feedCandidate(file, lineNo, raw, bits);
   }
 
-  /** feed() for a line that contains a needle (the caller ran the prefilter over its whole chunk). */
-  feedCandidate(file: string, lineNo: number, raw: string): void {
-    if (containsAny(raw, WORKER_ID_NEEDLES)) {
+  /** feed() for a line that holds the needles `bits` says (NEEDLE_SEARCH over its whole chunk found them). */
+  feedCandidate(file: string, lineNo: number, raw: string, bits: number): void {
+    if ((bits & WORKER_ID_BIT) !== 0) {
       const own = OWN_ID.exec(normalizeLine(raw));
       if (own) {
         this.addFile(file);
         addIds((this.perFile.get(file)!.ids ??= new Set()), [own[1]]);
       }
     }
-    const m = matchCandidate(raw);
+    const m = matchCandidate(raw, bits);
     if (!m) return;
     this.addFile(file);
     const state = this.perFile.get(file)!;

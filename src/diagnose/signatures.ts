@@ -13,9 +13,8 @@ export interface SignatureSpec extends Signature {
   symptomOf?: readonly string[] | '*';
   /**
    * Literal(s) a raw line must contain before the patterns are tried (each pattern's match must
-   * contain one). Together they form the prefilter run over whole chunks, so they are chosen for
-   * V8's regex speed: needles starting with an uppercase letter or digit form one alternation that
-   * V8 scans with Boyer-Moore skips; the rest (lowercase starts) form a second, short one.
+   * contain one). Together they form the prefilter searched over whole chunks of bytes
+   * (needle-search.ts): printable ASCII, at least 7 characters each ("supported HW", not "HW").
    */
   needles: readonly string[];
   /**
@@ -46,7 +45,7 @@ export const SIGNATURES: readonly SignatureSpec[] = [
   {
     code: 'cuda.error804',
     severity: 'error',
-    needles: ['Error 804', 'HW', 'CUDA_ERROR_COMPAT'],
+    needles: ['Error 804', 'supported HW', 'CUDA_ERROR_COMPAT'],
     patterns: [/\bError 804\b/, /forward compatibility was attempted on non supported HW/, /CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE/],
     title: 'CUDA Error 804: forward-compatibility libraries on a GPU that cannot use them',
     explanation:

@@ -5,15 +5,16 @@ import { realpath, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
-import { prefilterRegExps, Scanner, type FileState } from '../diagnose/scanner.js';
+import { newMatches } from '../diagnose/needle-search.js';
+import { NEEDLE_SEARCH, Scanner, type FileState } from '../diagnose/scanner.js';
 import type { Finding, ScanResult } from '../diagnose/types.js';
 import { UserError } from '../errors.js';
 import { workerAnswer } from './worker-answer.js';
 
 // Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should
-// take a few seconds, a state directory with 10,000 logs too): whole chunks are searched with the
-// prefilter regexes over an ascii view (byte offsets = string offsets, and every needle is ASCII),
-// and only the lines they hit are decoded and matched per signature. Newlines are counted with
+// take a few seconds, a state directory with 10,000 logs too): whole chunks of bytes are searched
+// for the signatures' needles at once (NEEDLE_SEARCH), and only the lines holding one are decoded
+// and matched, against the signatures whose needles they hold. Newlines are counted with
 // Buffer.indexOf (memchr).
 //
 // Reading (measured with --cpu-prof, bench/README.md): two 512 KiB buffers serve the whole scan. A
@@ -23,16 +24,9 @@ import { workerAnswer } from './worker-answer.js';
 // the chunk before is scanned. Between files the event loop gets a turn every few milliseconds.
 // A big file is read by two threads in parts (scanPlain).
 
-// 512 KiB: below the size (~1,007 KiB) from which Node makes the latin1 view of a chunk an external
-// string. Dead external strings piled up until the garbage collector ran: with 1 MiB chunks a 1 GiB
-// scan peaked at 146 MB RSS, with 512 KiB at 73 MB, in the same time within 5% (bench/README.md).
+// 512 KiB: measured in round 4 (bench/README.md), when chunks were decoded to strings whole; the
+// reads are as fast with it as with 1 MiB.
 const CHUNK = 512 << 10;
-/**
- * The most bytes turned into one string at a time: V8 puts a string over 128 KiB in its
- * large-object space, and making one there costs ~6x as much per byte (50 MB of 512 KiB strings
- * 60 ms, of 64 KiB strings 10 ms; measured on Node 20, bench/README.md "Round 5").
- */
-const PIECE = 64 << 10;
 /** A "line" longer than this is cut (memory stays bounded on files without newlines). */
 const MAX_LINE = 1 << 20;
 const NL = 10;
@@ -54,7 +48,7 @@ export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promis
   for (const p of paths) files.push(...(await expand(p, opts)));
   const seen = new Set<string>();
   const partial: { file: string; reason: string }[] = [];
-  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], pres: prefilterRegExps() };
+  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], };
   let slice = performance.now();
   for (const f of files) {
     if (seen.has(f)) continue;
@@ -73,10 +67,9 @@ export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promis
 /** How long scanning small files may hold the event loop before it yields (timers, renders, signals). */
 const YIELD_MS = 8;
 
-/** What a scan reuses for every file: the read buffers (the second made on the first big file) and the prefilter regexes. */
+/** What a scan reuses for every file: the read buffers (the second made on the first big file). */
 interface ScanIo {
   bufs: [Buffer, Buffer | null];
-  pres: RegExp[];
 }
 
 /** The findings of one log (the supervisor explains a crashed process with it). */
@@ -177,7 +170,7 @@ async function walk(dir: string, realDir: string, out: string[]): Promise<void> 
 /** Scans one file; returns why it was read only in part (a damaged .gz), else null. */
 async function scanFile(scanner: Scanner, file: string, io: ScanIo): Promise<string | null> {
   scanner.addFile(file);
-  const splitter = new LineSplitter(scanner, file, io.pres);
+  const splitter = new LineSplitter(scanner, file);
   let damage: string | null = null;
   /** Lines of a big file read in parts (the splitter then saw none). */
   let later = 0;
@@ -305,7 +298,7 @@ export type NumberedPart = FilePart & { index: number };
 async function scanPart(fd: number, file: string, io: ScanIo, i: number, count: number): Promise<FilePart> {
   const scanner = new Scanner();
   scanner.addFile(file);
-  const splitter = new LineSplitter(scanner, file, io.pres);
+  const splitter = new LineSplitter(scanner, file);
   const start = lineStartFrom(fd, file, i * PART, io.bufs[0]);
   const end = i + 1 < count ? lineStartFrom(fd, file, (i + 1) * PART, io.bufs[0]) : Infinity;
   if (end > start) await scanRange(fd, file, splitter, io, start, end);
@@ -335,7 +328,7 @@ function lineStartFrom(fd: number, file: string, at: number, buf: Buffer): numbe
 
 /** The worker thread's job (log-scan-worker.ts): takes parts of `file` until none are left, and answers with what each held. */
 export async function scanParts(work: ScanParts): Promise<NumberedPart[]> {
-  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], pres: prefilterRegExps() };
+  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], };
   const fd = openSync(work.file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   const out: NumberedPart[] = [];
   try {
@@ -381,7 +374,10 @@ function readAt(fd: number, buf: Buffer, position: number, length: number): Prom
   return new Promise((resolve, reject) => readAsync(fd, buf, 0, length, position, (err, n) => (err ? reject(err) : resolve(n))));
 }
 
-/** Cuts chunks into lines and feeds the scanner the lines the prefilter hits. */
+/** Where the needles of a block are: one for the thread (a block is searched and fed at once, without a turn in between). */
+const found = newMatches();
+
+/** Cuts chunks into lines and feeds the scanner the lines that hold a needle. */
 class LineSplitter {
   /** Complete lines already passed. */
   private lines = 0;
@@ -393,8 +389,6 @@ class LineSplitter {
   constructor(
     private readonly scanner: Scanner,
     private readonly file: string,
-    /** The scan's prefilter regexes (global: lastIndex is reset before each use). */
-    private readonly pres: RegExp[],
   ) {}
 
   /** `reused`: the caller overwrites chunk afterwards, so whatever is kept must be copied. */
@@ -454,69 +448,24 @@ class LineSplitter {
 
   /** buf[start, end) holds complete lines, the last one ending with '\n'. */
   private block(buf: Buffer, start: number, end: number): void {
-    for (let at = start; at < end;) {
-      let stop = end;
-      if (end - at > PIECE) {
-        // The last line end within PIECE bytes, or (a longer line) that line's end.
-        const nl = buf.lastIndexOf(NL, at + PIECE - 1);
-        stop = (nl >= at ? nl : buf.indexOf(NL, at + PIECE)) + 1;
+    const n = NEEDLE_SEARCH.search(buf, start, end, found);
+    const { at, bits } = found;
+    let lineStart = start;
+    // The newline ending the line at lineStart; the newlines before lineStart are in this.lines.
+    let nl = n === 0 ? end : buf.indexOf(NL, start);
+    for (let i = 0; i < n;) {
+      while (nl < at[i]) {
+        this.lines++;
+        lineStart = nl + 1;
+        nl = buf.indexOf(NL, lineStart);
       }
-      this.piece(buf, at, stop);
-      at = stop;
+      // Every needle in this line: the line is judged once, on the signatures of all of them.
+      let lineBits = 0;
+      while (i < n && at[i] < nl) lineBits |= bits[i++];
+      this.scanner.feedCandidate(this.file, this.lines + 1, buf.toString('utf8', lineStart, nl), lineBits);
     }
+    this.lines += countNewlines(buf, lineStart, end);
   }
-
-  /** block() for at most PIECE bytes (or one longer line). */
-  private piece(buf: Buffer, start: number, end: number): void {
-    // 'latin1' maps each byte to one char, so string offsets are byte offsets (line bounds come from
-    // the Buffer), and an ASCII needle matches exactly where its bytes are: a UTF-8 sequence is
-    // made of bytes >= 0x80 and never forms one. As cheap as 'ascii' (measured on Node 20).
-    const text = buf.toString('latin1', start, end);
-    const starts = this.pres.length === 1 ? lineStartsHit(this.pres[0], text, buf, start) : mergeSorted(this.pres.map((re) => lineStartsHit(re, text, buf, start)));
-    let counted = start; // newlines before this offset are already in this.lines
-    for (const lineStart of starts) {
-      const lineEnd = buf.indexOf(NL, lineStart);
-      this.lines += countNewlines(buf, counted, lineStart);
-      counted = lineStart;
-      this.scanner.feedCandidate(this.file, this.lines + 1, buf.toString('utf8', lineStart, lineEnd));
-    }
-    this.lines += countNewlines(buf, counted, end);
-  }
-}
-
-/** Buffer offsets of the starts of lines the regex hits (text = buf from `base`), ascending, each line once. */
-function lineStartsHit(re: RegExp, text: string, buf: Buffer, base: number): number[] {
-  const out: number[] = [];
-  re.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    const at = base + m.index;
-    out.push(at === 0 ? 0 : buf.lastIndexOf(NL, at - 1) + 1);
-    // Continue after this line: one hit per line is enough.
-    re.lastIndex = buf.indexOf(NL, at) - base + 1;
-  }
-  return out;
-}
-
-/** Ascending union of ascending lists, duplicates removed (a line both regexes hit is fed once). */
-function mergeSorted(lists: number[][]): number[] {
-  let out: number[] = [];
-  for (const list of lists) {
-    if (list.length === 0) continue;
-    if (out.length === 0) {
-      out = list;
-      continue;
-    }
-    const merged: number[] = [];
-    let i = 0;
-    let j = 0;
-    while (i < out.length || j < list.length) {
-      const v = j >= list.length || (i < out.length && out[i] <= list[j]) ? out[i++] : list[j++];
-      if (merged.length === 0 || merged[merged.length - 1] !== v) merged.push(v);
-    }
-    out = merged;
-  }
-  return out;
 }
 
 function countNewlines(buf: Buffer, from: number, to: number): number {

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 /**
  * Runs a worker thread that answers with one message and ends (log-scan.ts: parts of a big log).
@@ -8,15 +9,12 @@ import { fileURLToPath } from 'node:url';
  * then does the work itself. `stop()` ends it early (not wanted any more).
  */
 export function workerAnswer<T>(url: URL, workerData?: unknown): { answer: Promise<T | null>; stop: () => void } {
-  let stopped = false;
   let terminate = () => {};
-  const stop = () => {
-    stopped = true;
-    terminate();
-  };
+  const stop = () => terminate();
   if (!existsSync(fileURLToPath(url))) return { answer: Promise.resolve(null), stop };
-  const answer = import('node:worker_threads').then(({ Worker }) => new Promise<T | null>((resolve) => {
-    if (stopped) return resolve(null);
+  // Started at once (not after an await): the worker needs ~60 ms to boot, and the caller's work
+  // meanwhile is work it does not share.
+  const answer = new Promise<T | null>((resolve) => {
     try {
       const worker = new Worker(url, { workerData });
       terminate = () => void worker.terminate();
@@ -27,6 +25,6 @@ export function workerAnswer<T>(url: URL, workerData?: unknown): { answer: Promi
     } catch {
       resolve(null);
     }
-  }));
+  });
   return { answer, stop };
 }

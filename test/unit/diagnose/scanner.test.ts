@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SAMPLES } from '../../helpers/cli.js';
-import { PREFILTER_SOURCE, Scanner, scanText } from '../../../src/diagnose/scanner.js';
+import { Scanner, scanText } from '../../../src/diagnose/scanner.js';
 import { SIGNATURES } from '../../../src/diagnose/signatures.js';
 
 describe('Scanner', () => {
@@ -87,7 +87,4 @@ describe('Scanner', () => {
     expect(r.findings[0].text.length).toBeLessThanOrEqual(500);
   });
 
-  it('builds its prefilter from every signature needle', () => {
-    for (const s of SIGNATURES) for (const n of s.needles) expect(new RegExp(PREFILTER_SOURCE).test(n), n).toBe(true);
-  });
 });

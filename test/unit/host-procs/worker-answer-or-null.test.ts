@@ -39,9 +39,8 @@ describe('a worker thread asked for one answer', () => {
     const early = workerAnswer(forever);
     early.stop();
     expect(await early.answer).toBeNull();
-    await import('node:worker_threads'); // loaded: the thread is made in the microtask after the call
     const running = workerAnswer(forever);
-    await new Promise((r) => setImmediate(r)); // microtasks have run: the thread exists
+    await new Promise((r) => setImmediate(r)); // the thread has had a turn to start
     running.stop(); // without terminate() the answer would never settle (test timeout)
     expect(await running.answer).toBeNull();
   });
