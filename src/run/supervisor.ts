@@ -290,8 +290,8 @@ export class Supervisor extends EventEmitter {
     this.hinted.add(p.spec.name);
     const holders = await this.d.lockHolders(w.lockPath).catch(() => []);
     if (this.finishing) return;
-    const ours = new Set(this.procs.map((q) => q.rec.pid));
     const h = holders.find((x) => x.pid > 0);
+    const ours = h ? this.runPidsNow() : new Set<number>();
     const cmd = h?.cmd ? h.cmd.replace(/\s+/g, ' ').trim() : '';
     // The holder's command line, cut after a whole word: enough to recognise it.
     const short = cmd.length > 60 ? `${cmd.slice(0, 60).replace(/\s+\S*$/, '')}…` : cmd;
@@ -300,6 +300,26 @@ export class Supervisor extends EventEmitter {
     const text = `waiting for the Hugging Face download lock held by ${who}; see \`dynamo-dev doctor --only hf.locks\``;
     this.lockHints.set(p.spec.name, text);
     this.emitEvent({ event: 'hint', process: p.spec.name, code: 'hf.lock-wait', text });
+  }
+
+  /**
+   * The live pids of the run's running processes: each one we spawned and its descendants now.
+   * A process started through a wrapper that stays (uv run, `sh -c '. venv/bin/activate && python
+   * ...'`) is the wrapper's pid in the record, while the program doing the work (holding a download
+   * lock) is its child; the recorded descendants lag (refreshed every few seconds).
+   */
+  private runPidsNow(): Set<number> {
+    const out = new Set<number>();
+    for (const q of this.procs) {
+      if (q.rec.pid === null || q.exit !== null) continue;
+      out.add(q.rec.pid);
+      try {
+        for (const d of this.d.descendants(q.rec.pid)) out.add(d.pid);
+      } catch {
+        // a look that failed: the leader alone
+      }
+    }
+    return out;
   }
 
   private checkAllReady(): void {
