@@ -28,8 +28,10 @@ export async function addExitFindings(scan: ScanResult, record: RunRecord, o: { 
     const lines: string[] = [];
     const read = await tailFile(p.log, 5, true, (batch) => {
       lines.push(...batch);
-    // Stryker disable next-line ArrowFunction: equivalent, a failed read leaves lines empty and nothing is quoted either way
-    }).catch(() => null);
+    }).catch(
+      // Stryker disable next-line ArrowFunction: equivalent, a failed read leaves lines empty and nothing is quoted either way
+      () => null,
+    );
     // Stryker disable next-line ConditionalExpression: equivalent, no file (null) or a failed read leaves lines empty and nothing is quoted either way
     if (read === null) return;
     const total = scan.lines?.[p.log] ?? lines.length;
