@@ -36,10 +36,13 @@ export function modulesFor(engine: 'vllm' | 'mocker'): string[] {
  * The probe script. Imports run with stdout pointed at stderr (some packages print on import),
  * each in its own try so one broken module does not hide the others. Only torch.version.cuda is
  * read: initialising CUDA (torch.cuda.is_available()) would be slow and could itself hit Error 804.
+ * Each imported module also says where it was found: a package's folders (`__path__`; Dynamo's
+ * `dynamo` is a namespace package, which merges every `dynamo/` folder on sys.path, so a second
+ * install on PYTHONPATH shows as a second folder), else its file.
  */
 export function probeScript(modules: string[]): string {
   return `
-import sys, json, importlib
+import sys, os, json, importlib
 real_stdout = sys.stdout
 sys.stdout = sys.stderr
 mods = ${JSON.stringify(modules)}
@@ -56,13 +59,26 @@ def dist_version(name):
         except Exception:
             pass
     return None
+def where(m):
+    locs = []
+    try:
+        p = getattr(m, "__path__", None)
+        if p is not None:
+            locs = [os.path.abspath(str(x)) for x in p]
+    except Exception:
+        locs = []
+    if not locs:
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str):
+            locs = [os.path.abspath(f)]
+    return locs
 for name in mods:
     try:
         m = importlib.import_module(name)
         v = getattr(m, "__version__", None)
         if not isinstance(v, str):
             v = dist_version(name)
-        out["modules"][name] = {"ok": True, "version": v, "error": None}
+        out["modules"][name] = {"ok": True, "version": v, "error": None, "paths": where(m)}
         if name == "torch":
             c = getattr(getattr(m, "version", None), "cuda", None)
             out["torchCuda"] = c if isinstance(c, str) and c else None
@@ -75,7 +91,7 @@ print(${JSON.stringify(MARKER)} + json.dumps(out))
 
 interface ProbeOutput {
   python: string;
-  modules: Record<string, { ok: boolean; version: string | null; error: string | null }>;
+  modules: Record<string, { ok: boolean; version: string | null; error: string | null; paths?: unknown }>;
   torchCuda: string | null;
 }
 
@@ -115,7 +131,8 @@ export async function probePython(
   }
   const modules: PythonFacts['modules'] = {};
   for (const [name, m] of Object.entries(parsed.modules)) {
-    modules[name] = { ok: Boolean(m.ok), version: m.version ?? null, error: m.error ?? null };
+    const paths = Array.isArray(m.paths) ? m.paths.filter((x): x is string => typeof x === 'string') : [];
+    modules[name] = { ok: Boolean(m.ok), version: m.version ?? null, error: m.error ?? null, path: paths[0] ?? null, paths };
   }
   return {
     interpreter, ok: true, error: null, pythonVersion: parsed.python ?? null, modules,

@@ -58,6 +58,20 @@ export interface ProcessInfo {
 
 export type EngineKind = 'vllm-engine' | 'dynamo';
 
+/** One module the Python probe imported (or failed to). */
+export interface PythonModule {
+  ok: boolean;
+  version: string | null;
+  error: string | null;
+  /**
+   * Where it was imported from: its package folder, or its file (null when it did not import).
+   * Absent only in facts not made by the probe.
+   */
+  path?: string | null;
+  /** Every folder of the package: more than one for a namespace package (dynamo) spread over several installs. */
+  paths?: string[];
+}
+
 export interface PythonFacts {
   /** The interpreter that was asked (path or name). */
   interpreter: string;
@@ -65,7 +79,7 @@ export interface PythonFacts {
   /** Why the interpreter could not be asked (not found, crashed, bad output). */
   error: string | null;
   pythonVersion: string | null;
-  modules: Record<string, { ok: boolean; version: string | null; error: string | null }>;
+  modules: Record<string, PythonModule>;
   /** torch.version.cuda, e.g. "12.9"; null for CPU builds or when torch is missing. */
   torchCuda: string | null;
 }

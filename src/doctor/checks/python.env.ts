@@ -1,3 +1,5 @@
+import { delimiter, dirname, resolve } from 'node:path';
+import type { PythonModule } from '../../host/types.js';
 import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport } from '../../plan/dynamo-releases.js';
 import { type Check, type CheckResult, PYTHON_PROBE_TIMEOUT_MS, fail, pass, warn } from '../types.js';
 
@@ -34,7 +36,7 @@ const check: Check = {
       return `${name} ${m.version ?? '(version unknown)'}${name === 'torch' && py.torchCuda ? ` (CUDA ${py.torchCuda})` : ''}`;
     };
     const shown = Object.keys(py.modules);
-    const details = [`${interp}: Python ${py.pythonVersion ?? '?'}`, ...shown.map(line)];
+    const details = [`${interp}: Python ${py.pythonVersion ?? '?'}`, ...shown.map((name) => `${line(name)}${placeText(py.modules[name])}`)];
     const dynamoVersion = py.modules.dynamo?.ok ? py.modules.dynamo.version : null;
     const support = dynamoVersion ? versionSupport(dynamoVersion) : null;
     const evidence = {
@@ -58,12 +60,18 @@ const check: Check = {
     }
     // The mocker's own modules repeat the dynamo line: one "ai-dynamo X" is enough in the summary.
     const summaryModules = engine === 'mocker' ? ['dynamo'] : required;
-    const summary = [`Python ${py.pythonVersion ?? '?'}`, ...summaryModules.map(line)].join(', ');
+    const summary = `${[`Python ${py.pythonVersion ?? '?'}`, ...summaryModules.map(line)].join(', ')}${whereText(summaryModules, py.modules, facts.env.PYTHONPATH)}`;
     const range = `dynamo-dev plans for Dynamo ${SUPPORTED_MIN} up to ${SUPPORTED_BELOW} (exclusive) and its real-Dynamo tests run ${VERIFIED}`;
+    // A Dynamo that PYTHONPATH supplies is not the interpreter's own: installing into the
+    // interpreter changes nothing while that entry comes first.
+    const dynamoRoot = pathsOf(py.modules.dynamo).map((p) => importRoot('dynamo', p))[0];
+    const shadow = dynamoRoot !== undefined && onPythonPath(dynamoRoot, facts.env.PYTHONPATH)
+      ? `dynamo is imported from ${dynamoRoot}, which PYTHONPATH adds: if that is not the install you mean, remove it from PYTHONPATH; or `
+      : '';
     if (support === 'too-old') {
       return fail(
         `${summary}: Dynamo ${dynamoVersion} is older than ${SUPPORTED_MIN}, the first release that runs on one host without etcd and NATS`,
-        `\`${interp} -m pip install --upgrade ${engine === 'mocker' ? 'ai-dynamo' : '"ai-dynamo[vllm]"'}\`; see docs/dynamo-versions.md`,
+        `${shadow}\`${interp} -m pip install --upgrade ${engine === 'mocker' ? 'ai-dynamo' : '"ai-dynamo[vllm]"'}\`; see docs/dynamo-versions.md`,
         [...details, range],
         evidence,
       );
@@ -72,10 +80,65 @@ const check: Check = {
       const what = support === 'newer'
         ? `Dynamo ${dynamoVersion} is newer than any release dynamo-dev knows: plans follow ${VERIFIED}'s flags`
         : `Dynamo ${dynamoVersion} is outside the range dynamo-dev has verified (${VERIFIED}): plans follow its release notes, untested here`;
-      return warn(`${summary}; ${what}`, `to run the verified release: \`${interp} -m pip install ${engine === 'mocker' ? '' : '"'}ai-dynamo${engine === 'mocker' ? '' : '[vllm]'}==${VERIFIED}${engine === 'mocker' ? '' : '"'}\`; docs/dynamo-versions.md lists what changed between releases`, [...details, range], evidence);
+      return warn(`${summary}; ${what}`, `${shadow}to run the verified release: \`${interp} -m pip install ${engine === 'mocker' ? '' : '"'}ai-dynamo${engine === 'mocker' ? '' : '[vllm]'}==${VERIFIED}${engine === 'mocker' ? '' : '"'}\`; docs/dynamo-versions.md lists what changed between releases`, [...details, range], evidence);
     }
     return pass(support === 'verified' ? `${summary} (verified)` : summary, evidence, details);
   },
 };
+
+/** Where a module was found, for its detail line: ` at FOLDER`, every folder of a namespace package. */
+function placeText(m: PythonModule | undefined): string {
+  const paths = pathsOf(m);
+  if (paths.length === 0) return '';
+  const merged = paths.length > 1 ? ` (one namespace package merged from ${paths.length} folders: each can be a different install)` : '';
+  return ` at ${paths.join(' + ')}${merged}`;
+}
+
+const pathsOf = (m: PythonModule | undefined): string[] => (m?.ok ? m.paths ?? (m.path ? [m.path] : []) : []);
+
+/**
+ * The sys.path entry a module was found in: `/v/site-packages` for `dynamo.frontend` at
+ * `/v/site-packages/dynamo/frontend` (a package folder), or for `foo` at `/v/site-packages/foo.py`.
+ */
+export function importRoot(name: string, path: string): string {
+  let up = name.split('.').length;
+  let root = path;
+  // A plain module is its file; a package is its folder (the probe reports __path__ first).
+  if (/\.(py|pyc|so|pyd)$/.test(root)) {
+    root = dirname(root);
+    up -= 1;
+  }
+  for (let i = 0; i < up; i++) root = dirname(root);
+  return root;
+}
+
+/**
+ * Pure: where the summary's modules come from, said once when they share one sys.path entry
+ * (` in /v/lib/python3.12/site-packages`) and per entry when they do not (a second environment on
+ * PYTHONPATH is the classic cause of a wrong version), each entry that PYTHONPATH put there marked
+ * so. Empty when no location is known.
+ */
+export function whereText(names: readonly string[], modules: Readonly<Record<string, PythonModule>>, pythonPath: string | undefined): string {
+  const root = (r: string) => (onPythonPath(r, pythonPath) ? `${r} (on PYTHONPATH)` : r);
+  // Modules grouped by the entries they come from (a namespace package can come from several).
+  const groups = new Map<string, string[]>();
+  for (const name of names) {
+    const roots = [...new Set(pathsOf(modules[name]).map((p) => importRoot(name, p)))];
+    if (roots.length === 0) continue;
+    const key = roots.map(root).join(' + ');
+    groups.set(key, [...(groups.get(key) ?? []), name]);
+  }
+  const entries = [...groups];
+  if (entries.length === 0) return '';
+  if (entries.length === 1 && entries[0][1].length === names.length) return `${names.length === 1 ? '' : '; all'} in ${entries[0][0]}`;
+  return `; ${entries.map(([where, mods]) => `${words(mods)} in ${where}`).join(', ')}`;
+}
+
+/** Whether a sys.path entry is one of PYTHONPATH's (Python adds them as given, relative to the working directory). */
+const onPythonPath = (entry: string, pythonPath: string | undefined): boolean =>
+  (pythonPath ?? '').split(delimiter).some((p) => p !== '' && resolve(p) === resolve(entry));
+
+/** ["a", "b", "c"] -> "a, b and c". */
+const words = (xs: readonly string[]): string => (xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}`);
 
 export default check;

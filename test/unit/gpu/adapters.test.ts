@@ -157,21 +157,23 @@ describe('probePython against the fake packages', () => {
     expect(p.ok).toBe(true);
     expect(p.pythonVersion).toMatch(/^3\.\d+\.\d+$/);
     expect(p.torchCuda).toBe('12.9');
+    // Each with the folder it was imported from (python.env shows it: a second install on PYTHONPATH is a classic cause of a wrong version).
+    const at = (name: string) => ({ path: join(FIXTURES, 'python', name), paths: [join(FIXTURES, 'python', name)] });
     expect(p.modules).toEqual({
-      dynamo: { ok: true, version: '1.6.1', error: null },
-      torch: { ok: true, version: '2.8.0+cu129', error: null },
-      nixl: { ok: true, version: '0.6.0', error: null },
-      vllm: { ok: true, version: '0.11.0', error: null },
+      dynamo: { ok: true, version: '1.6.1', error: null, ...at('dynamo') },
+      torch: { ok: true, version: '2.8.0+cu129', error: null, ...at('torch') },
+      nixl: { ok: true, version: '0.6.0', error: null, ...at('nixl') },
+      vllm: { ok: true, version: '0.11.0', error: null, ...at('vllm') },
     });
   });
   it('reports each missing module with its ImportError and does not ask for vllm under the mocker', async () => {
     const p = await probePython('python3', 'vllm', pyEnv({ FAKE_MISSING_MODULES: 'vllm,nixl' }), T);
-    expect(p.modules.vllm).toEqual({ ok: false, version: null, error: "ModuleNotFoundError: No module named 'vllm'" });
+    expect(p.modules.vllm).toEqual({ ok: false, version: null, error: "ModuleNotFoundError: No module named 'vllm'", path: null, paths: [] });
     expect(p.modules.nixl.ok).toBe(false);
     expect(p.modules.dynamo.ok).toBe(true);
     const m = await probePython('python3', 'mocker', pyEnv(), T);
     expect(Object.keys(m.modules)).toEqual(['dynamo', 'dynamo.frontend', 'dynamo.mocker']);
-    expect(m.modules['dynamo.mocker']).toEqual({ ok: true, version: '1.6.1', error: null });
+    expect(m.modules['dynamo.mocker']).toEqual({ ok: true, version: '1.6.1', error: null, path: join(FIXTURES, 'python', 'dynamo', 'mocker'), paths: [join(FIXTURES, 'python', 'dynamo', 'mocker')] });
   });
   it('never imports torch for the mocker (a torch that leaves a mark when imported stays unmarked)', async () => {
     const pkgs = join(tmp, 'marking-torch');
@@ -212,7 +214,7 @@ describe('probePython against the fake packages', () => {
     writeFileSync(join(pkgs, 'dynamo', '__init__.py'), 'print("{\\"not\\": \\"the probe\\"}")\n__version__ = "9.9.9"\n');
     const p = await probePython('python3', 'mocker', { PATH: SYS_PATH, PYTHONPATH: [pkgs, join(FIXTURES, 'python')].join(delimiter) }, T);
     expect(p.ok).toBe(true);
-    expect(p.modules.dynamo).toEqual({ ok: true, version: '9.9.9', error: null });
+    expect(p.modules.dynamo).toEqual({ ok: true, version: '9.9.9', error: null, path: join(pkgs, 'dynamo'), paths: [join(pkgs, 'dynamo')] });
   });
   it('a slow interpreter times out into a fact', async () => {
     const slow = join(tmp, 'slow-python');
