@@ -26,7 +26,8 @@ export interface RunLiveness {
   /**
    * The pids the run owns: the supervisor and the live pids of processes whose leader is alive.
    * What is left of a process whose leader died (an engine core that outlived its worker) is not
-   * the run's working part: doctor counts it as a leftover (see losses.ts).
+   * the run's working part: doctor counts it as a leftover (see losses.ts); except while the run's
+   * live supervisor is stopping it (state `stopping`): then everything of it is being stopped.
    */
   ownedPids: number[];
 }
@@ -93,8 +94,12 @@ export function runLiveness(rec: RunRecord, scan: readonly ProcStat[], marked: r
   const all = new Set<number>(perProcess.flatMap((p) => p.pids));
   const unrecorded = marked.filter((pid) => index.has(pid) && !all.has(pid) && pid !== rec.supervisor?.pid);
   for (const pid of unrecorded) all.add(pid);
-  // Marked processes in no record (a helper that double-forked) count as the run's own.
-  const owned = new Set<number>([...perProcess.filter((p) => p.alive).flatMap((p) => p.pids), ...unrecorded]);
+  // Marked processes in no record (a helper that double-forked) count as the run's own. So does,
+  // while the run's live supervisor stops it, what is left of a process whose leader ended first:
+  // a program whose wrapper (sh -c, a venv script) died at the group's SIGTERM while the program
+  // shuts down, an engine core finishing after its worker. The stop follows them; nothing is left yet.
+  const stopping = supervisor && rec.state === 'stopping';
+  const owned = new Set<number>([...perProcess.filter((p) => p.alive || stopping).flatMap((p) => p.pids), ...unrecorded]);
   const processes = all.size > 0;
   if (supervisor) {
     all.add(rec.supervisor.pid);

@@ -45,11 +45,13 @@ export function describeEnd(p: Pick<LostProcess, 'how' | 'exitCode' | 'signal'>)
 
 /**
  * Pure: the planned processes a run has lost, given its liveness. A process still waiting for its
- * turn in a starting run is not lost; in a run that was ready every planned process must live.
+ * turn in a starting run is not lost; in a run that was ready every planned process must live. A run
+ * its live supervisor is stopping loses nothing: its processes end because they are being stopped.
  */
-export function lostProcesses(rec: RunRecord, l: Pick<RunLiveness, 'perProcess'>): LostProcess[] {
+export function lostProcesses(rec: RunRecord, l: Pick<RunLiveness, 'perProcess'> & Partial<Pick<RunLiveness, 'supervisor'>>): LostProcess[] {
   const wasReady = rec.state === 'ready' || rec.state === 'degraded';
   const out: LostProcess[] = [];
+  if (l.supervisor === true && rec.state === 'stopping') return out;
   rec.processes.forEach((p, i) => {
     const pl: ProcessLiveness | undefined = l.perProcess[i];
     if (pl?.alive) return;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, runCli } from '../helpers/cli.js';
+import { isAlive, waitUntil } from '../helpers/proc-trees.js';
 import { records, upHarness } from '../helpers/up-run.js';
 import { markedProcesses, markerFor } from '../../src/run/run-scan.js';
 
@@ -69,6 +70,36 @@ describe('processes started through a python wrapper that stays their parent', (
     const stopped = await run.waitEvent((e) => e.event === 'stopped');
     expect((await run.exit).code).toBe(0);
     expect(stopped.remaining).toEqual([]);
+    expect(await markedProcesses(marker, 0)).toEqual([]);
+  });
+
+  it('while up stops, the program its wrapper left shutting down is the run\'s: status loses nothing, doctor calls it no leftover', async () => {
+    // The frontend ignores SIGTERM: it lives until the SIGKILL a second Ctrl-C asks for.
+    const s = await up.setup({ FAKE_FRONTEND_SCENARIO: 'ignore-sigterm' });
+    const run = up.startUp(['up', 'agg', '--json', '--no-preflight', '--grace', '60', '--python', WRAPPER, ...s.sets], s.env);
+    const plan = await run.waitEvent((e) => e.event === 'plan');
+    const marker = markerFor(s.stateDir, plan.runId);
+    markers.push(marker);
+    await run.waitEvent((e) => e.event === 'ready', 30_000);
+    const wrapper = records(s.stateDir)[0].processes.find((p) => p.name === 'frontend')!.pid!;
+    const frontend = (await programs(marker)).find((x) => cmdOf(x.pid).includes('dynamo.frontend'))!.pid;
+    run.child.kill('SIGINT');
+    await run.waitEvent((e) => e.event === 'stopping');
+    await waitUntil(() => !isAlive(wrapper) && records(s.stateDir)[0].state === 'stopping', 'the wrapper to die at SIGTERM', 10_000);
+    expect(isAlive(frontend)).toBe(true);
+
+    const st = JSON.parse((await runCli(['status', '--json', '--run', plan.runId], s.env)).stdout) as { runs: any[] };
+    expect(st.runs[0].lost).toEqual([]);
+    expect(st.runs[0].processes.find((p: any) => p.name === 'frontend').pids).toEqual([frontend]);
+    const d = await runCli(['doctor', '--only', 'procs.leftover', '--json'], s.env);
+    const check = (JSON.parse(d.stdout) as { checks: { evidence: { ourPids: number[]; processes: { pid: number }[] } }[] }).checks[0];
+    expect(check.evidence.ourPids).toContain(frontend);
+    // Other test files' fakes may be leftovers here; this run's frontend is not.
+    expect(check.evidence.processes.map((p) => p.pid)).not.toContain(frontend);
+
+    run.child.kill('SIGINT'); // a second Ctrl-C: SIGKILL now
+    expect((await run.exit).code).toBe(0);
+    expect((await run.waitEvent((e) => e.event === 'stopped')).remaining).toEqual([]);
     expect(await markedProcesses(marker, 0)).toEqual([]);
   });
 });

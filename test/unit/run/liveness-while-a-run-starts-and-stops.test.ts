@@ -70,13 +70,29 @@ describe('a wrapper that stays the parent of the real program', () => {
     expect(lostProcesses(rec, runLiveness(rec, scan))).toEqual([]);
   });
 
-  it('stopping: the wrapper died at the group\'s SIGTERM, the program shuts down adopted by init; its recorded pid keeps it in the run\'s pids', () => {
-    const rec = run([proc({ state: 'stopped', descendants: [{ pid: 101, startTicks: 501, cmd: 'python3 -m dynamo.frontend' }] })], 'stopping');
+  const adopted = { descendants: [{ pid: 101, startTicks: 501, cmd: 'python3 -m dynamo.frontend' }] };
+
+  it('stopping under its live supervisor: the program the wrapper left at the group\'s SIGTERM is the run\'s, and nothing is lost', () => {
+    const rec = run([proc({ state: 'stopped', signal: 'SIGTERM', ...adopted })], 'stopping');
     const scan = [supervisor, st(101, 1, 100, 501)];
     const l = runLiveness(rec, scan);
-    // teardown's look after a round (pids) still finds it and stops it; it is not the run's working
-    // part any more (ownedPids): what a lost process left.
-    expect(l).toMatchObject({ processes: true, pids: [SUP, 101], ownedPids: [SUP] });
+    // Not "a leftover, not part of the run" (status), nor a leftover for doctor: the stop follows it.
+    expect(l).toMatchObject({ supervisor: true, processes: true, pids: [SUP, 101], ownedPids: [SUP, 101] });
+    expect(lostProcesses(rec, l)).toEqual([]);
+  });
+
+  it('the supervisor died mid-stop: what is left is a lost process\'s leftover again (nobody stops it)', () => {
+    const rec = run([proc({ state: 'stopped', signal: 'SIGTERM', ...adopted })], 'stopping');
+    const l = runLiveness(rec, [st(101, 1, 100, 501)]);
+    expect(l).toMatchObject({ supervisor: false, pids: [101], ownedPids: [] });
+    expect(lostProcesses(rec, l)).toMatchObject([{ name: 'frontend', how: 'killed', leftPids: [101] }]);
+  });
+
+  it('a run that is not stopping (its wrapper died while it served): what is left is not its working part', () => {
+    const rec = run([proc({ state: 'failed', exitCode: 1, ...adopted })], 'degraded');
+    const l = runLiveness(rec, [supervisor, st(101, 1, 100, 501)]);
+    expect(l).toMatchObject({ supervisor: true, pids: [SUP, 101], ownedPids: [SUP] });
+    expect(lostProcesses(rec, l)).toMatchObject([{ name: 'frontend', how: 'exited', leftPids: [101] }]);
   });
 
   it('stopped before its child was recorded: only the marker names the program, and then it is the run\'s', () => {
