@@ -39,6 +39,10 @@ export function newMatches(size = 1024): Matches {
   return { at: new Int32Array(size), bits: new Int32Array(size) };
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+/** The 4 bytes at `at` as one number, as an aligned read of the buffer gives them on this machine. */
+const wordAt = (b: Buffer, at: number) => (LITTLE_ENDIAN ? b.readInt32LE(at) : b.readInt32BE(at));
+
 const hash = (word: number) => Math.imul(word, GOLDEN) >>> (32 - HASH_BITS);
 
 /** The 32-bit value of `bytes[at, at + n)` as an aligned read would give it on this machine (n < 4: the rest zero), and the mask of the bytes it covers. */
@@ -90,7 +94,7 @@ export class NeedleSearch {
     this.afterMask = new Int32Array(count);
     this.needle = new Int32Array(count);
     this.offset = new Int32Array(count);
-    const counts = substringCounts(typical);
+    const counts = wordCounts(typical);
     let at = 0;
     let f = 0;
     for (const [k, b] of encoded.entries()) {
@@ -159,31 +163,54 @@ export class NeedleSearch {
  * counts once, a word followed by the needle's next 4 bytes 100 times: those reach the full
  * check). The earliest among equals.
  */
-export function rarestWindow(needle: string, typical: string, counts = substringCounts(typical)): number {
-  // Near its end a needle's second word is shorter than 4 bytes: those are counted in the text itself.
-  const count = (s: string) => (s.length === WORD || s.length === 2 * WORD ? counts.get(s) ?? 0 : occurrences(typical, s));
+export function rarestWindow(needle: string, typical: string, counts = wordCounts(typical)): number {
+  const bytes = Buffer.from(needle, 'latin1');
+  // What each offset's fingerprint costs; a window costs its 4 offsets' sum.
+  const cost: number[] = [];
+  for (let o = 0; o + WORD <= needle.length; o++) {
+    const word = wordAt(bytes, o);
+    const next = needle.length - o - WORD;
+    const longer = next >= WORD
+      ? counts.pairs.get(pairKey(word, wordAt(bytes, o + WORD))) ?? 0
+      // Near its end a needle's next word is shorter than 4 bytes: counted in the text itself.
+      : occurrences(typical, needle.slice(o));
+    cost.push((counts.words.get(word) ?? 0) + 100 * longer);
+  }
   let best = 0;
   let bestCost = Infinity;
   for (let first = 0; first + MIN_NEEDLE <= needle.length; first++) {
-    let cost = 0;
-    for (let o = first; o < first + WORD; o++) cost += count(needle.slice(o, o + WORD)) + 100 * count(needle.slice(o, o + 2 * WORD));
-    if (cost < bestCost) {
-      bestCost = cost;
+    const c = cost[first] + cost[first + 1] + cost[first + 2] + cost[first + 3];
+    if (c < bestCost) {
+      bestCost = c;
       best = first;
     }
   }
   return best;
 }
 
-/** How often each substring of 4 and of 8 characters occurs in `text`. */
-function substringCounts(text: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  const add = (s: string) => counts.set(s, (counts.get(s) ?? 0) + 1);
-  for (let at = 0; at + WORD <= text.length; at++) {
-    add(text.slice(at, at + WORD));
-    if (at + 2 * WORD <= text.length) add(text.slice(at, at + 2 * WORD));
+interface WordCounts {
+  /** How often each 4-byte word occurs in the text, at any offset. */
+  words: Map<number, number>;
+  /** How often each word followed by a given next word occurs (keyed by pairKey: a hash, so two pairs may share a count; only speed depends on it). */
+  pairs: Map<number, number>;
+}
+
+const pairKey = (a: number, b: number) => (Math.imul(a, GOLDEN) ^ b) | 0;
+
+/** WordCounts of a text (numbers, not substrings: building them is most of what choosing windows costs). */
+function wordCounts(text: string): WordCounts {
+  const bytes = Buffer.from(text, 'latin1');
+  const words = new Map<number, number>();
+  const pairs = new Map<number, number>();
+  for (let at = 0; at + WORD <= bytes.length; at++) {
+    const w = wordAt(bytes, at);
+    words.set(w, (words.get(w) ?? 0) + 1);
+    if (at + 2 * WORD <= bytes.length) {
+      const k = pairKey(w, wordAt(bytes, at + WORD));
+      pairs.set(k, (pairs.get(k) ?? 0) + 1);
+    }
   }
-  return counts;
+  return { words, pairs };
 }
 
 function occurrences(text: string, s: string): number {
