@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MIN_NEEDLE, NeedleSearch, newMatches, rarestWindow, type Needle } from '../../../src/diagnose/needle-search.js';
 import { NEEDLE_SEARCH, WORKER_ID_NEEDLES } from '../../../src/diagnose/scanner.js';
+import { TYPICAL_LINES } from '../../../src/diagnose/typical-lines.js';
 import { SIGNATURES } from '../../../src/diagnose/signatures.js';
 
 // The prefilter of every log scan: a needle it misses is a finding diagnose never reports.
@@ -85,6 +86,34 @@ describe('NeedleSearch', () => {
     expect(rarestWindow('EngineCore failed to start', '(EngineCore pid=1) INFO x\n(EngineCore pid=2) INFO y')).toBeGreaterThanOrEqual(7);
     expect(rarestWindow('EngineCore failed to start', '')).toBe(0);
     expect(rarestWindow('too old', 'anything')).toBe(0); // a 7-character needle has one window
+  });
+
+  it('takes, for every needle of the scan, the earliest of its cheapest windows, counted the slow obvious way', () => {
+    const typical = TYPICAL_LINES.join('\n');
+    const count = (s: string) => {
+      let n = 0;
+      for (let at = typical.indexOf(s); at !== -1; at = typical.indexOf(s, at + 1)) n++;
+      return n;
+    };
+    // An offset costs the times its 4 bytes occur, plus 100 times they occur followed by the needle's next 4 (or all it has left).
+    const costOf = (needle: string, first: number) => {
+      let c = 0;
+      for (let o = first; o < first + 4; o++) c += count(needle.slice(o, o + 4)) + 100 * count(needle.slice(o, o + 8));
+      return c;
+    };
+    for (const n of [...SIGNATURES.flatMap((s) => s.needles), ...WORKER_ID_NEEDLES]) {
+      const costs = Array.from({ length: n.length - MIN_NEEDLE + 1 }, (_, first) => costOf(n, first));
+      expect(rarestWindow(n, typical), n).toBe(costs.indexOf(Math.min(...costs)));
+    }
+    // Only the last window holds "ghij", which the text lacks.
+    expect(rarestWindow('abcdefghij', 'abcdefghi')).toBe(3);
+    // The first window's words are rarer, but one of them is followed in the text by the needle's
+    // next 4 bytes (it would reach the full check each time): the second window costs less.
+    expect(rarestWindow('abcdefghijk', 'efgh fghi ghij hijk fghi ghij hijk abcdefgh')).toBe(1);
+    // The text's last 4 bytes count like any others.
+    expect(rarestWindow('abcdefgh', 'abcd')).toBe(1);
+    // The needle's last word has no bytes after it: each time the text holds it, it reaches the full check.
+    expect(rarestWindow('abcdefgh', 'abcd abcd abcd efgh')).toBe(0);
   });
 });
 
