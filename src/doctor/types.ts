@@ -87,7 +87,8 @@ export interface Facts {
   stillRunning(procs: readonly { pid: number; startTicks: number | null }[]): Promise<Set<number>>;
   /**
    * Not memoized: which of these pids belong to a live run of ANOTHER state directory (their run
-   * marker names it, and its record proves the run live now: src/run/other-runs.ts).
+   * marker names it, and its record proves the run live now: src/run/other-runs.ts). Only a
+   * process of our own uid can be one: its environment is read, and no other user's may be.
    */
   otherRuns(pids: readonly number[]): Promise<Map<number, OtherRun>>;
 }

@@ -37,12 +37,18 @@ export interface FactValues {
   logs: LogSet | null;
   noLogs: NoLogs;
   frontend: FrontendFacts | null;
-  /** Processes of live runs of other state directories (Facts.otherRuns answers for these pids). */
+  /**
+   * Processes of live runs of other state directories (Facts.otherRuns answers for these pids).
+   * As the real fact, it never answers for a process that is not of our uid (OUR_UID).
+   */
   otherRuns: OtherRun[];
 }
 
 export const recipeFrom = (r: Partial<RecipeInput> = {}): Recipe =>
   validateRecipe({ name: 'test', workers: [{ role: 'agg', gpuMemoryUtilization: 0.38 }], ...r }, 'test');
+
+/** The uid fakeFacts runs as (facts.self.uid). */
+const OUR_UID = 1000;
 
 /**
  * Facts for check unit tests: healthy defaults, overridden per test. Each getter counts its calls
@@ -88,7 +94,7 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     env: o.env ?? {},
     recipe,
     plan,
-    self: { uid: 1000, pid: 4242 },
+    self: { uid: OUR_UID, pid: 4242 },
     calls,
     gpu: getter('gpu'),
     computeApps: getter('computeApps'),
@@ -110,7 +116,9 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     },
     async otherRuns(pids) {
       calls.otherRuns = (calls.otherRuns ?? 0) + 1;
-      return new Map(v.otherRuns.filter((r) => pids.includes(r.pid)).map((r) => [r.pid, r]));
+      // The real fact reads the uid of /proc/PID: a process not listed, or not ours, is never another run's.
+      const ours = (pid: number) => v.processes.some((p) => p.pid === pid && p.uid === OUR_UID);
+      return new Map(v.otherRuns.filter((r) => pids.includes(r.pid) && ours(r.pid)).map((r) => [r.pid, r]));
     },
   };
 }

@@ -52,7 +52,7 @@ const check: Check = {
     const gpuMiB = new Map<number, number | null>(apps.ok ? apps.apps.map((a) => [a.pid, a.usedMiB]) : []);
 
     const mine = (l: Leftover) => facts.self.uid === null || l.uid === null || l.uid === facts.self.uid;
-    const leftovers: Leftover[] = [];
+    let leftovers: Leftover[] = [];
     for (const p of procs) {
       const kind = classifyEngineCmd(p.cmd);
       if (!kind || isOurs(p.pid, p)) continue;
@@ -73,13 +73,15 @@ const check: Check = {
     // what still exists now (a worker that finished stopping during the check is no leftover).
     if (leftovers.length > 0) {
       const still = await facts.stillRunning(leftovers);
-      for (let i = leftovers.length - 1; i >= 0; i--) if (!still.has(leftovers[i].pid)) leftovers.splice(i, 1);
+      leftovers = leftovers.filter((l) => still.has(l.pid));
     }
     // A process of a live run of another state dir (DYNAMO_DEV_HOME=/x up, a second terminal) is
-    // someone's experiment, not a leftover: no fail, but it is named, since it holds the GPU.
-    const otherOf = await facts.otherRuns(leftovers.filter(mine).map((l) => l.pid));
+    // someone's experiment, not a leftover: no fail, but it is named, since it holds the GPU. The
+    // fact answers only for our own processes (it reads their environments, and only a process
+    // of our uid may have its environment read): another user's stays a leftover.
+    const otherOf = await facts.otherRuns(leftovers.map((l) => l.pid));
     const others = leftovers.filter((l) => otherOf.has(l.pid)).map((l) => ({ ...l, other: otherOf.get(l.pid)! }));
-    for (let i = leftovers.length - 1; i >= 0; i--) if (otherOf.has(leftovers[i].pid)) leftovers.splice(i, 1);
+    leftovers = leftovers.filter((l) => !otherOf.has(l.pid));
     const otherLines = others.map((l) => describe(l, `(live run ${l.other.runId} of state dir ${l.other.stateDir}: not a leftover)`));
     let otherRuns: OtherRun[] = [];
     let otherFix = '';

@@ -59,15 +59,24 @@ describe('procs.leftover and live runs of other state dirs', () => {
     expect(r.evidence.otherRuns).toBeUndefined();
   });
 
-  it('only the user\'s own processes are asked about (another user\'s environment is not ours to read)', async () => {
-    const facts = fakeFacts({ processes: [proc(5001, 'python3 -m dynamo.mocker', { uid: 1001, user: 'bob' }), proc(5002, 'python3 -m dynamo.mocker')] });
-    let asked: readonly number[] = [];
-    const otherRuns = facts.otherRuns.bind(facts);
-    facts.otherRuns = async (pids) => {
-      asked = pids;
-      return otherRuns(pids);
-    };
-    await check.run(facts);
-    expect(asked).toEqual([5002]);
+  it('another user\'s engine is never another run\'s (its environment is not ours to read): it stays a leftover for its owner; ours is spared', async () => {
+    const r = await check.run(fakeFacts({
+      processes: [proc(5001, 'python3 -m dynamo.mocker', { uid: 1001, user: 'bob' }), proc(5002, 'python3 -m dynamo.mocker')],
+      otherRuns: [{ pid: 5001, ...A }, { pid: 5002, ...A }],
+    }));
+    expect(r.status).toBe('fail');
+    expect(r.summary).toBe('1 leftover process outside any live run (pid 5001)');
+    expect(r.fix).toBe(`kill 5001 (other users' processes: as their owner or root; teardown never touches them); then the other live run, if it must not run during your measurement: \`dynamo-dev teardown --state-dir ${A.stateDir} --run ${A.runId}\``);
+    expect((r.evidence.otherRuns as { pid: number }[]).map((p) => p.pid)).toEqual([5002]);
+  });
+
+  it('a process gone during the check and one of another run, between leftovers: the leftovers keep their order', async () => {
+    const r = await check.run(fakeFacts({
+      processes: [6001, 6002, 6003, 6004, 6005].map((pid) => proc(pid, 'VLLM::EngineCore')),
+      otherRuns: [{ pid: 6004, ...A }],
+    }, { exited: [6002] }));
+    expect(r.summary).toBe('3 leftover processes outside any live run (pid 6001, 6003, 6005)');
+    expect((r.evidence.processes as { pid: number }[]).map((p) => p.pid)).toEqual([6001, 6003, 6005]);
+    expect((r.evidence.otherRuns as { pid: number }[]).map((p) => p.pid)).toEqual([6004]);
   });
 });

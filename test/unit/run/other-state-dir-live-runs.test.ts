@@ -3,7 +3,7 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { foreignRunOf, judgeOtherRun, otherLiveRuns, stopCommandFor } from '../../../src/run/other-runs.js';
 import type { RunLiveness } from '../../../src/run/liveness.js';
-import { readBootId, RUN_MARKER } from '../../../src/run/run-scan.js';
+import { readBootId, realMarkerReader, RUN_MARKER } from '../../../src/run/run-scan.js';
 import { writeRun } from '../../../src/run/state.js';
 import { teardown } from '../../../src/run/teardown.js';
 import { listProcesses } from '../../../src/host/processes.js';
@@ -118,6 +118,23 @@ describe('otherLiveRuns: what the environment and the other run\'s record say (r
   it('a marker naming a run with no record: a leftover', async () => {
     const { b, tree } = await runInA({ markerId: '20261201-120000-000-gone' });
     expect((await otherLiveRuns(b.stateDir, [tree.engine.pid])).size).toBe(0);
+  });
+
+  it('only our own processes: another user\'s engine is never read, never another run\'s, even carrying the marker of a live run', async () => {
+    const { a, b, id, tree } = await runInA();
+    const read: number[] = [];
+    // The same process as seen by root's doctor for another user: /proc/PID says a foreign uid.
+    const reader = {
+      uidOf: (pid: number) => (pid === tree.engine.pid ? process.getuid!() + 1 : realMarkerReader.uidOf(pid)),
+      environ: (pid: number) => {
+        read.push(pid);
+        return realMarkerReader.environ(pid);
+      },
+    };
+    expect((await otherLiveRuns(b.stateDir, [tree.engine.pid], { reader })).size).toBe(0);
+    expect(read).not.toContain(tree.engine.pid);
+    // Ours, the same way asked: its run's.
+    expect([...(await otherLiveRuns(b.stateDir, [tree.pid], { reader })).values()]).toEqual([{ pid: tree.pid, runId: id, stateDir: realpathSync(a.stateDir) }]);
   });
 
   it('an engine without any marker: a leftover', async () => {
