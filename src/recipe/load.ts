@@ -7,7 +7,12 @@ import { MAX_RECIPE_BYTES } from './limits.js';
 
 export { MAX_RECIPE_BYTES };
 
-/** Alias uses allowed when the YAML is expanded (yaml's own guard against "billion laughs" files). */
+/**
+ * yaml's maxAliasCount (its guard against "billion laughs" files). It is no plain count of `*name`
+ * uses: per anchor, the anchor plus its aliases so far, times the largest such count of an alias
+ * nested inside the anchored value (yaml 2.9 dist/nodes/Alias.js, resolve and getAliasCount), may
+ * not exceed it. So 99 uses of a scalar pass and 100 fail; a list holding one used alias may be used 49 times.
+ */
 const MAX_ALIASES = 100;
 /** Highest list index `--set` may name: the next free slot at most, and never beyond this. */
 const MAX_SET_INDEX = 63;
@@ -38,7 +43,7 @@ export function parseRecipe(text: string, source: string, sets: string[] = []): 
     // must be maps or map aliases"); matching any "alias" once called those a bomb.
     const bomb = /excessive alias count/i.test((err as Error).message);
     throw new UserError(bomb
-      ? `${source}: invalid YAML: its aliases (*name) expand too far (more than ${MAX_ALIASES} uses); write the values out`
+      ? `${source}: invalid YAML: its aliases (*name) expand too far (an anchored value and its aliases may appear at most ${MAX_ALIASES} times in all, an alias inside that value counting as often as its own anchor appears); write the values out`
       : `${source}: invalid YAML: ${oneLine((err as Error).message)}`);
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -180,12 +185,11 @@ export function formatIssue(issue: z.core.$ZodIssue, input: unknown): string {
       if (why) return `${at}${JSON.stringify(got)} cannot work: ${why}`;
       return `${at}must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}${gotText}`;
     }
-    case 'invalid_union': {
-      // A fraction: the number branch says why (range), the literal branch says "auto".
-      const inner = issue.errors.flat().find((i) => i.code === 'too_big' || i.code === 'too_small');
-      if (inner?.message.startsWith('must ')) return `${at}${inner.message}${gotText}`;
+    case 'invalid_union':
+      // Only a value no branch accepts the type of: `gpuMemoryUtilization: half`, an env value that
+      // is a list. A number out of range is the number branch's own too_big/too_small, since zod 4
+      // reports the one branch that got past its type check instead of the union (handleUnionResults).
       return `${at}has the wrong type${gotText}`;
-    }
     case 'invalid_type':
       if (got === undefined) return `${at}is required (${issue.expected})`;
       // YAML (and --set) read 32 or true as a number or boolean: an argv entry or env value wants text.

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { recipeError as errorOf } from '../../helpers/recipe-errors.js';
+
+// The recipe's two unions (a fraction: number or "auto"; an env value: string, number or boolean)
+// reach zod's invalid_union only with a value no branch takes the type of. A number out of range
+// is the number branch's own range error (zod 4 reports the one branch past its type check).
+
+const minimal = 'name: t\nworkers:\n  - role: agg\n';
+
+describe('a value of a type no branch of a union takes', () => {
+  it('an env value that is a list or a map: the field and the value, one line', () => {
+    expect(errorOf(`${minimal}env: {A: [1, 2]}\n`)).toBe('my.yaml: env.A: has the wrong type (got [1,2])');
+    expect(errorOf(`${minimal}    env: {B: {c: 1}}\n`)).toBe('my.yaml: workers.0.env.B: has the wrong type (got {"c":1})');
+  });
+
+  it('a fraction that is a boolean is the wrong type; one out of range says the range (not a union error)', () => {
+    expect(errorOf(`${minimal}    gpuMemoryUtilization: true\n`)).toBe('my.yaml: workers.0.gpuMemoryUtilization: has the wrong type (got true)');
+    expect(errorOf(`${minimal}    gpuMemoryUtilization: 1.5\n`)).toBe('my.yaml: workers.0.gpuMemoryUtilization: must be a fraction in (0, 1] or "auto" (got 1.5)');
+    expect(errorOf(`${minimal}    gpuMemoryUtilization: 0\n`)).toBe('my.yaml: workers.0.gpuMemoryUtilization: must be a fraction in (0, 1] or "auto" (got 0)');
+  });
+});
