@@ -93,7 +93,8 @@ const sizeText = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / (1024 * 
 
 /** Text from the file (or a --set) in a one-line message: quoted, escapes visible, cut at 80 characters. */
 function shown(v: unknown): string {
-  const s = JSON.stringify(v) ?? String(v);
+  // JSON has no NaN or Infinity (YAML's .nan, .inf): JSON.stringify would call them null.
+  const s = typeof v === 'number' && !Number.isFinite(v) ? String(v) : JSON.stringify(v) ?? String(v);
   return s.length > 80 ? `${s.slice(0, 79)}…` : s;
 }
 

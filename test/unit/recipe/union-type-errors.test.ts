@@ -13,6 +13,12 @@ describe('a value of a type no branch of a union takes', () => {
     expect(errorOf(`${minimal}    env: {B: {c: 1}}\n`)).toBe('my.yaml: workers.0.env.B: has the wrong type (got {"c":1})');
   });
 
+  it('YAML\'s .nan and .inf are shown as what they are, never as "null"', () => {
+    expect(errorOf(`${minimal}env: {A: .nan}\n`)).toBe('my.yaml: env.A: has the wrong type (got NaN)');
+    expect(errorOf(`${minimal}    gpuMemoryUtilization: .inf\n`)).toBe('my.yaml: workers.0.gpuMemoryUtilization: has the wrong type (got Infinity)');
+    expect(errorOf(`${minimal}maxModelLen: -.inf\n`)).toBe('my.yaml: maxModelLen: must be number (got -Infinity)');
+  });
+
   it('a fraction that is a boolean is the wrong type; one out of range says the range (not a union error)', () => {
     expect(errorOf(`${minimal}    gpuMemoryUtilization: true\n`)).toBe('my.yaml: workers.0.gpuMemoryUtilization: has the wrong type (got true)');
     expect(errorOf(`${minimal}    gpuMemoryUtilization: 1.5\n`)).toBe('my.yaml: workers.0.gpuMemoryUtilization: must be a fraction in (0, 1] or "auto" (got 1.5)');
