@@ -190,7 +190,7 @@ export function formatIssue(issue: z.core.$ZodIssue, input: unknown): string {
       // Only a value no branch accepts the type of: `gpuMemoryUtilization: half`, an env value that
       // is a list. A number out of range is the number branch's own too_big/too_small, since zod 4
       // reports the one branch that got past its type check instead of the union (handleUnionResults).
-      return `${at}has the wrong type${gotText}`;
+      return `${at}${unionWants(issue.errors) ?? 'has the wrong type'}${gotText}`;
     case 'invalid_type':
       if (got === undefined) return `${at}is required (${issue.expected})`;
       // YAML (and --set) read 32 or true as a number or boolean: an argv entry or env value wants text.
@@ -201,6 +201,25 @@ export function formatIssue(issue: z.core.$ZodIssue, input: unknown): string {
     default:
       return `${at}${issue.message}${gotText}`;
   }
+}
+
+/**
+ * What a union takes, from each branch's own complaint about the value: a type (`number`) or the
+ * values it allows (`"auto"`): `must be number or "auto"`. null when a branch says something else.
+ */
+function unionWants(branches: readonly (readonly z.core.$ZodIssue[])[]): string | null {
+  const wants: string[] = [];
+  for (const issues of branches) {
+    const own = issues.filter((i) => i.path.length === 0);
+    if (own.length !== 1) return null;
+    const [i] = own;
+    if (i.code === 'invalid_type') wants.push(i.expected);
+    else if (i.code === 'invalid_value') wants.push(...i.values.map((v) => JSON.stringify(v)));
+    else return null;
+  }
+  const all = [...new Set(wants)];
+  if (all.length === 0) return null;
+  return `must be ${all.length === 1 ? all[0] : `${all.slice(0, -1).join(', ')} or ${all[all.length - 1]}`}`;
 }
 
 function valueAt(input: unknown, path: (string | number)[]): unknown {

@@ -49,7 +49,7 @@ describe('numbers out of range name the bound', () => {
     expect(errorOf('name: t\nworkers: []\n')).toBe('my.yaml: workers: must list at least one worker (got [])');
     expect(errorOf(`${minimal}gpu: 1.5\n`)).toBe('my.yaml: gpu: must be int (got 1.5)');
     expect(errorOf(`${minimal}maxModelLen: "x"\n`)).toBe('my.yaml: maxModelLen: must be number (got "x")');
-    expect(errorOf('name: t\nworkers:\n  - role: agg\n    gpuMemoryUtilization: half\n')).toBe('my.yaml: workers.0.gpuMemoryUtilization: has the wrong type (got "half")');
+    expect(errorOf('name: t\nworkers:\n  - role: agg\n    gpuMemoryUtilization: half\n')).toBe('my.yaml: workers.0.gpuMemoryUtilization: must be number or "auto" (got "half")');
   });
 });
 
