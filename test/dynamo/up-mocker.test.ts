@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { scanProc } from '../../src/run/proc.js';
 import { bindable } from '../helpers/ports.js';
 import { cleanup, cli, expectCleanDiagnose, foreground, json, portBlock, portSets, python, realHome, records, survivors, upDetached } from './helpers.js';
@@ -142,7 +142,10 @@ describe('up mocker with the released Dynamo (real frontend, real mockers)', () 
     expect(r.code).toBe(0);
     const check = json<{ checks: { status: string; summary: string; evidence: { dynamo: { version: string; support: string } } }[] }>(r).checks[0];
     expect(check.status).toBe('pass');
-    expect(check.summary).toMatch(/dynamo 1\.6\.1 \(verified\)$/);
+    // Where Python found it: the venv's own site-packages, not some folder on PYTHONPATH.
+    const site = join(dirname(dirname(python())), 'lib');
+    expect(check.summary).toMatch(/dynamo 1\.6\.1 in \S+ \(verified\)$/);
+    expect(check.summary).toContain(` in ${site}/python3.`);
     expect(check.evidence.dynamo).toMatchObject({ version: '1.6.1', support: 'verified' });
   });
 });
