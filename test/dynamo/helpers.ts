@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, inject } from 'vitest';
 import { runCli, tempHome, type CliResult } from '../helpers/cli.js';
@@ -45,7 +46,18 @@ export const python = (): string => inject('dynamoPython');
 export { records, survivors };
 
 /** afterEach: teardown through the CLI, then SIGKILL what a broken teardown would have left. */
-export async function cleanup(): Promise<void> {
+/** What afterEach hands a hook: the test, with its result once it ran. */
+interface TestContext {
+  task: { name: string; result?: { state?: string } };
+}
+
+/**
+ * afterEach: stops every run of the test's homes and removes them. A failed test's runs (records and
+ * logs) are copied out first and the folder named: these tests start real processes, and a failure
+ * that does not repeat is explained only by what they logged.
+ */
+export async function cleanup(ctx?: TestContext): Promise<void> {
+  const failed = ctx?.task.result?.state === 'fail';
   for (const h of homes.splice(0)) {
     if (records(h.stateDir).length > 0) await runCli(['teardown', '--grace', '5'], h.env, { timeoutMs: 30_000 });
     for (const r of records(h.stateDir)) {
@@ -67,9 +79,18 @@ export async function cleanup(): Promise<void> {
         }
       }
     }
+    if (failed) keepRuns(h.stateDir, ctx!.task.name);
     h.cleanup();
   }
   for (const c of upChildren.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+}
+
+function keepRuns(stateDir: string, test: string): void {
+  const runs = join(stateDir, 'runs');
+  if (!existsSync(runs)) return;
+  const kept = mkdtempSync(join(tmpdir(), 'dd-dynamo-failed-'));
+  cpSync(runs, kept, { recursive: true });
+  console.error(`test:dynamo: "${test}" failed; its runs (records and logs) are kept in ${kept}`);
 }
 
 /**
