@@ -1,6 +1,7 @@
 import { parseDocument, parse as parseYamlScalar } from 'yaml';
 import type { z } from 'zod';
 import { UserError } from '../errors.js';
+import { listWords } from '../list-words.js';
 import { REJECTED_VALUES, recipeSchema, type Recipe } from './schema.js';
 import { fieldsAt, nearest } from './suggest.js';
 import { MAX_RECIPE_BYTES } from './limits.js';
@@ -219,7 +220,7 @@ function unionWants(branches: readonly (readonly z.core.$ZodIssue[])[]): string 
   }
   const all = [...new Set(wants)];
   if (all.length === 0) return null;
-  return `must be ${all.length === 1 ? all[0] : `${all.slice(0, -1).join(', ')} or ${all[all.length - 1]}`}`;
+  return `must be ${listWords(all, 'or')}`;
 }
 
 function valueAt(input: unknown, path: (string | number)[]): unknown {

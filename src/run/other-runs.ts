@@ -104,9 +104,9 @@ export async function otherLiveRuns(stateDir: string, pids: readonly number[], d
   await Promise.all([...byRun.values()].map(async (r) => {
     const rec = await readRecord(r.stateDir, r.id).catch(() => null);
     const liveness = rec ? livenessIn(r.stateDir, rec, await scanRuns(r.stateDir, [rec], reader)) : null;
-    for (const pid of r.pids) {
-      if (judgeOtherRun(rec, bootId, liveness).live) out.set(pid, { pid, runId: r.id, stateDir: r.stateDir });
-    }
+    // One verdict for the run: every pid carrying its marker shares it.
+    if (!judgeOtherRun(rec, bootId, liveness).live) return;
+    for (const pid of r.pids) out.set(pid, { pid, runId: r.id, stateDir: r.stateDir });
   }));
   return out;
 }

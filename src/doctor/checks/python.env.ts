@@ -1,5 +1,6 @@
 import { delimiter, dirname, resolve } from 'node:path';
 import type { PythonModule } from '../../host/types.js';
+import { listWords } from '../../list-words.js';
 import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport } from '../../plan/dynamo-releases.js';
 import { type Check, type CheckResult, PYTHON_PROBE_TIMEOUT_MS, fail, pass, warn } from '../types.js';
 
@@ -131,14 +132,11 @@ export function whereText(names: readonly string[], modules: Readonly<Record<str
   const entries = [...groups];
   if (entries.length === 0) return '';
   if (entries.length === 1 && entries[0][1].length === names.length) return `${names.length === 1 ? '' : '; all'} in ${entries[0][0]}`;
-  return `; ${entries.map(([where, mods]) => `${words(mods)} in ${where}`).join(', ')}`;
+  return `; ${entries.map(([where, mods]) => `${listWords(mods)} in ${where}`).join(', ')}`;
 }
 
 /** Whether a sys.path entry is one of PYTHONPATH's (Python adds them as given, relative to the working directory). */
 const onPythonPath = (entry: string, pythonPath: string | undefined): boolean =>
   (pythonPath ?? '').split(delimiter).some((p) => p !== '' && resolve(p) === resolve(entry));
-
-/** ["a", "b", "c"] -> "a, b and c". */
-const words = (xs: readonly string[]): string => (xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}`);
 
 export default check;
