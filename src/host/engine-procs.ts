@@ -52,6 +52,10 @@ export function pythonModule(tokens: string[]): string | null {
 export function classifyEngineCmd(cmd: string): EngineKind | null {
   const line = cmd.trim();
   if (VLLM_TITLE.test(line)) return 'vllm-engine';
+  // Most processes on a machine are no Python interpreter, and their first word says so: the whole
+  // line is split into words only for those that are (a machine runs thousands of processes).
+  const end = line.search(/\s/);
+  if (!PYTHON.test(basename(end < 0 ? line : line.slice(0, end)))) return null;
   const mod = pythonModule(line.split(/\s+/));
   if (mod && DYNAMO_MODULE.test(mod)) return 'dynamo';
   return null;

@@ -175,5 +175,5 @@ export function parseProcNetTcp(text: string): TcpListener[] {
 
 /** /proc/PID/cmdline: NUL-separated argv -> one line as ps prints it (control characters as spaces). */
 export function parseCmdline(raw: string): string {
-  return raw.replace(/\0+$/, '').split('\0').join(' ').replace(/[\x01-\x1f\x7f]/g, ' ');
+  return raw.replace(/\0+$/, '').replace(/[\0-\x1f\x7f]/g, ' ');
 }

@@ -48,8 +48,12 @@ const SERVERISH = /^(?:\S*\/)?(?:python[\d.]*|node|nodejs|deno|bun|java|ruby|php
  * processes (browsers' helpers, shells, containers) costs little unless the holder is one of them.
  */
 export function holderCandidates(procs: readonly ProcessInfo[]): ProcessInfo[] {
-  const rank = (p: ProcessInfo) => (classifyEngineCmd(p.cmd) ? 0 : SERVERISH.test(p.cmd) ? 1 : 2);
-  return procs.map((p) => [rank(p), p] as const).sort((x, y) => x[0] - y[0] || y[1].pid - x[1].pid).map(([, p]) => p);
+  const ranks: ProcessInfo[][] = [[], [], []];
+  for (const p of procs) {
+    const cmd = p.cmd;
+    ranks[classifyEngineCmd(cmd) ? 0 : SERVERISH.test(cmd) ? 1 : 2].push(p);
+  }
+  return ranks.flatMap((r) => r.sort((a, b) => b.pid - a.pid));
 }
 
 /** Adds to `found` the holders of the wanted socket inodes among the candidates `take` accepts; stops once all are found. */

@@ -28,3 +28,17 @@ describe('worker ids kept per router finding', () => {
     expect(found(33)).toEqual([expect.objectContaining({ code: 'dynamo.kv-source-missing', count: 33, workerIds: ids(32) })]);
   });
 });
+
+describe('worker ids named on one router line', () => {
+  it('every worker_id= field of a line is kept, in order; one glued to a word or shorter than 4 digits is not an id', () => {
+    const line = `${notObserved(ids(1)[0])} peer_worker_id=1234567 worker_id=123 worker_id=${ids(2)[1]}`;
+    const [f] = scanText('frontend.log', line).byFile!['frontend.log'];
+    expect(f.workerIds).toEqual(ids(2));
+  });
+
+  it('a second line adds its ids to the same finding, and a line naming more than fit stops at 32', () => {
+    const many = `${notObserved(ids(1)[0])} ${ids(40).slice(1).map((id) => `worker_id=${id}`).join(' ')}`;
+    const [f] = scanText('frontend.log', [notObserved(ids(1)[0]), many].join('\n')).byFile!['frontend.log'];
+    expect(f).toEqual(expect.objectContaining({ count: 2, workerIds: ids(32) }));
+  });
+});
