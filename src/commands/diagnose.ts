@@ -77,7 +77,9 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
     };
     ctx.stdout.write(`${JSON.stringify(run ? { ...doc, run } : doc)}\n`);
   } else {
-    ctx.stdout.write(report!.renderDiagnosis(result, ms, run));
+    // Wrapped to the terminal's width on a terminal; piped, one line per field (scripts, grep).
+    const columns = ctx.stdout.isTTY ? ctx.stdout.columns || Infinity : Infinity;
+    ctx.stdout.write(report!.renderDiagnosis(result, ms, run, columns));
   }
   // A process that died on its own is a failure even when its log matches nothing known.
   const crashed = run !== null && run.processes.some(report!.diedOnItsOwn);

@@ -1,8 +1,12 @@
 import chalk from 'chalk';
 import { EXIT_SIGNATURE, signatureFor } from '../diagnose/signatures.js';
 import type { Finding, ScanResult, Severity } from '../diagnose/types.js';
+import { wrapFix, wrapWords } from './fit.js';
 
 // Plain-text report of `dynamo-dev diagnose` (colours via chalk; the CLI turns them off for NO_COLOR).
+// On a terminal (`columns`) its lines wrap at word boundaries with a hanging indent, as `up`'s
+// failure report does; a command, path or flag with its value is never split (fit.ts). Piped, the
+// lines stay whole: a script or grep sees one line per field.
 
 const HEADINGS: Record<Severity, string> = { error: 'Errors', warn: 'Warnings', info: 'Info' };
 const MARK: Record<Severity, (s: string) => string> = {
@@ -29,7 +33,8 @@ function endOf(p: RunEnd['processes'][number]): string {
 }
 
 /** Human report: findings grouped by severity, each with count, first place, line, why and fix; then a footer. */
-export function renderDiagnosis(result: ScanResult, ms: number, run: RunEnd | null = null): string {
+export function renderDiagnosis(result: ScanResult, ms: number, run: RunEnd | null = null, columns = Infinity): string {
+  const wrap = (text: string, indent: string) => wrapWords(text, columns, indent);
   const out: string[] = [];
   if (run) {
     out.push(chalk.bold(`run ${run.id}`));
@@ -41,36 +46,36 @@ export function renderDiagnosis(result: ScanResult, ms: number, run: RunEnd | nu
     const group = result.findings.filter((f) => f.severity === sev);
     if (group.length === 0) continue;
     out.push(chalk.bold(`${HEADINGS[sev]} (${group.length})`));
-    for (const f of group) out.push(...renderFinding(f), '');
+    for (const f of group) out.push(...renderFinding(f, columns), '');
   }
   const crashed = run?.processes.filter(diedOnItsOwn) ?? [];
   // The exits of a run's processes (run.process-exited) are findings too, but no log signature.
   const signed = result.findings.filter((f) => f.code !== EXIT_SIGNATURE.code);
   if (result.findings.length === 0 && crashed.length === 0) out.push(chalk.green('No known failure signature found.'), '');
   else if (signed.length === 0 && crashed.length > 0) {
-    out.push(chalk.yellow(`No known failure signature, but ${crashed.map((p) => p.name).join(', ')} failed; read the end of its log:`));
+    out.push(...wrap(`No known failure signature, but ${crashed.map((p) => p.name).join(', ')} failed; read the end of its log:`, '  ').map((l) => chalk.yellow(l)));
+    // Each command alone on its line, whole: it is what gets copied.
     for (const p of crashed) out.push(`dynamo-dev logs ${p.name} --run ${run!.id} -n 40`);
     out.push('');
   }
   const n = (sev: Severity) => result.findings.filter((f) => f.severity === sev).length;
-  out.push(
-    chalk.dim(
-      `${result.files} file${result.files === 1 ? '' : 's'}, ${formatBytes(result.bytes)} scanned in ${ms} ms: ` +
-        `${n('error')} error${n('error') === 1 ? '' : 's'}, ${n('warn')} warning${n('warn') === 1 ? '' : 's'}, ${n('info')} info`,
-    ),
-  );
+  const footer =
+    `${result.files} file${result.files === 1 ? '' : 's'}, ${formatBytes(result.bytes)} scanned in ${ms} ms: ` +
+    `${n('error')} error${n('error') === 1 ? '' : 's'}, ${n('warn')} warning${n('warn') === 1 ? '' : 's'}, ${n('info')} info`;
+  out.push(...wrap(footer, '  ').map((l) => chalk.dim(l)));
   return `${out.join('\n')}\n`;
 }
 
-function renderFinding(f: Finding): string[] {
+function renderFinding(f: Finding, columns: number): string[] {
   const title = signatureFor(f.code)?.title ?? f.code;
   const times = f.count === 1 ? 'once' : `${f.count.toLocaleString('en-US')} times`;
+  // Continuation lines hang under the text after the label, so each field reads as one block.
   return [
-    `${MARK[f.severity](SYMBOL[f.severity])} ${chalk.bold(f.code)}  ${title}  ${chalk.dim(`(${times})`)}`,
-    `    first at ${f.line > 0 ? `${f.file}:${f.line}` : f.file}`,
-    `    ${chalk.dim('>')} ${f.text}`,
-    `    why: ${f.explanation}`,
-    `    ${chalk.bold('fix:')} ${f.fix}`,
+    ...wrapWords(`${MARK[f.severity](SYMBOL[f.severity])} ${chalk.bold(f.code)}  ${title}  ${chalk.dim(`(${times})`)}`, columns, '    '),
+    ...wrapWords(`    first at ${f.line > 0 ? `${f.file}:${f.line}` : f.file}`, columns, '      '),
+    ...wrapWords(`    ${chalk.dim('>')} ${f.text}`, columns, '      '),
+    ...wrapWords(`    why: ${f.explanation}`, columns, '         '),
+    ...wrapFix(`    ${chalk.bold('fix:')} ${f.fix}`, columns, '         '),
   ];
 }
 

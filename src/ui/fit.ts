@@ -65,6 +65,18 @@ export function wrapWords(text: string, width: number, indent = ''): string[] {
   return lines.map(([l, bare], i) => (i === 0 || bare ? l : indent + l));
 }
 
+// Joins a flag or `export` to its value while wrapping: `--set workers.0.gpuMemoryUtilization=0.3`
+// or `export UCX_TLS=...` in a fix's prose is a command too, and a line break between the two
+// halves makes the paste run half of it. A control character is one column, like the space it holds.
+const GLUE = '\u0001';
+const FLAG_AND_VALUE = /(^|\s)(--[\w.-]+|export) (?=[^\s`-])/g;
+
+/** wrapWords for a fix: besides `quoted commands`, a flag (or `export`) stays on one line with its value. */
+export function wrapFix(text: string, width: number, indent = ''): string[] {
+  const glued = text.replace(FLAG_AND_VALUE, `$1$2${GLUE}`);
+  return wrapWords(glued, width, indent).map((l) => l.replaceAll(GLUE, ' '));
+}
+
 /** Wraps each line of a block (already indented lines keep their indent as the hanging indent). */
 export function wrapBlock(text: string, width: number, extraIndent = '  '): string {
   const out: string[] = [];

@@ -5,7 +5,7 @@ import type { Diagnosis } from '../run/diagnosis.js';
 import { fillFix } from '../diagnose/fill-fix.js';
 import type { Plan } from '../plan/types.js';
 import { formatGpuPicture, gpuPicture } from './gpu-bar.js';
-import { truncateWords, visibleLength, wholeWords, wrapWords } from './fit.js';
+import { truncateWords, visibleLength, wholeWords, wrapFix, wrapWords } from './fit.js';
 import { logMessage } from './log-message.js';
 import { formatOutcome } from './doctor-report.js';
 
@@ -84,7 +84,7 @@ export function formatDiagnosis(d: Diagnosis, indent = '  ', columns = Infinity,
     // whole word to show: paths shrink to their file name (the log itself is named above).
     `${indent}${wholeWords(`${chalk.dim(`${basename(d.file)}:${d.line}:`)} ${logMessage(d.text).replace(/(^|\s)\/\S*\/(?=[^\s/])/g, '$1…/')}`, room)}`,
     ...wrap(d.explanation),
-    ...wrap(`${chalk.bold('fix:')} ${fillFix(d.fix, at)}`),
+    ...wrapFix(`${indent}${chalk.bold('fix:')} ${fillFix(d.fix, at)}`, columns, `${indent}  `),
   ];
 }
 
