@@ -3,7 +3,7 @@ import type { CommandContext } from './context.js';
 import { runDir } from '../run/paths.js';
 import { teardown as stopRuns, type TeardownResult } from '../run/teardown.js';
 import { formatStopLine, formatVerdict } from '../ui/teardown-report.js';
-import { truncateWords } from '../ui/fit.js';
+import { truncateWords, wrapWords } from '../ui/fit.js';
 
 export interface TeardownOptions {
   run?: string;
@@ -50,7 +50,10 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
       for (const v of runs) for (const p of v.record.processes) logs.set(`${v.record.id}/${p.name}`, p.log);
       for (const v of runs) {
         const n = v.record.processes.filter((p) => p.pid !== null).length;
-        ctx.stdout.write(`stopping run ${v.record.id} (${n} process${n === 1 ? '' : 'es'}, ${v.status}; SIGKILL after ${opts.grace ?? 10} s)\n`);
+        // A run its supervisor is already stopping says so, not `stopped` (status's word for where it goes).
+        const now = v.record.state === 'stopping' ? 'its supervisor is already stopping it' : v.status;
+        const line = `stopping run ${v.record.id} (${n} process${n === 1 ? '' : 'es'}, ${now}; SIGKILL after ${opts.grace ?? 10} s)`;
+        ctx.stdout.write(`${tty ? wrapWords(line, (ctx.stdout as NodeJS.WriteStream).columns || 80, '  ').join('\n') : line}\n`);
       }
       if (opts.orphans) ctx.stdout.write(`then: leftover engine processes of this user outside any live run\n`);
     },

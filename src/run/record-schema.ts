@@ -43,6 +43,7 @@ export const runRecordSchema = z.looseObject({
   supervisor: z.looseObject({ pid, startTicks: ticks.nullable(), detached: z.boolean() }),
   bootId: z.string().nullable().optional(),
   state: z.enum(['starting', 'ready', 'degraded', 'stopping', 'stopped', 'failed']),
+  stopKillAt: z.string().nullable().optional(),
   frontendUrl: z.string(),
   plan: z.looseObject({}),
   processes: z.array(processRecord).max(256),

@@ -279,6 +279,14 @@ export function runStatus(rec: RunRecord, alive: { supervisor: boolean; processe
   return 'failed';
 }
 
+/**
+ * Pure: its live supervisor is stopping it while some of its processes still run. runStatus then
+ * says `stopped` (CLI.md has no word for stopping); this is the truth status adds in its detail.
+ */
+export function beingStopped(rec: RunRecord, alive: { supervisor: boolean; processes: boolean }): boolean {
+  return alive.supervisor && alive.processes && rec.state === 'stopping';
+}
+
 /** Every recorded run with its status and live pids, from one scan of /proc (markers and boot id included). */
 export async function listRunViews(stateDir: string): Promise<RunView[]> {
   const { recs, rs, settle } = await loadRuns(stateDir);

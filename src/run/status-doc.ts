@@ -4,7 +4,7 @@ import { lostProcesses, type LostProcess } from './losses.js';
 import { runDir } from './paths.js';
 import { scanRuns } from './run-scan.js';
 import { readCmdline } from './proc.js';
-import { judgeRun, loadRuns, readRun, runStatus } from './state.js';
+import { beingStopped, judgeRun, loadRuns, readRun, runStatus } from './state.js';
 import type { EndDiagnosis, ProcessState, RunRecord, RunStatus } from './types.js';
 
 // The `status --json` document, built purely from records and liveness; the human table renders it.
@@ -59,6 +59,12 @@ export interface RunStatusDoc {
   lost: LostStatus[];
   /** Whether the GPU memory of what is left was asked of nvidia-smi (false: not asked, or it failed). */
   gpuChecked: boolean;
+  /**
+   * Its live supervisor is stopping it and some of its processes still run (they hold ports and GPU
+   * memory): `state` says `stopped`, CLI.md's word for where it is going, and this says it is not
+   * there yet; null otherwise. `killAt`: when what ignores SIGTERM is SIGKILLed (null: unknown).
+   */
+  stopping?: { supervisorPid: number; killAt: string | null; running: string[] } | null;
 }
 
 export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string, now: number, cmdOf: (pid: number) => string = () => ''): RunStatusDoc {
@@ -103,6 +109,9 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
     unrecorded: (l.marked ?? []).map((pid) => ({ pid, cmd: cmdOf(pid) })),
     lost: lost.map((x) => ({ ...x, gpuMiB: null })),
     gpuChecked: false,
+    stopping: beingStopped(rec, l)
+      ? { supervisorPid: rec.supervisor?.pid ?? 0, killAt: rec.stopKillAt ?? null, running: processes.filter((p) => p.alive).map((p) => p.name) }
+      : null,
   };
 }
 

@@ -201,6 +201,11 @@ export class Supervisor extends EventEmitter {
    */
   escalate(): void {
     this.escalated = true;
+    // status tells a stop's SIGKILL moment: it is now.
+    if (this.record.state === 'stopping') {
+      this.record.stopKillAt = new Date().toISOString();
+      this.writer.persist();
+    }
     this.stopHandle?.escalate();
   }
 
@@ -487,13 +492,16 @@ export class Supervisor extends EventEmitter {
     this.clearTimers();
     // Stryker disable next-line BooleanLiteral: equivalent as `true`: setRunState('stopping') below persists the same record in the same write
     this.refreshDescendants(false);
+    // When what ignores SIGTERM gets SIGKILL: status tells it while the run is stopping.
+    const killAt = Date.now() + (this.escalated ? 0 : this.o.graceMs);
+    this.record.stopKillAt = new Date(killAt).toISOString();
     this.setRunState('stopping');
     for (const p of this.procs) if (p.rec.pid === null && p.rec.state === 'waiting') this.setState(p, 'stopped');
     const targets = processTargets(this.procs.map((p) => p.rec));
     let res: { stopped: StopResult[]; remaining: Survivor[] } = { stopped: [], remaining: [] };
     if (targets.length > 0) {
       this.emitEvent({
-        event: 'stopping', reason: this.stopWhy.reason, by: this.stopWhy.by, killAt: Date.now() + (this.escalated ? 0 : this.o.graceMs),
+        event: 'stopping', reason: this.stopWhy.reason, by: this.stopWhy.by, killAt,
         targets: targets.map((t) => ({ name: t.name, pid: t.pid })),
       });
       this.stopHandle = this.d.stop(targets, {

@@ -73,6 +73,8 @@ export interface RunRecord {
   /** /proc/sys/kernel/random/boot_id when the run started: a record of another boot has nothing alive. */
   bootId?: string | null;
   state: RunState;
+  /** While `stopping`: when its supervisor SIGKILLs what has not ended on SIGTERM (ISO; now once escalated). */
+  stopKillAt?: string | null;
   frontendUrl: string;
   plan: Plan;
   processes: ProcessRecord[];

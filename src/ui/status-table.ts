@@ -112,12 +112,37 @@ export function formatLosses(d: RunStatusDoc, now: number, columns = Infinity): 
   return out;
 }
 
+/**
+ * The line under the table of a run its supervisor is stopping: what still runs, by whom it is
+ * being stopped and when SIGKILL comes (the JSON state says `stopped`, where the run is going).
+ */
+export function formatStopping(d: RunStatusDoc, now: number, columns = Infinity): string[] {
+  const s = d.stopping;
+  if (!s) return [];
+  const running = d.processes.filter((p) => s.running.includes(p.name)).map((p) => `${p.name}${p.pid !== null ? ` (pid ${p.pid})` : ''}`);
+  const at = s.killAt ? Date.parse(s.killAt) : NaN;
+  const kill = !Number.isFinite(at) ? 'then SIGKILL after its grace'
+    : at > now ? `SIGKILL in ${Math.ceil((at - now) / 1000)} s for what ignores SIGTERM`
+    : 'SIGKILL sent or due now';
+  const what = running.length > 0 ? `${running.join(', ')} still running` : 'its processes are ending';
+  return wrapWords(`  ${chalk.yellow('!')} still stopping: its supervisor (pid ${s.supervisorPid}) sent SIGTERM; ${what}; ${kill}`, columns, '    ');
+}
+
+/** "2 of 3 processes still running" for a run being stopped. */
+function stillRunning(d: RunStatusDoc): string {
+  const n = d.stopping?.running.length ?? 0;
+  const of = d.processes.filter((p) => p.pid !== null).length;
+  return `${n} of ${of} process${of === 1 ? '' : 'es'} still running`;
+}
+
 export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: string | null; now?: number } = {}): string {
   const columns = o.columns ?? Infinity;
   const now = o.now ?? Date.now();
-  const state = d.state === 'degraded' && d.lost.length > 0
-    ? paintRunState(d.state, `degraded: ${d.lost.map((x) => lossBrief(x, now)).join('; ')}`)
-    : paintRunState(d.state);
+  // A run being stopped keeps CLI.md's word (CLI.md has none for stopping) and says it is not there yet.
+  const state = d.stopping ? chalk.yellow(`${d.state} (in progress: ${stillRunning(d)})`)
+    : d.state === 'degraded' && d.lost.length > 0
+      ? paintRunState(d.state, `degraded: ${d.lost.map((x) => lossBrief(x, now)).join('; ')}`)
+      : paintRunState(d.state);
   const head = [
     chalk.bold(`run ${d.id}`),
     d.recipe,
@@ -142,7 +167,7 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
   for (const u of d.unrecorded ?? []) {
     lines.push(...wrapWords(`  ${chalk.yellow('!')} pid ${u.pid} ${chalk.dim(u.cmd.length > 32 ? `${u.cmd.slice(0, 31)}…` : u.cmd)}: the run's (its marker), in no record`, columns, '    '));
   }
-  if (d.live) lines.push(...formatLosses(d, now, columns));
+  if (d.live) lines.push(...formatLosses(d, now, columns), ...formatStopping(d, now, columns));
   if (d.live && d.detached && !d.supervisor.alive && (d.state === 'ready' || d.state === 'degraded')) {
     // Expected of every detached run once `up` has exited: a note, not a warning.
     lines.push(...wrapWords(`  ${chalk.dim('·')} detached: its supervisor (pid ${d.supervisor.pid}) is gone, nothing watches it; a process that dies now is noticed by the next command, without its exit code`, columns, '    '));
