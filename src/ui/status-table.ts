@@ -138,8 +138,9 @@ function stillRunning(d: RunStatusDoc): string {
 export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: string | null; now?: number } = {}): string {
   const columns = o.columns ?? Infinity;
   const now = o.now ?? Date.now();
-  // A run being stopped keeps CLI.md's word (CLI.md has none for stopping) and says it is not there yet.
-  const state = d.stopping ? chalk.yellow(`${d.state} (in progress: ${stillRunning(d)})`)
+  // A run being stopped is not stopped yet: people read `stopping` (as kubectl's Terminating); the
+  // JSON keeps CLI.md's word `stopped` with its `stopping` field (CLI.md's state list has no other).
+  const state = d.stopping ? chalk.yellow(`stopping (${stillRunning(d)})`)
     : d.state === 'degraded' && d.lost.length > 0
       ? paintRunState(d.state, `degraded: ${d.lost.map((x) => lossBrief(x, now)).join('; ')}`)
       : paintRunState(d.state);

@@ -12,7 +12,7 @@ const up = upHarness('dd-stopping-');
 afterEach(() => up.cleanup());
 
 describe('status of a run that is being stopped', () => {
-  it('says in progress with what still runs and when SIGKILL comes; teardown says its supervisor is on it; stopped once it is', async () => {
+  it('says stopping with what still runs and when SIGKILL comes; teardown says its supervisor is on it; stopped once it is', async () => {
     const s = await up.setup({ FAKE_WORKER_SCENARIO: 'ignore-sigterm' });
     const run = up.startUp(['up', 'agg-router', '--no-preflight', '--json', '--grace', '30', ...s.sets], s.env);
     await run.waitEvent((e) => e.event === 'ready', 25_000);
@@ -35,7 +35,7 @@ describe('status of a run that is being stopped', () => {
 
     const human = await runCli(['status'], s.env);
     const lines = human.stdout.split('\n');
-    expect(lines[0]).toMatch(new RegExp(`^run ${rec.id}  agg-router  stopped \\(in progress: [23] of 3 processes still running\\)  `));
+    expect(lines[0]).toMatch(new RegExp(`^run ${rec.id}  agg-router  stopping \\([23] of 3 processes still running\\)  `));
     const note = lines.find((l) => l.startsWith('  ! still stopping: '));
     expect(note).toMatch(new RegExp(`its supervisor \\(pid ${rec.supervisor.pid}\\) sent SIGTERM; .*agg-0 \\(pid ${pidOf('agg-0')}\\), agg-1 \\(pid ${pidOf('agg-1')}\\) still running; SIGKILL in (2\\d|30) s for what ignores SIGTERM$`));
 
@@ -47,6 +47,8 @@ describe('status of a run that is being stopped', () => {
 
     const after = (JSON.parse((await runCli(['status', '--json'], s.env)).stdout) as { runs: RunStatusDoc[] }).runs[0];
     expect([after.state, after.live, after.stopping]).toEqual(['stopped', false, null]);
-    expect((await runCli(['status'], s.env)).stdout).not.toContain('in progress');
+    const table = (await runCli(['status'], s.env)).stdout;
+    expect(table).toMatch(new RegExp(`^  ${rec.id}  agg-router  stopped  3 processes`, 'm'));
+    expect(table).not.toContain('stopping (');
   });
 });

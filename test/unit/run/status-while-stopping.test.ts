@@ -71,9 +71,9 @@ describe('the status document of a run being stopped', () => {
 describe('the status table of a run being stopped', () => {
   const doc = buildRunStatus(record(), midStop(), '/st', now);
 
-  it('the first line keeps the word and says it is in progress; a line says what runs and when SIGKILL comes', () => {
+  it('the first line says stopping and what still runs; a line says what runs and when SIGKILL comes', () => {
     const lines = formatRunTable(doc, { now }).split('\n');
-    expect(lines[0]).toBe('run r  agg-router  stopped (in progress: 2 of 3 processes still running)  http://f  m');
+    expect(lines[0]).toBe('run r  agg-router  stopping (2 of 3 processes still running)  http://f  m');
     expect(lines).toContain('  ! still stopping: its supervisor (pid 50) sent SIGTERM; agg-0 (pid 101), agg-1 (pid 102) still running; SIGKILL in 27 s for what ignores SIGTERM');
   });
 
