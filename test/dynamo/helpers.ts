@@ -7,12 +7,13 @@ import { runCli, tempHome, type CliResult } from '../helpers/cli.js';
 import { freeBlock } from '../helpers/ports.js';
 import { records, survivors } from '../helpers/runs.js';
 import { startUp, type Ev, type Started } from '../helpers/up-run.js';
-import { groupMembers, isSameProcess } from '../../src/run/proc.js';
+import { killHomeProcesses } from '../helpers/home-processes.js';
 
 // The real-Dynamo tier drives the built CLI against the released frontend and mocker (the venv
 // of test/dynamo/requirements.txt). Every test registers the state directory it used; `cleanup()`
-// (afterEach) tears its runs down through the CLI and then SIGKILLs any process group those runs
-// recorded that still lives, so no real process outlives a failed test. Nothing else is signalled.
+// (afterEach) tears its runs down through the CLI and then SIGKILLs every process of those runs that
+// still lives (test/helpers/home-processes.ts), so no real process outlives a failed test. Nothing
+// else is signalled.
 
 export type Home = ReturnType<typeof tempHome> & { env: Record<string, string | undefined> };
 
@@ -45,7 +46,6 @@ export const python = (): string => inject('dynamoPython');
 
 export { records, survivors };
 
-/** afterEach: teardown through the CLI, then SIGKILL what a broken teardown would have left. */
 /** What afterEach hands a hook: the test, with its result once it ran. */
 interface TestContext {
   task: { name: string; result?: { state?: string } };
@@ -60,25 +60,8 @@ export async function cleanup(ctx?: TestContext): Promise<void> {
   const failed = ctx?.task.result?.state === 'fail';
   for (const h of homes.splice(0)) {
     if (records(h.stateDir).length > 0) await runCli(['teardown', '--grace', '5'], h.env, { timeoutMs: 30_000 });
-    for (const r of records(h.stateDir)) {
-      for (const p of r.processes) {
-        if (p.pgid === null || groupMembers(p.pgid).length === 0) continue;
-        try {
-          process.kill(-p.pgid, 'SIGKILL');
-        } catch {
-          // gone meanwhile
-        }
-      }
-      // The detached supervisor of `up --detach` lives in a session of its own, outside those groups.
-      const sup = r.supervisor;
-      if (sup && sup.pid !== process.pid && isSameProcess(sup.pid, sup.startTicks)) {
-        try {
-          process.kill(sup.pid, 'SIGKILL');
-        } catch {
-          // gone meanwhile
-        }
-      }
-    }
+    // What a broken teardown left: every process of the home's runs (marker, state dir, supervisor).
+    killHomeProcesses(h.stateDir);
     if (failed) keepRuns(h.stateDir, ctx!.task.name);
     h.cleanup();
   }

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { killHomeProcesses } from './home-processes.js';
 
 export const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
 export const BIN = join(ROOT, 'bin', 'dynamo-dev.js');
@@ -21,14 +22,24 @@ export interface FakeEnvOptions {
   vars?: Record<string, string | undefined>;
 }
 
-/** A temporary home for one test: state dir and HF cache, removed by cleanup(). */
+/**
+ * A temporary home for one test: state dir and HF cache. cleanup() SIGKILLs every process still
+ * running of the home (its runs' processes, a foreground or background `up`: home-processes.ts),
+ * then removes it: a test that timed out mid-`up` leaves nothing behind.
+ */
 export function tempHome(prefix = 'dd-test-'): { dir: string; stateDir: string; hfCache: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
+  const stateDir = join(dir, 'state');
   return {
     dir,
-    stateDir: join(dir, 'state'),
+    stateDir,
     hfCache: join(dir, 'hf', 'hub'),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: () => {
+      const killed = killHomeProcesses(stateDir);
+      // Said, not hidden: a passing test stops its own runs; this one left them (a failure or timeout).
+      if (killed.length > 0) console.error(`test cleanup: killed ${killed.length} process(es) left running in ${stateDir}: ${killed.map((p) => `${p.pid} ${p.cmd.slice(0, 60)}`).join('; ')}`);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -1,7 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { groupMembers, isSameProcess } from '../../src/run/proc.js';
+import { groupMembers, isSameProcess, readStat } from '../../src/run/proc.js';
+import { markerIn } from '../../src/run/run-scan.js';
 import type { RunRecord } from '../../src/run/types.js';
 
 // What e2e tests of `up` read back from a state dir, and the port check their setups share.
@@ -42,6 +43,22 @@ export function survivors(stateDir: string, o: { supervisor?: boolean } = {}): s
     if (o.supervisor && isSameProcess(rec.supervisor.pid, rec.supervisor.startTicks)) out.push(`supervisor ${rec.supervisor.pid}`);
   }
   return out;
+}
+
+/** Live pids whose environment carries exactly this run marker (as root, every process's environment is readable). */
+export function markedPids(marker: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let env: string;
+    try {
+      env = readFileSync(`/proc/${name}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (markerIn(env) === marker && readStat(Number(name)) !== null) out.push(Number(name));
+  }
+  return out.sort((a, b) => a - b);
 }
 
 /**

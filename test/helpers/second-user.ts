@@ -3,6 +3,7 @@ import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, ROOT, type CliResult } from './cli.js';
+import { killHomeProcesses } from './home-processes.js';
 
 // Cross-user cases run as root (as CI does) and act as a second user through setpriv: another
 // uid with its own group and no supplementary groups.
@@ -17,11 +18,19 @@ export function assertRoot(): void {
 /** argv prefix that runs a program as OTHER_UID. */
 export const asOther = (uid = OTHER_UID) => ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'];
 
-/** A temp dir owned by the other user (mode 0700), removed by cleanup(). */
+/** A temp dir owned by the other user (mode 0700), removed by cleanup() (its processes stopped first). */
 export function otherHome(prefix = 'dd-other-', uid = OTHER_UID): { dir: string; stateDir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   chownSync(dir, uid, uid);
-  return { dir, stateDir: join(dir, 'state'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const stateDir = join(dir, 'state');
+  return {
+    dir,
+    stateDir,
+    cleanup: () => {
+      killHomeProcesses(stateDir); // as tempHome's: whatever of the home still runs goes before the folder
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The built CLI run as another user. */

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { BIN, fakeEnv, runCli, tempHome } from './cli.js';
 import { portBlock, records } from './runs.js';
-import { groupMembers, isSameProcess } from '../../src/run/proc.js';
+import { killHomeProcesses } from './home-processes.js';
 
 export { records, survivors } from './runs.js';
 
@@ -17,7 +17,8 @@ export interface Started {
   events: Ev[];
   stderr: () => string;
   stdout: () => string;
-  waitEvent(pred: (e: Ev) => boolean, timeoutMs?: number): Promise<Ev>;
+  /** The first event `pred` accepts; rejects when `up` exits first or after timeoutMs (null: the test's own timeout bounds the wait). */
+  waitEvent(pred: (e: Ev) => boolean, timeoutMs?: number | null): Promise<Ev>;
   exit: Promise<{ code: number | null; signal: string | null }>;
 }
 
@@ -48,7 +49,8 @@ export function startUp(args: string[], env: Record<string, string | undefined>,
       const seen = events.find(pred);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no such event within ${timeoutMs} ms; got ${events.map((e) => e.event).join(', ')}\n${err}`)), timeoutMs);
+        const t = timeoutMs === null ? undefined
+          : setTimeout(() => reject(new Error(`no such event within ${timeoutMs} ms; got ${events.map((e) => e.event).join(', ')}\n${err}`)), timeoutMs);
         const w = { pred, resolve: (e: Ev) => { clearTimeout(t); resolve(e); } };
         waiters.push(w);
         void exit.then(() => setTimeout(() => {
@@ -77,20 +79,13 @@ export interface UpHarness {
 }
 
 /**
- * After a test: teardown through the CLI, then SIGKILL whatever of the recorded runs a broken
- * teardown would have left (groups, engine descendants, a background supervisor), so a failing
- * test never leaves a fake behind.
+ * After a test: teardown through the CLI (the graceful stop a user would run), then SIGKILL whatever
+ * of the home's runs a broken or timed-out teardown left (home-processes.ts: by run marker, state
+ * dir and recorded supervisor), so a failing test never leaves a fake behind.
  */
 export async function stopRuns(stateDir: string, env: Record<string, string | undefined>): Promise<void> {
   if (records(stateDir).length > 0) await runCli(['teardown', '--grace', '1'], env, { timeoutMs: 20_000 });
-  for (const rec of records(stateDir)) {
-    for (const p of rec.processes) {
-      if (p.pgid !== null && groupMembers(p.pgid).length > 0) try { process.kill(-p.pgid, 'SIGKILL'); } catch { /* gone */ }
-      for (const d of p.descendants) if (isSameProcess(d.pid, d.startTicks)) try { process.kill(d.pid, 'SIGKILL'); } catch { /* gone */ }
-    }
-    const sup = rec.supervisor;
-    if (sup && sup.pid !== process.pid && isSameProcess(sup.pid, sup.startTicks)) try { process.kill(sup.pid, 'SIGKILL'); } catch { /* gone */ }
-  }
+  killHomeProcesses(stateDir);
 }
 
 export function upHarness(prefix = 'dd-up-'): UpHarness {

@@ -7,11 +7,16 @@ import type { UpEvent } from '../../../src/run/events.js';
 import type { Plan } from '../../../src/plan/types.js';
 import { descendants, readStartTicks } from '../../../src/run/proc.js';
 import { track, killStarted, waitUntil } from '../../helpers/proc-trees.js';
+import { killHomeProcesses } from '../../helpers/home-processes.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   killStarted();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  // What the supervisor started after a failed wait (tracked or not) carries the run's marker.
+  for (const d of dirs.splice(0)) {
+    killHomeProcesses(d);
+    rmSync(d, { recursive: true, force: true });
+  }
 });
 
 function planWith(runDir: string): Plan {
