@@ -1,14 +1,16 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, fakeEnv, FIXTURES, ROOT, runCli, tempHome } from '../helpers/cli.js';
 import { deadPid, isAlive, killStarted, spawnLone, spawnTree, track, waitUntil, writeFakeRun } from '../helpers/proc-trees.js';
 import { freeBlock } from '../helpers/ports.js';
+import { markedPids } from '../helpers/runs.js';
 import { killChildren } from '../helpers/children.js';
+import { startUp, type Ev } from '../helpers/up-run.js';
 import { assertRoot, asOther, otherHome, OTHER_UID, runCliAs } from '../helpers/second-user.js';
-import { markerIn, RUN_MARKER } from '../../src/run/run-scan.js';
+import { RUN_MARKER } from '../../src/run/run-scan.js';
 
 // Issue 12, causes 2 to 7, against real processes through the built binary: every process of a
 // run stays findable (the run marker), no record or stranger can turn teardown against us, and
@@ -16,15 +18,15 @@ import { markerIn, RUN_MARKER } from '../../src/run/run-scan.js';
 // root with a second uid, as CI does.
 
 const homes: { cleanup: () => void }[] = [];
-const markers: string[] = [];
 const children: ChildProcess[] = [];
 afterEach(async () => {
   killStarted();
   await killChildren(children);
-  // Whatever still carries a marker of these tests (an escapee a failed test left) goes too.
-  for (const m of markers.splice(0)) for (const pid of markedPids(m)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  // Each home's cleanup SIGKILLs what its runs left (a test that timed out mid-`up`: the run's
+  // fakes, escapees, a supervisor; found by run marker and state dir) before removing it, so
+  // nothing of this test runs on into the next one or outlives the file.
+  for (const h of homes.splice(0)) h.cleanup();
 });
-afterAll(() => homes.forEach((h) => h.cleanup()));
 
 function home(vars: Record<string, string> = {}) {
   const h = tempHome('dd-runs-');
@@ -35,25 +37,7 @@ function home(vars: Record<string, string> = {}) {
 /** The marker value the supervisor gives a run's children: its directory under the real state dir path. */
 function markerOf(stateDir: string, id: string): string {
   mkdirSync(stateDir, { recursive: true });
-  const m = join(realpathSync(stateDir), 'runs', id);
-  markers.push(m);
-  return m;
-}
-
-/** Live pids whose environment carries this marker (as root, every process's environment is readable). */
-function markedPids(marker: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let env: string;
-    try {
-      env = readFileSync(`/proc/${name}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (markerIn(env) === marker && isAlive(Number(name))) out.push(Number(name));
-  }
-  return out.sort((a, b) => a - b);
+  return join(realpathSync(stateDir), 'runs', id);
 }
 
 const cmdOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
@@ -173,21 +157,13 @@ describe('cause 4: a child that double-forked out of its group', () => {
   it('a foreground up stopped with SIGTERM stops the helpers its processes double-forked too; none left, none unreported', async () => {
     const h = home();
     const base = await freeBlock(5_000, 300, 20, [0, 1, 10]);
-    const child = spawn(process.execPath, [BIN, 'up', 'agg', '--json', '--no-preflight', '--python', join(FIXTURES, 'hostile', 'python-double-forks'),
-      '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--set', `ports.kvEvents=${base + 10}`], {
-      env: h.env as NodeJS.ProcessEnv, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    const events: { event: string; runId?: string; stopped?: { name: string; pid: number }[]; remaining?: unknown[] }[] = [];
-    let buf = '';
-    child.stdout!.on('data', (d) => {
-      buf += d;
-      const lines = buf.split('\n');
-      buf = lines.pop()!;
-      for (const l of lines) events.push(JSON.parse(l));
-    });
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    await waitUntil(() => events.some((e) => e.event === 'ready'), 'the run to be ready', 20_000);
+    const up = startUp(['up', 'agg', '--json', '--no-preflight', '--python', join(FIXTURES, 'hostile', 'python-double-forks'),
+      '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--set', `ports.kvEvents=${base + 10}`], h.env, children);
+    const { child, events } = up;
+    const exited = up.exit.then((e) => e.code);
+    // Ready when `up` says so, bounded by the test's own timeout (not a window of its own: with two
+    // suites at once the fakes took longer than 20 s once).
+    await up.waitEvent((e) => e.event === 'ready', null);
     const runId = events.find((e) => e.event === 'plan')!.runId!;
     const marker = markerOf(h.stateDir, runId);
     const helpers = markedPids(marker).filter((p) => cmdOf(p).startsWith('helper-daemon'));
@@ -195,14 +171,14 @@ describe('cause 4: a child that double-forked out of its group', () => {
     helpers.forEach(track);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const stopped = events.find((e) => e.event === 'stopped')!;
+    const stopped = events.find((e) => e.event === 'stopped')! as Ev & { stopped: { name: string; pid: number }[] };
     expect(stopped.remaining).toEqual([]);
     // Each helper is reported: by its own name when the marker found it after it escaped, or with the
     // process it was forked by when the supervisor's look caught it still that process's descendant
     // (a loaded machine slows the double fork; descendants are stopped and reported with their process).
-    const byName = stopped.stopped!.filter((s) => s.name === 'helper-daemon').map((s) => s.pid);
+    const byName = stopped.stopped.filter((s) => s.name === 'helper-daemon').map((s) => s.pid);
     const rec = JSON.parse(readFileSync(join(h.stateDir, 'runs', runId, 'run.json'), 'utf8')) as { processes: { name: string; descendants?: { pid: number }[] }[] };
-    const asDescendant = rec.processes.filter((p) => stopped.stopped!.some((s) => s.name === p.name)).flatMap((p) => (p.descendants ?? []).map((d) => d.pid));
+    const asDescendant = rec.processes.filter((p) => stopped.stopped.some((s) => s.name === p.name)).flatMap((p) => (p.descendants ?? []).map((d) => d.pid));
     for (const pid of helpers) expect(byName.includes(pid) || asDescendant.includes(pid), `helper ${pid}: ${JSON.stringify(stopped.stopped)}`).toBe(true);
     expect(markedPids(marker)).toEqual([]);
   });
@@ -371,7 +347,6 @@ describe('cause 7: one up per state directory, one directory per run', () => {
     const exited = new Promise((res) => inner.once('exit', res));
     process.kill(upPid, 'SIGTERM');
     await exited;
-    markers.push(join(realpathSync(h.stateDir), 'runs', lockOwner.runId));
   });
 
   it('two ups in the same second get their own run ids, folders, records and logs', async () => {
