@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 
 const h = tempHome('dd-help-');
 const env = fakeEnv(h);
+afterAll(() => h.cleanup()); // 148 dd-help-* folders were left in /tmp before
 
 describe('--help and usage errors', () => {
   it.each(['doctor', 'up', 'teardown', 'status', 'logs', 'diagnose', 'kv', 'probe', 'recipes', 'export', 'export k8s'])('%s --help has examples that start with the command and a docs path that exists', async (cmd) => {
