@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 import { homeTie } from '../helpers/home-processes.js';
@@ -89,6 +89,26 @@ describe('a temp home\'s cleanup stops what a timed-out test left running', () =
     expect(await up.exit).toEqual({ code: null, signal: 'SIGKILL' });
     expect(markedPids(marker)).toEqual([]);
     for (const pid of started) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    expect(existsSync(h.dir)).toBe(false);
+  });
+});
+
+describe('a home the cleanup cannot be held by', () => {
+  it('a run.json that is a named pipe (tests plant them) is skipped: the cleanup returns at once and removes the home', () => {
+    const h = tempHome('dd-cleanup-');
+    homes.push(h);
+    const run = join(h.stateDir, 'runs', 'r1');
+    mkdirSync(run, { recursive: true });
+    execFileSync('mkfifo', [join(run, 'run.json')]);
+    // A writer comes after 3 s: a cleanup that opened the pipe to read the record would wait for it
+    // (in the suite: forever, with the suite lock held).
+    const writer = spawn('sh', ['-c', `sleep 3; echo '{}' > '${join(run, 'run.json')}'`], { detached: true, stdio: 'ignore' });
+    track(writer.pid!);
+    writer.unref();
+    const t0 = performance.now();
+    h.cleanup();
+    homes.splice(homes.indexOf(h), 1);
+    expect(performance.now() - t0).toBeLessThan(2000);
     expect(existsSync(h.dir)).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { groupMembers, isSameProcess, readStat } from '../../src/run/proc.js';
@@ -24,12 +24,30 @@ export function records(stateDir: string): RunRecord[] {
     return [];
   }
   return ids.flatMap((id) => {
+    const text = readRegular(join(stateDir, 'runs', id, 'run.json'));
     try {
-      return [JSON.parse(readFileSync(join(stateDir, 'runs', id, 'run.json'), 'utf8')) as RunRecord];
+      return text === null ? [] : [JSON.parse(text) as RunRecord];
     } catch {
       return [];
     }
   });
+}
+
+/** A regular file's text, else null: tests plant run.json as a named pipe, whose plain open blocks until a writer comes. */
+function readRegular(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, 'utf8') : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Every process a run recorded (group members and engine descendants; the supervisor with `supervisor`) still alive. */
