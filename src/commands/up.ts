@@ -160,7 +160,7 @@ async function superviseDetached(ctx: CommandContext, o: SupervisionOptions, emi
   handle.on('warning', warn);
   let stopping = false;
   const onSignal = (sig: NodeJS.Signals) => {
-    if (stopping) handle.escalate();
+    if (stopping) handle.escalate(sig);
     else handle.stop(sig);
     stopping = true;
   };

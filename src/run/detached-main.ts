@@ -12,7 +12,7 @@ import type { SupervisorOptions, SupervisorResult } from './supervisor.js';
 // The process and the Supervisor come from detached-entry.ts (the module forked), so that a unit
 // test drives this logic in process with a fake channel and a faked supervisor.
 
-type ToChild = { t: 'start'; o: DetachedOptions } | { t: 'stop'; signal: string } | { t: 'escalate' };
+type ToChild = { t: 'start'; o: DetachedOptions } | { t: 'stop'; signal: string } | { t: 'escalate'; signal?: NodeJS.Signals };
 
 /** What of its own process the background supervisor uses: the IPC channel to the foreground and its output. */
 export interface DetachedHost {
@@ -31,7 +31,7 @@ export interface DetachedSupervisor {
   on(event: 'event' | 'warning', listener: (e: any) => void): unknown;
   run(): Promise<SupervisorResult>;
   stop(signal: string): Promise<void>;
-  escalate(): void;
+  escalate(by?: NodeJS.Signals): void;
   crash(err: unknown): Promise<void>;
 }
 export type MakeSupervisor = (o: SupervisorOptions) => DetachedSupervisor;
@@ -78,7 +78,7 @@ export async function supervise(o: DetachedOptions, host: DetachedHost, make: Ma
   host.on('message', (raw) => {
     const m = raw as ToChild;
     if (m.t === 'stop') void sup.stop(m.signal);
-    else if (m.t === 'escalate') sup.escalate();
+    else if (m.t === 'escalate') sup.escalate(m.signal);
   });
   // The foreground gone before ready (SIGKILLed, a CI timeout): nobody asked for a half-started run.
   host.on('disconnect', () => {

@@ -12,7 +12,7 @@ import type { SupervisionOptions, SupervisorResult } from './supervisor.js';
 // run would read `ready` while it serves with one worker fewer. The foreground relays the
 // background's events to its renderer until ready, then lets go; a signal before ready is passed
 // on as a stop (detached-main.ts). Protocol over the IPC channel, JSON:
-//   to it:   { t: 'start', o: options } | { t: 'stop', signal } | { t: 'escalate' }
+//   to it:   { t: 'start', o: options } | { t: 'stop', signal } | { t: 'escalate', signal? }
 //   from it: { t: 'event', e: UpEvent } | { t: 'warning', w } | { t: 'result', r: SupervisorResult }
 
 export type DetachedOptions = SupervisionOptions;
@@ -30,7 +30,7 @@ export interface DetachedHandle extends EventEmitter {
   /** A user stop before ready (Ctrl-C, SIGTERM, SIGHUP of the foreground). */
   stop(signal: string): void;
   /** SIGKILL now rather than at the grace deadline (a second Ctrl-C). */
-  escalate(): void;
+  escalate(by?: NodeJS.Signals): void;
 }
 
 const ENTRY = fileURLToPath(new URL('./detached-entry.js', import.meta.url));
@@ -112,8 +112,8 @@ export function launchDetached(o: DetachedOptions, logFile: string, start: ForkS
       }
     }
   };
-  handle.escalate = () => {
-    send({ t: 'escalate' });
+  handle.escalate = (by?: NodeJS.Signals) => {
+    send({ t: 'escalate', ...(by ? { signal: by } : {}) });
   };
   send({ t: 'start', o });
   return handle;

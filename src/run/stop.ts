@@ -40,6 +40,9 @@ export interface StopResult {
   /** SIGKILL was sent early on request (a second Ctrl-C), before the grace ran out: the process was
    * still shutting down, which says nothing of whether it would have honoured SIGTERM. */
   forced?: true;
+  /** The signal that asked for that early SIGKILL, when known: SIGINT a second Ctrl-C, SIGTERM
+   * `dynamo-dev teardown` or a kill from elsewhere, SIGHUP the terminal closing. */
+  forcedBy?: NodeJS.Signals;
 }
 export interface Survivor { name: string; pid: number; cmd: string }
 
@@ -54,6 +57,7 @@ export interface StopTargetState {
   alive: number[];
   note?: string;
   forced?: StopResult['forced'];
+  forcedBy?: StopResult['forcedBy'];
 }
 
 export interface StopSnapshot {
@@ -130,8 +134,8 @@ function ownership(deps: StopDeps): (pid: number, index: ScanIndex) => boolean {
 
 export interface StopHandle {
   readonly done: Promise<{ stopped: StopResult[]; remaining: Survivor[] }>;
-  /** SIGKILL now instead of at the grace deadline (a second Ctrl-C). Idempotent. */
-  escalate(): void;
+  /** SIGKILL now instead of at the grace deadline (a second Ctrl-C; `by`: the signal that asked). Idempotent. */
+  escalate(by?: NodeJS.Signals): void;
 }
 
 interface Tracked {
@@ -260,6 +264,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
   let killAt = t0 + Math.max(0, opts.graceMs);
   // escalate() moved killAt forward: the SIGKILLs that follow were asked for, not earned by the grace.
   let forced = false;
+  let forcedBy: NodeJS.Signals | undefined;
   let wake: () => void = () => {};
 
   let scan = deps.scan();
@@ -279,7 +284,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
       killInMs: Math.max(0, killAt - now),
       targets: tracked.map((tr) => ({
         name: tr.target.name, pid: tr.target.pid, phase: tr.done ? 'done' : tr.killed ? 'killing' : 'terminating',
-        signal: tr.result.signal, alive: tr.alive, ...(tr.result.note ? { note: tr.result.note } : {}), ...(tr.result.forced ? { forced: true } : {}),
+        signal: tr.result.signal, alive: tr.alive, ...(tr.result.note ? { note: tr.result.note } : {}), ...(tr.result.forced ? { forced: true } : {}), ...(tr.result.forcedBy ? { forcedBy: tr.result.forcedBy } : {}),
       })),
     });
   };
@@ -333,7 +338,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
           case 'kill':
             tr.killed = true;
             tr.result.signal = 'SIGKILL';
-            if (forced) tr.result.forced = true;
+            if (forced) Object.assign(tr.result, { forced: true }, forcedBy ? { forcedBy } : {});
             signalAll(deps, tr, tr.alive, scan, index, 'SIGKILL', ours);
             changed = true;
             break;
@@ -359,11 +364,12 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
 
   return {
     done,
-    escalate() {
+    escalate(by) {
       const now = clock.now();
       if (killAt <= now) return;
       killAt = now;
       forced = true;
+      forcedBy = by;
       snapshot();
       wake(); // the loop scans at once and sends SIGKILL on that fresh scan
     },

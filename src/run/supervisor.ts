@@ -103,6 +103,7 @@ export class Supervisor extends EventEmitter {
   private readonly writer: RunWriter;
   private stopHandle: StopHandle | null = null;
   private escalated = false;
+  private escalatedBy: NodeJS.Signals | undefined;
   private stopWhy: { reason: 'user' | 'failure' | 'teardown'; by: string | null } = { reason: 'failure', by: null };
   private hinted = new Set<string>();
   /** Per process: the lock-wait hint shown (who holds the lock), repeated by a deadline failure. */
@@ -165,7 +166,7 @@ export class Supervisor extends EventEmitter {
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as NodeJS.Signals[]) {
         // The first signal stops cleanly (SIGTERM, grace, SIGKILL); another one while stopping
         // (Ctrl-C again) means "now": SIGKILL without waiting out the grace.
-        const h = () => (this.finishing ? this.escalate() : void this.stop(sig));
+        const h = () => (this.finishing ? this.escalate(sig) : void this.stop(sig));
         process.on(sig, h);
         this.signalHandlers.push([sig, h]);
       }
@@ -197,16 +198,19 @@ export class Supervisor extends EventEmitter {
 
   /**
    * SIGKILL now rather than at the grace deadline (a second Ctrl-C). Before the stop has begun
-   * (a failure still reading its log), the stop starts with SIGKILL due at once.
+   * (a failure still reading its log), the stop starts with SIGKILL due at once. `by`: the signal
+   * that asked (a second Ctrl-C is SIGINT; teardown from another terminal sends SIGTERM), so the
+   * report says who, not always "the second Ctrl-C".
    */
-  escalate(): void {
+  escalate(by?: NodeJS.Signals): void {
     this.escalated = true;
+    this.escalatedBy = by;
     // status tells a stop's SIGKILL moment: it is now.
     if (this.record.state === 'stopping') {
       this.record.stopKillAt = new Date().toISOString();
       this.writer.persist();
     }
-    this.stopHandle?.escalate();
+    this.stopHandle?.escalate(by);
   }
 
   // ---- starting ---------------------------------------------------------------------------
@@ -511,7 +515,7 @@ export class Supervisor extends EventEmitter {
           this.emitEvent({ event: 'stop-progress', killInMs: snap.killInMs, targets: snap.targets });
         },
       });
-      if (this.escalated) this.stopHandle.escalate();
+      if (this.escalated) this.stopHandle.escalate(this.escalatedBy);
       res = await this.stopHandle.done;
     }
     res = await this.stopUnrecorded(res);
@@ -541,7 +545,7 @@ export class Supervisor extends EventEmitter {
       if (left.length === 0) break;
       const targets = left.map((m) => ({ name: orphanName(m.cmd), pid: m.pid, pgid: m.pid, startTicks: m.startTicks, single: true }));
       this.stopHandle = this.d.stop(targets, { graceMs: this.o.graceMs });
-      if (this.escalated) this.stopHandle.escalate();
+      if (this.escalated) this.stopHandle.escalate(this.escalatedBy);
       const more = await this.stopHandle.done;
       res = { stopped: [...res.stopped, ...more.stopped], remaining: [...res.remaining, ...more.remaining] };
     }

@@ -1,5 +1,5 @@
 import { Text } from 'ink';
-import { STATE_LABEL, formatElapsed, rowHint, type Row } from './up-state.js';
+import { STATE_LABEL, formatElapsed, rowHint, stopAsker, type Row } from './up-state.js';
 import { truncateWords } from './fit.js';
 
 export const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -66,7 +66,7 @@ export function StopRow({ row, nameWidth, frame, now, killAt, columns }: Omit<Up
     mark = survived ? '✗' : '✓';
     color = survived ? 'red' : s.signal === 'SIGKILL' ? 'yellow' : 'green';
     text = survived ? `${name} survived SIGKILL: ${s.note}`
-      : `${name} stopped (${s.signal ?? 'no signal needed'}${s.signal !== 'SIGKILL' ? '' : s.forced ? ' at the second Ctrl-C' : ': it ignored SIGTERM'})`;
+      : `${name} stopped (${s.signal ?? 'no signal needed'}${s.signal !== 'SIGKILL' ? '' : s.forced ? ` at ${stopAsker(s.forcedBy)}` : ': it ignored SIGTERM'})`;
   } else if (s.phase === 'killing') {
     mark = FRAMES[frame % FRAMES.length];
     color = 'red';

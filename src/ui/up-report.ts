@@ -7,6 +7,7 @@ import type { Plan } from '../plan/types.js';
 import { formatGpuPicture, gpuPicture } from './gpu-bar.js';
 import { truncateWords, visibleLength, wholeWords, wrapFix, wrapWords } from './fit.js';
 import { logMessage } from './log-message.js';
+import { stopAsker } from './up-state.js';
 import { formatOutcome } from './doctor-report.js';
 
 // The words of `up`'s summary and failure report, shared by the plain renderer and the ink view.
@@ -154,7 +155,7 @@ export function formatStopped(e: Ev<'stopped'>, ctx: StopContext = { reason: e.r
   for (const s of e.stopped.filter((x) => x.signal === 'SIGKILL')) {
     const log = ctx.logs[s.name];
     const what = s.forced
-      ? `${s.name} was killed by the second Ctrl-C (SIGKILL) after ${ms(s.ms)}`
+      ? s.forcedBy === 'SIGINT' ? `${s.name} was killed by the second Ctrl-C (SIGKILL) after ${ms(s.ms)}` : `${s.name} was killed with SIGKILL after ${ms(s.ms)} at ${stopAsker(s.forcedBy)}`
       : `${s.name} ignored SIGTERM and was killed with SIGKILL after ${ms(s.ms)}`;
     out.push(...wrapWords(chalk.yellow(`! ${what}${log ? '; its log:' : ''}`), columns, '  '));
     if (log) out.push(`  ${log}`);

@@ -144,3 +144,15 @@ export function formatElapsed(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
+
+/**
+ * Who asked for an early SIGKILL while a run was stopping, from the signal up received: a second
+ * Ctrl-C is SIGINT; `dynamo-dev teardown` from another terminal (or a kill) sends SIGTERM; a closed
+ * terminal SIGHUP. Unknown: said as a request, never as a Ctrl-C nobody pressed.
+ */
+export function stopAsker(by: NodeJS.Signals | undefined): string {
+  if (by === 'SIGINT') return 'the second Ctrl-C';
+  if (by === 'SIGTERM') return 'a second stop request, a SIGTERM from dynamo-dev teardown or a kill';
+  if (by === 'SIGHUP') return 'the terminal closing, SIGHUP';
+  return 'a second stop request';
+}

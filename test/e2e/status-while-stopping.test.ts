@@ -12,7 +12,7 @@ const up = upHarness('dd-stopping-');
 afterEach(() => up.cleanup());
 
 describe('status of a run that is being stopped', () => {
-  it('says stopping with what still runs and when SIGKILL comes; teardown says its supervisor is on it; stopped once it is', async () => {
+  it('says stopping with what still runs and when SIGKILL comes; teardown says its supervisor is on it, and up that teardown\'s SIGTERM ended it; stopped once it is', async () => {
     const s = await up.setup({ FAKE_WORKER_SCENARIO: 'ignore-sigterm' });
     const run = up.startUp(['up', 'agg-router', '--no-preflight', '--json', '--grace', '30', ...s.sets], s.env);
     await run.waitEvent((e) => e.event === 'ready', 25_000);
@@ -43,6 +43,10 @@ describe('status of a run that is being stopped', () => {
     const td = await runCli(['teardown', '--run', rec.id, '--grace', '1'], s.env, { timeoutMs: 20_000 });
     expect(td.code, td.stdout + td.stderr).toBe(0);
     expect(td.stdout).toContain(`stopping run ${rec.id} (3 processes, its supervisor is already stopping it; SIGKILL after 1 s)`);
+    const stopped = await run.waitEvent((e) => e.event === 'stopped');
+    // teardown's SIGTERM to the stopping supervisor is what SIGKILLed the workers: up says so, not "the second Ctrl-C".
+    const workers = (stopped as unknown as { stopped: { name: string; signal: string; forced?: boolean; forcedBy?: string }[] }).stopped.filter((x) => x.name !== 'frontend');
+    expect(workers.map((w) => [w.name, w.signal, w.forced, w.forcedBy])).toEqual([['agg-0', 'SIGKILL', true, 'SIGTERM'], ['agg-1', 'SIGKILL', true, 'SIGTERM']]);
     await run.exit;
 
     const after = (JSON.parse((await runCli(['status', '--json'], s.env)).stdout) as { runs: RunStatusDoc[] }).runs[0];

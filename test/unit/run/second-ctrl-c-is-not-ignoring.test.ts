@@ -16,9 +16,9 @@ describe('SIGKILL asked for (second Ctrl-C) vs SIGKILL at the grace deadline', (
     const h = startStop([target], { graceMs: 10_000 }, m.deps());
     await Promise.resolve();
     m.t = 300;
-    h.escalate();
+    h.escalate('SIGINT');
     const r = await h.done;
-    expect(r.stopped[0]).toMatchObject({ name: 'frontend', signal: 'SIGKILL', forced: true });
+    expect(r.stopped[0]).toMatchObject({ name: 'frontend', signal: 'SIGKILL', forced: true, forcedBy: 'SIGINT' });
     const text = formatStopped({ event: 'stopped', runId: 'r1', reason: 'user', stopped: r.stopped, remaining: [] }, { reason: 'user', logs: { frontend: '/s/frontend.log' } }, { rowsShown: true });
     expect(text).toContain('! frontend was killed by the second Ctrl-C (SIGKILL) after');
     expect(text).not.toContain('ignored SIGTERM');
@@ -40,5 +40,34 @@ describe('SIGKILL asked for (second Ctrl-C) vs SIGKILL at the grace deadline', (
     const r = await h.done;
     expect(r.stopped[0].signal).toBe('SIGKILL');
     expect(r.stopped[0].forced).toBeUndefined();
+  });
+
+  // The second signal is not always a Ctrl-C: `dynamo-dev teardown` from another terminal sends the
+  // stopping supervisor SIGTERM, a closing terminal SIGHUP. The report says which, never a Ctrl-C
+  // nobody pressed.
+  const killedBy = async (by: NodeJS.Signals | undefined) => {
+    const m = new FakeMachine([slowLeaver]);
+    const h = startStop([target], { graceMs: 10_000 }, m.deps());
+    await Promise.resolve();
+    m.t = 300;
+    h.escalate(by);
+    const r = await h.done;
+    const text = formatStopped({ event: 'stopped', runId: 'r1', reason: 'user', stopped: r.stopped, remaining: [] }, { reason: 'user', logs: {} }, { rowsShown: true });
+    return { result: r.stopped[0], text };
+  };
+
+  it('a SIGTERM while stopping (teardown from another terminal): forced, by SIGTERM, and the line says so', async () => {
+    const { result, text } = await killedBy('SIGTERM');
+    expect(result).toMatchObject({ signal: 'SIGKILL', forced: true, forcedBy: 'SIGTERM' });
+    expect(text).toMatch(/! frontend was killed with SIGKILL after [\d.]+ m?s at a second stop request, a SIGTERM from dynamo-dev teardown or a kill/);
+    expect(text).not.toContain('Ctrl-C');
+  });
+
+  it('a SIGHUP while stopping says the terminal closed; an escalation of unknown origin says a request, not a Ctrl-C', async () => {
+    expect((await killedBy('SIGHUP')).text).toContain('at the terminal closing, SIGHUP');
+    const unknown = await killedBy(undefined);
+    expect(unknown.result.forcedBy).toBeUndefined();
+    expect(unknown.text).toContain('at a second stop request');
+    expect(unknown.text).not.toContain('Ctrl-C');
   });
 });
