@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { CommandContext } from './context.js';
 import { runDir } from '../run/paths.js';
+import { assertProcIsOurs } from '../run/proc.js';
 import { teardown as stopRuns, type TeardownResult } from '../run/teardown.js';
 import { formatStopLine, formatVerdict } from '../ui/teardown-report.js';
 import { truncateWords, wrapWords } from '../ui/fit.js';
@@ -14,6 +15,8 @@ export interface TeardownOptions {
 
 /** `teardown` / `down`: exit 0 when nothing of the runs (and, with --orphans, no leftover) remains, else 1. */
 export default async function teardown(ctx: CommandContext, opts: TeardownOptions = {}): Promise<number> {
+  // Every pid it signals is read from /proc: in another pid namespace's /proc they are strangers.
+  assertProcIsOurs();
   const t0 = performance.now();
   const graceMs = Math.round((opts.grace ?? 10) * 1000);
   const human = !ctx.json;

@@ -72,6 +72,8 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   ctx.stdout.on('error', ignoreWriteError);
   ctx.stderr.on('error', ignoreWriteError);
 
+  // Before anything is started: the supervisor finds and stops what it started through /proc.
+  (await import('../run/proc.js')).assertProcIsOurs();
   const { acquireUpLock, findRunView, createRunDir, removeEmptyRunDir } = await import('../run/state.js');
   const lock = await acquireUpLock(ctx.stateDir, runId);
   let renderer: UpRenderer | null = null;

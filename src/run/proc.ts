@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { eachPid, listPids, readSmallSync, readStatSync } from '../host/proc-files.js';
 import { parseCmdline, type ProcStat } from '../host/parse-proc.js';
 import type { DescendantRecord } from './types.js';
@@ -251,4 +251,36 @@ export async function scanFor(pids: readonly number[], groups: readonly number[]
     for (const d of descendantStats(pid)) found.set(d.pid, d);
   }
   return [...found.values()];
+}
+
+/**
+ * Pure: whether the /proc we read shows our own pid namespace. `selfLink` is what /proc/self reads
+ * (null: it does not resolve). A /proc mounted for another pid namespace (`unshare -p` without
+ * --mount-proc; a shell `nsenter`ed into a namespace's mounts but not its pids) names its own pids:
+ * a start-time check passes on ITS process while kill() reaches OUR namespace's process of that
+ * number, a stranger. Without /proc at all (`procExists` false) there is nothing to mismatch.
+ */
+export function procIsOurs(selfLink: string | null, pid: number, procExists: boolean): boolean {
+  if (!procExists) return true;
+  return selfLink === String(pid);
+}
+
+/**
+ * Refuses (an Error: one line, exit 1) to go on where /proc shows another pid namespace than ours:
+ * every pid read there would be signalled in the wrong namespace. Called before up starts anything
+ * and before teardown signals anything.
+ */
+export function assertProcIsOurs(): void {
+  let link: string | null = null;
+  try {
+    link = readlinkSync('/proc/self');
+  } catch {
+    // /proc/self does not resolve: this /proc belongs to another pid namespace (or there is none)
+  }
+  if (procIsOurs(link, process.pid, existsSync('/proc/1'))) return;
+  throw new Error(
+    `/proc shows another pid namespace than this process's (our pid is ${process.pid}, /proc/self ${link === null ? 'does not resolve' : `is ${link}`}): ` +
+      'pids read there would be signalled in the wrong namespace, so nothing is started or signalled. ' +
+      'Run dynamo-dev where /proc is this namespace\'s (unshare --pid --fork --mount-proc, or mount -t proc proc /proc in it)',
+  );
 }
