@@ -151,14 +151,16 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
     d.live && d.frontendUrl ? chalk.cyan(d.frontendUrl) : '',
     chalk.dim(d.model),
   ].filter(Boolean).join('  ');
+  // A process its supervisor has sent SIGTERM is shutting down: not ready any more, whatever its record last said.
+  const ending = (p: RunStatusDoc['processes'][number]) => d.stopping?.running.includes(p.name) ?? false;
   const rows = [
     ['PROCESS', 'PID', 'ALIVE', 'READY', 'STATE', 'KV TOKENS', 'PORTS', 'UPTIME'].map((h) => chalk.dim(h)),
     ...d.processes.map((p) => [
       p.name,
       p.pid === null ? '-' : String(p.pid),
       yesNo(p.alive),
-      yesNo(p.ready),
-      stateCell(p),
+      yesNo(p.ready && !ending(p)),
+      ending(p) ? chalk.yellow('stopping') : stateCell(p),
       p.kvTokens === null ? '-' : p.kvTokens.toLocaleString('en-US'),
       fmtPorts(p.ports),
       formatDuration(p.uptimeMs),

@@ -71,6 +71,18 @@ describe('the status document of a run being stopped', () => {
 describe('the status table of a run being stopped', () => {
   const doc = buildRunStatus(record(), midStop(), '/st', now);
 
+  it('the rows of what still runs say stopping, not ready; what has ended keeps its state', () => {
+    const rows = formatRunTable(doc, { now }).split('\n').filter((l) => /^  (frontend|agg-\d) /.test(l)).map((l) => l.trim().split(/\s{2,}/).slice(0, 5));
+    expect(rows).toEqual([
+      ['frontend', expect.any(String), 'no', 'no', expect.not.stringMatching(/stopping/)],
+      ['agg-0', '101', 'yes', 'no', 'stopping'],
+      ['agg-1', '102', 'yes', 'no', 'stopping'],
+    ]);
+    // Once the run is not being stopped, the same processes read as their records say.
+    const ready = formatRunTable({ ...doc, stopping: null }, { now }).split('\n').find((l) => l.startsWith('  agg-0 '))!;
+    expect(ready.trim().split(/\s{2,}/).slice(0, 5)).toEqual(['agg-0', '101', 'yes', 'yes', 'ready']);
+  });
+
   it('the first line says stopping and what still runs; a line says what runs and when SIGKILL comes', () => {
     const lines = formatRunTable(doc, { now }).split('\n');
     expect(lines[0]).toBe('run r  agg-router  stopping (2 of 3 processes still running)  http://f  m');
