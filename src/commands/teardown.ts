@@ -3,8 +3,8 @@ import type { CommandContext } from './context.js';
 import { runDir } from '../run/paths.js';
 import { assertProcIsOurs } from '../run/proc.js';
 import { teardown as stopRuns, type TeardownResult } from '../run/teardown.js';
-import { formatStopLine, formatVerdict } from '../ui/teardown-report.js';
-import { truncateWords, wrapWords } from '../ui/fit.js';
+import { fitCommand, fitLines, formatRunPlan, formatStopLine, formatVerdict } from '../ui/teardown-report.js';
+import { truncateWords } from '../ui/fit.js';
 
 export interface TeardownOptions {
   run?: string;
@@ -24,6 +24,8 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
   const logs = new Map<string, string>();
   // On a terminal, one line below the results counts down to SIGKILL for what is still stopping.
   const tty = human && Boolean((ctx.stdout as NodeJS.WriteStream).isTTY);
+  // Once: every line wraps (and the countdown fits) to this; piped, nothing wraps.
+  const columns = tty ? (ctx.stdout as NodeJS.WriteStream).columns || 80 : Infinity;
   const waiting = new Map<string, { names: string[]; killAt: number }>();
   let statusShown = false;
   const clearStatus = () => {
@@ -36,8 +38,7 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
     const parts = [...waiting.values()].filter((w) => w.names.length > 0)
       .map((w) => `${w.names.join(', ')}: SIGKILL in ${Math.max(0, Math.ceil((w.killAt - now) / 1000))}s`);
     if (parts.length === 0) return;
-    const cols = (ctx.stdout as NodeJS.WriteStream).columns || 80;
-    ctx.stdout.write(truncateWords(`  waiting for ${parts.join('; ')}`, cols - 1));
+    ctx.stdout.write(truncateWords(`  waiting for ${parts.join('; ')}`, columns - 1));
     statusShown = true;
   };
   const ticker = tty ? setInterval(drawStatus, 1000) : null;
@@ -48,22 +49,16 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
     orphans: Boolean(opts.orphans),
     onPlan: ({ runs, notRunning }) => {
       if (!human) return;
-      for (const v of notRunning) ctx.stdout.write(`run ${v.record.id} is not running (${v.status}); nothing to stop\n`);
-      if (runs.length === 0 && notRunning.length === 0) ctx.stdout.write(`no live runs in ${ctx.stateDir}\n`);
+      for (const v of notRunning) ctx.stdout.write(`${fitLines(`run ${v.record.id} is not running (${v.status}); nothing to stop`, columns, '  ')}\n`);
+      if (runs.length === 0 && notRunning.length === 0) ctx.stdout.write(`${fitLines(`no live runs in ${ctx.stateDir}`, columns, '  ')}\n`);
       for (const v of runs) for (const p of v.record.processes) logs.set(`${v.record.id}/${p.name}`, p.log);
-      for (const v of runs) {
-        const n = v.record.processes.filter((p) => p.pid !== null).length;
-        // A run its supervisor is already stopping says so, not `stopped` (status's word for where it goes).
-        const now = v.record.state === 'stopping' ? 'its supervisor is already stopping it' : v.status;
-        const line = `stopping run ${v.record.id} (${n} process${n === 1 ? '' : 'es'}, ${now}; SIGKILL after ${opts.grace ?? 10} s)`;
-        ctx.stdout.write(`${tty ? wrapWords(line, (ctx.stdout as NodeJS.WriteStream).columns || 80, '  ').join('\n') : line}\n`);
-      }
+      for (const v of runs) ctx.stdout.write(`${formatRunPlan(v, opts.grace ?? 10, columns)}\n`);
       if (opts.orphans) ctx.stdout.write(`then: leftover engine processes of this user outside any live run\n`);
     },
     onProgress: (r: TeardownResult) => {
       if (!human) return;
       clearStatus();
-      ctx.stdout.write(formatStopLine(r, width, r.run ? logs.get(`${r.run}/${r.name}`) : undefined));
+      ctx.stdout.write(formatStopLine(r, width, r.run ? logs.get(`${r.run}/${r.name}`) : undefined, columns));
       if (tty) drawStatus();
     },
     onState: (run, s) => {
@@ -92,13 +87,13 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
       for (const procs of groupByRun(out.otherRuns)) {
         const [r] = procs;
         const n = procs.length === 1 ? '1 process' : `${procs.length} processes`;
-        ctx.stdout.write(`  left alone: ${n} of live run ${r.runId} (state dir ${r.stateDir}), not leftovers:\n`);
-        ctx.stdout.write(`    ${procs.map((p) => `pid ${p.pid} ${p.name}`).join(', ')}\n`);
-        ctx.stdout.write(`    to stop that run: ${stopCommandFor(r)}\n`);
+        ctx.stdout.write(`${fitLines(`  left alone: ${n} of live run ${r.runId} (state dir ${r.stateDir}), not leftovers:`, columns, '    ')}\n`);
+        ctx.stdout.write(`${fitLines(`    ${procs.map((p) => `pid ${p.pid} ${p.name}`).join(', ')}`, columns, '    ')}\n`);
+        ctx.stdout.write(`${fitCommand('    to stop that run: ', stopCommandFor(r), '', columns, '    ')}\n`);
       }
     }
     if (opts.orphans && out.orphans === 0) ctx.stdout.write('no leftover engine processes\n');
-    ctx.stdout.write(formatVerdict(out, ms, out.runs.map((id) => join(runDir(ctx.stateDir, id), 'logs'))));
+    ctx.stdout.write(formatVerdict(out, ms, out.runs.map((id) => join(runDir(ctx.stateDir, id), 'logs')), columns));
   }
   return out.remaining.length === 0 ? 0 : 1;
 }

@@ -35,6 +35,12 @@ export interface RunView {
   pids: number[];
   /** Of those, the ones found only by the run's marker in their environment (no record names them). */
   marked?: number[];
+  /**
+   * Its live supervisor is stopping it (record `stopping`, supervisor alive: liveness.ts
+   * supervisorStopping). False when that supervisor died mid-stop: the record still says
+   * `stopping` and nothing stops the run. Absent (a view built elsewhere): no such claim.
+   */
+  stopping?: boolean;
   /** Planned processes the live run has lost (losses.ts); empty for a run that is not live. */
   lost: LostProcess[];
   logsDir: string;

@@ -34,6 +34,14 @@ export interface RunLiveness {
 
 export type ScanIndex = Map<number, ProcStat>;
 
+/**
+ * Pure: a live supervisor is stopping the run (its record says `stopping`). A supervisor that died
+ * mid-stop (SIGKILL, OOM) leaves the record saying `stopping` while nothing stops the run any more.
+ */
+export function supervisorStopping(rec: Pick<RunRecord, 'state'>, supervisorAlive: boolean): boolean {
+  return supervisorAlive && rec.state === 'stopping';
+}
+
 const indexed = new WeakMap<readonly ProcStat[], ScanIndex>();
 /** pid -> stat of one scan, built once per scan (status asks it about every run it shows). */
 export function indexScan(scan: readonly ProcStat[]): ScanIndex {
@@ -98,7 +106,7 @@ export function runLiveness(rec: RunRecord, scan: readonly ProcStat[], marked: r
   // while the run's live supervisor stops it, what is left of a process whose leader ended first:
   // a program whose wrapper (sh -c, a venv script) died at the group's SIGTERM while the program
   // shuts down, an engine core finishing after its worker. The stop follows them; nothing is left yet.
-  const stopping = supervisor && rec.state === 'stopping';
+  const stopping = supervisorStopping(rec, supervisor);
   const owned = new Set<number>([...perProcess.filter((p) => p.alive || stopping).flatMap((p) => p.pids), ...unrecorded]);
   const processes = all.size > 0;
   if (supervisor) {

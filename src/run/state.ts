@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { UserError } from '../errors.js';
 import type { RunView } from '../doctor/types.js';
 import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
-import type { RunLiveness } from './liveness.js';
+import { supervisorStopping, type RunLiveness } from './liveness.js';
 import { lostProcesses, noteGone, type LostProcess } from './losses.js';
 import { liveDir, liveMarkerPath, logPath, runDir, runJsonPath, runPathParts, runsDir, upLockPath } from './paths.js';
 import { checkStateDir, prepareStateDir } from './state-dir.js';
@@ -284,7 +284,7 @@ export function runStatus(rec: RunRecord, alive: { supervisor: boolean; processe
  * says `stopped` (CLI.md has no word for stopping); this is the truth status adds in its detail.
  */
 export function beingStopped(rec: RunRecord, alive: { supervisor: boolean; processes: boolean }): boolean {
-  return alive.supervisor && alive.processes && rec.state === 'stopping';
+  return alive.processes && supervisorStopping(rec, alive.supervisor);
 }
 
 /** Every recorded run with its status and live pids, from one scan of /proc (markers and boot id included). */
@@ -334,6 +334,7 @@ export async function viewOf(stateDir: string, rec: RunRecord, rs: RunsScan): Pr
     live: j.liveness.supervisor || j.liveness.processes,
     pids: j.liveness.ownedPids,
     marked: j.liveness.marked,
+    stopping: supervisorStopping(j.record, j.liveness.supervisor),
     lost: j.lost,
     logsDir: join(runDir(stateDir, rec.id), 'logs'),
   };

@@ -77,6 +77,9 @@ export function wrapFix(text: string, width: number, indent = ''): string[] {
   return wrapWords(glued, width, indent).map((l) => l.replaceAll(GLUE, ' '));
 }
 
+/** A command inside a wrapFix text that stays on one line, like a `quoted command` but shown without backticks. */
+export const keepWhole = (command: string): string => command.replaceAll(' ', GLUE);
+
 /** Wraps each line of a block (already indented lines keep their indent as the hanging indent). */
 export function wrapBlock(text: string, width: number, extraIndent = '  '): string {
   const out: string[] = [];
