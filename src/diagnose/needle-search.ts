@@ -57,6 +57,25 @@ function partialWord(bytes: Buffer, at: number, n: number): [word: number, mask:
   return [wordAt(b, 0), wordAt(m, 0)];
 }
 
+/** NeedleSearch's tables (see its fields). */
+export interface NeedleTables {
+  seen: Int32Array;
+  head: Int32Array;
+  chain: Int32Array;
+  word: Int32Array;
+  after: Int32Array;
+  afterMask: Int32Array;
+  needle: Int32Array;
+  offset: Int32Array;
+  bytes: Uint8Array;
+  starts: Int32Array;
+  lengths: Int32Array;
+  masks: Int32Array;
+}
+
+/** The words as an aligned read gives them on this machine (the WebAssembly copy reads little-endian words). */
+export const WORDS_LITTLE_ENDIAN = LITTLE_ENDIAN;
+
 export class NeedleSearch {
   /** Bit h: some fingerprint hashes to h. */
   // Stryker disable next-line ArithmeticOperator: equivalent, a bigger table holds the same bits
@@ -118,6 +137,12 @@ export class NeedleSearch {
         this.head[h] = f;
       }
     }
+  }
+
+  /** The tables, for the WebAssembly copy of `search` (needle-scan.ts), which reads the same ones. */
+  tables(): NeedleTables {
+    const { seen, head, chain, word, after, afterMask, needle, offset, bytes, starts, lengths, masks } = this;
+    return { seen, head, chain, word, after, afterMask, needle, offset, bytes, starts, lengths, masks };
   }
 
   /**

@@ -5,6 +5,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
+import { candidateLines, newLineRecords, WASM_BUFFER_BYTES, WasmLineScan } from '../diagnose/needle-scan.js';
 import { newMatches } from '../diagnose/needle-search.js';
 import { NEEDLE_SEARCH, Scanner, type FileState } from '../diagnose/scanner.js';
 import type { Finding, ScanResult } from '../diagnose/types.js';
@@ -13,9 +14,10 @@ import { workerAnswer } from './worker-answer.js';
 
 // Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should
 // take a few seconds, a state directory with 10,000 logs too): whole chunks of bytes are searched
-// for the signatures' needles at once (NEEDLE_SEARCH), and only the lines holding one are decoded
-// and matched, against the signatures whose needles they hold. Newlines are counted with
-// Buffer.indexOf (memchr).
+// for the signatures' needles at once, and only the lines holding one are decoded and matched,
+// against the signatures whose needles they hold. Chunks are read into the buffers of a WebAssembly
+// scan (needle-scan.ts), which finds the needles, their lines and the newlines in one call; a line
+// carried over from one chunk to the next is searched in JavaScript (NEEDLE_SEARCH).
 //
 // Reading (measured with --cpu-prof, bench/README.md): two 512 KiB buffers serve the whole scan. A
 // file's first chunk is read synchronously (a small log is then done in three syscalls; a promise
@@ -25,8 +27,8 @@ import { workerAnswer } from './worker-answer.js';
 // A big file is read by two threads in parts (scanPlain).
 
 // 512 KiB: measured in round 4 (bench/README.md), when chunks were decoded to strings whole; the
-// reads are as fast with it as with 1 MiB.
-const CHUNK = 512 << 10;
+// reads are as fast with it as with 1 MiB. The WebAssembly scan's buffers are this size.
+const CHUNK = WASM_BUFFER_BYTES;
 /** A "line" longer than this is cut (memory stays bounded on files without newlines). */
 const MAX_LINE = 1 << 20;
 const NL = 10;
@@ -48,7 +50,7 @@ export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promis
   for (const p of paths) files.push(...(await expand(p, opts)));
   const seen = new Set<string>();
   const partial: { file: string; reason: string }[] = [];
-  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], };
+  const io = newScanIo();
   let slice = performance.now();
   for (const f of files) {
     if (seen.has(f)) continue;
@@ -67,9 +69,15 @@ export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promis
 /** How long scanning small files may hold the event loop before it yields (timers, renders, signals). */
 const YIELD_MS = 8;
 
-/** What a scan reuses for every file: the read buffers (the second made on the first big file). */
+/** What a scan reuses for every file: the read buffers (the second made on the first big file), in the WebAssembly scan's memory where there is one. */
 interface ScanIo {
   bufs: [Buffer, Buffer | null];
+  wasm: WasmLineScan | null;
+}
+
+function newScanIo(): ScanIo {
+  const wasm = WasmLineScan.create(NEEDLE_SEARCH);
+  return wasm ? { bufs: [...wasm.buffers], wasm } : { bufs: [Buffer.allocUnsafe(CHUNK), null], wasm };
 }
 
 /** The findings of one log (the supervisor explains a crashed process with it). */
@@ -170,7 +178,7 @@ async function walk(dir: string, realDir: string, out: string[]): Promise<void> 
 /** Scans one file; returns why it was read only in part (a damaged .gz), else null. */
 async function scanFile(scanner: Scanner, file: string, io: ScanIo): Promise<string | null> {
   scanner.addFile(file);
-  const splitter = new LineSplitter(scanner, file);
+  const splitter = new LineSplitter(scanner, file, io.wasm);
   let damage: string | null = null;
   /** Lines of a big file read in parts (the splitter then saw none). */
   let later = 0;
@@ -298,7 +306,7 @@ export type NumberedPart = FilePart & { index: number };
 async function scanPart(fd: number, file: string, io: ScanIo, i: number, count: number): Promise<FilePart> {
   const scanner = new Scanner();
   scanner.addFile(file);
-  const splitter = new LineSplitter(scanner, file);
+  const splitter = new LineSplitter(scanner, file, io.wasm);
   const start = lineStartFrom(fd, file, i * PART, io.bufs[0]);
   const end = i + 1 < count ? lineStartFrom(fd, file, (i + 1) * PART, io.bufs[0]) : Infinity;
   if (end > start) await scanRange(fd, file, splitter, io, start, end);
@@ -328,7 +336,7 @@ function lineStartFrom(fd: number, file: string, at: number, buf: Buffer): numbe
 
 /** The worker thread's job (log-scan-worker.ts): takes parts of `file` until none are left, and answers with what each held. */
 export async function scanParts(work: ScanParts): Promise<NumberedPart[]> {
-  const io: ScanIo = { bufs: [Buffer.allocUnsafe(CHUNK), null], };
+  const io = newScanIo();
   const fd = openSync(work.file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   const out: NumberedPart[] = [];
   try {
@@ -374,8 +382,9 @@ function readAt(fd: number, buf: Buffer, position: number, length: number): Prom
   return new Promise((resolve, reject) => readAsync(fd, buf, 0, length, position, (err, n) => (err ? reject(err) : resolve(n))));
 }
 
-/** Where the needles of a block are: one for the thread (a block is searched and fed at once, without a turn in between). */
+/** Where the needles of a block are and which lines hold them, in JavaScript: one each for the thread (a block is searched and fed at once, without a turn in between). */
 const found = newMatches();
+const jsRecords = newLineRecords();
 
 /** Cuts chunks into lines and feeds the scanner the lines that hold a needle. */
 class LineSplitter {
@@ -389,6 +398,7 @@ class LineSplitter {
   constructor(
     private readonly scanner: Scanner,
     private readonly file: string,
+    private readonly wasm: WasmLineScan | null,
   ) {}
 
   /** `reused`: the caller overwrites chunk afterwards, so whatever is kept must be copied. */
@@ -448,32 +458,13 @@ class LineSplitter {
 
   /** buf[start, end) holds complete lines, the last one ending with '\n'. */
   private block(buf: Buffer, start: number, end: number): void {
-    const n = NEEDLE_SEARCH.search(buf, start, end, found);
-    const { at, bits } = found;
-    let lineStart = start;
-    // The newline ending the line at lineStart; the newlines before lineStart are in this.lines.
-    let nl = n === 0 ? end : buf.indexOf(NL, start);
-    for (let i = 0; i < n;) {
-      while (nl < at[i]) {
-        this.lines++;
-        lineStart = nl + 1;
-        nl = buf.indexOf(NL, lineStart);
-      }
-      // Every needle in this line: the line is judged once, on the signatures of all of them.
-      let lineBits = 0;
-      while (i < n && at[i] < nl) lineBits |= bits[i++];
-      this.scanner.feedCandidate(this.file, this.lines + 1, buf.toString('utf8', lineStart, nl), lineBits);
+    // In WebAssembly when buf is one of its read buffers (a chunk as read); in JavaScript for the
+    // rest (a line carried over from the chunk before) and for a block with thousands of needles.
+    const r = this.wasm?.lines(buf, start, end) ?? candidateLines(NEEDLE_SEARCH, buf, start, end, found, jsRecords);
+    const { rec, base } = r;
+    for (let k = 0, o = r.offset; k < r.count; k++, o += 4) {
+      this.scanner.feedCandidate(this.file, this.lines + rec[o] + 1, buf.toString('utf8', rec[o + 1] - base, rec[o + 2] - base), rec[o + 3]);
     }
-    this.lines += countNewlines(buf, lineStart, end);
+    this.lines += r.newlines;
   }
-}
-
-function countNewlines(buf: Buffer, from: number, to: number): number {
-  let n = 0;
-  let p = buf.indexOf(NL, from);
-  while (p !== -1 && p < to) {
-    n++;
-    p = buf.indexOf(NL, p + 1);
-  }
-  return n;
 }
