@@ -77,6 +77,9 @@ const RECORDS = 421888;
 const TEXT = 1 << 20;
 /** Bytes of each of a scan's two read buffers. */
 export const WASM_BUFFER_BYTES = 512 << 10;
+/** Where text from outside the read buffers is copied (a line carried over from one read to the next), and how much fits. */
+const SCRATCH = TEXT + 2 * WASM_BUFFER_BYTES;
+export const WASM_SCRATCH_BYTES = 64 << 10;
 const MAX_FINGERPRINTS = (NEEDLES - FINGERPRINTS) / 24;
 const MAX_NEEDLES = (NEEDLE_BYTES - NEEDLES) / 12;
 const MAX_NEEDLE_BYTES = 4096;
@@ -120,13 +123,15 @@ interface ScanExports {
 
 /** One scan's WebAssembly instance: its two read buffers, and the records of a block in them. */
 export class WasmLineScan {
-  /** The read buffers: text scanned in WebAssembly must be in them. */
+  /** The read buffers: text in them is scanned where it is. */
   readonly buffers: [Buffer, Buffer];
+  private readonly scratch: Buffer;
   private readonly out: LineRecords;
 
   private constructor(private readonly exports: ScanExports) {
     const mem = exports.memory.buffer;
     this.buffers = [Buffer.from(mem, TEXT, WASM_BUFFER_BYTES), Buffer.from(mem, TEXT + WASM_BUFFER_BYTES, WASM_BUFFER_BYTES)];
+    this.scratch = Buffer.from(mem, SCRATCH, WASM_SCRATCH_BYTES);
     this.out = { rec: new Int32Array(mem), offset: RECORDS >> 2, count: 0, newlines: 0, base: 0 };
   }
 
@@ -147,10 +152,17 @@ export class WasmLineScan {
     return new WasmLineScan(exports);
   }
 
-  /** candidateLines() of buf[start, end), or null when buf is not one of this scan's buffers or the block holds too many needles. */
+  /**
+   * candidateLines() of buf[start, end): in place in one of the read buffers, else copied (up to
+   * WASM_SCRATCH_BYTES). null when it is too long to copy or holds too many needles.
+   */
   lines(buf: Buffer, start: number, end: number): LineRecords | null {
-    if (buf.buffer !== this.exports.memory.buffer) return null;
-    const base = buf.byteOffset;
+    let base: number;
+    if (buf.buffer === this.exports.memory.buffer) base = buf.byteOffset;
+    else if (end - start <= WASM_SCRATCH_BYTES) {
+      buf.copy(this.scratch, 0, start, end);
+      base = SCRATCH - start;
+    } else return null;
     const count = this.exports.scan(base + start, base + end);
     if (count < 0) return null;
     const out = this.out;

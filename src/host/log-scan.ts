@@ -458,8 +458,9 @@ class LineSplitter {
 
   /** buf[start, end) holds complete lines, the last one ending with '\n'. */
   private block(buf: Buffer, start: number, end: number): void {
-    // In WebAssembly when buf is one of its read buffers (a chunk as read); in JavaScript for the
-    // rest (a line carried over from the chunk before) and for a block with thousands of needles.
+    // In WebAssembly (a chunk where it was read, a line carried over from the chunk before copied);
+    // in JavaScript a carried-over line of more than 64 KiB, a block with thousands of needles, and
+    // everything where Node has no WebAssembly.
     const r = this.wasm?.lines(buf, start, end) ?? candidateLines(NEEDLE_SEARCH, buf, start, end, found, jsRecords);
     const { rec, base } = r;
     for (let k = 0, o = r.offset; k < r.count; k++, o += 4) {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SAMPLES } from '../../helpers/cli.js';
-import { candidateLines, newLineRecords, WASM_BUFFER_BYTES, WasmLineScan, type LineRecords } from '../../../src/diagnose/needle-scan.js';
+import { candidateLines, newLineRecords, WASM_BUFFER_BYTES, WASM_SCRATCH_BYTES, WasmLineScan, type LineRecords } from '../../../src/diagnose/needle-scan.js';
 import { NeedleSearch, newMatches } from '../../../src/diagnose/needle-search.js';
 import { NEEDLE_SCAN_WASM } from '../../../src/diagnose/needle-scan-wasm.js';
 import { NEEDLE_SEARCH } from '../../../src/diagnose/scanner.js';
@@ -120,9 +120,14 @@ describe('the WebAssembly scan', () => {
     expect(plain(scan.lines(scan.buffers[1], 102, 100 + text.length)!).map(([nl, s, e, b]) => [nl, s - 100, e - 100, b])).toEqual(js.lines);
   });
 
-  it('scans only its own buffers', () => {
-    const text = Buffer.from('too old\n');
-    expect(scan.lines(text, 0, text.length)).toBeNull();
+  it('scans text from elsewhere (a line carried over between reads) by copying it, up to 64 KiB', () => {
+    const text = Buffer.from('xx\nplain\nsays too old\nError 804\n');
+    const r = scan.lines(text, 3, text.length)!;
+    expect({ lines: plain(r), newlines: r.newlines }).toEqual(viaJs(NEEDLE_SEARCH, text, 3, text.length));
+    expect(plain(r).map(([, s, e]) => text.toString('utf8', s, e))).toEqual(['says too old', 'Error 804']);
+    const line = (n: number) => Buffer.from(`${'x'.repeat(n - 9)}too old\n`);
+    expect(scan.lines(line(WASM_SCRATCH_BYTES), 0, WASM_SCRATCH_BYTES)?.count).toBe(1);
+    expect(scan.lines(line(WASM_SCRATCH_BYTES + 1), 0, WASM_SCRATCH_BYTES + 1)).toBeNull();
   });
 
   it('is not made for tables it cannot hold (then the scan stays in JavaScript)', () => {
