@@ -95,9 +95,14 @@ export class NeedleSearch {
   private readonly lengths: Int32Array;
   private readonly masks: Int32Array;
 
-  /** `typical`: ordinary log text; each needle's fingerprints are chosen among those it holds least. */
+  /**
+   * `typical`: ordinary log text; each needle's fingerprints are chosen among those it holds least
+   * (rarestWindow). `windows`: those choices made in advance (needle-windows.ts: choosing them costs
+   * ~5 ms at every start of every thread); a needle without one, or with one that does not fit it,
+   * is chosen from `typical`. Only speed depends on the choice, never a match.
+   */
   // Stryker disable next-line StringLiteral: speed only, the default text only steers which fingerprints are taken
-  constructor(needles: readonly Needle[], typical = '') {
+  constructor(needles: readonly Needle[], typical = '', windows: Readonly<Record<string, number>> = {}) {
     for (const [i, n] of needles.entries()) {
       // One byte per character and no newline: a match is those exact bytes, inside one line.
       if (!/^[\x20-\x7e]+$/.test(n.text) || n.text.length < MIN_NEEDLE) {
@@ -116,13 +121,14 @@ export class NeedleSearch {
     this.afterMask = new Int32Array(count);
     this.needle = new Int32Array(count);
     this.offset = new Int32Array(count);
-    const counts = wordCounts(typical);
+    let counts: WordCounts | undefined;
     let at = 0;
     let f = 0;
     for (const [k, b] of encoded.entries()) {
       this.starts[k] = at;
       at += b.length;
-      const first = rarestWindow(b.toString('latin1'), typical, counts);
+      const given = windows[needles[k].text];
+      const first = Number.isInteger(given) && given >= 0 && given + MIN_NEEDLE <= b.length ? given : rarestWindow(needles[k].text, typical, (counts ??= wordCounts(typical)));
       for (let o = first; o < first + WORD; o++, f++) {
         const word = wordAt(b, o);
         const [after, afterMask] = partialWord(b, o + WORD, b.length - o - WORD);

@@ -1,5 +1,6 @@
 import { isEngineCoreLine, normalizeLine, parseKvTokens } from './line.js';
-import { NeedleSearch, newMatches } from './needle-search.js';
+import { NeedleSearch, newMatches, type Needle } from './needle-search.js';
+import { NEEDLE_WINDOWS } from './needle-windows.js';
 import { SEVERITY_RANK, SIGNATURES, type SignatureSpec } from './signatures.js';
 import { TYPICAL_LINES } from './typical-lines.js';
 import type { FileFinding, Finding, ScanResult } from './types.js';
@@ -31,10 +32,13 @@ const WORKER_ID_BIT = 1 << 30;
  * match contains one of its signature's needles), and the needles it holds say which signatures
  * to try. One search over the bytes finds them all (needle-search.ts).
  */
-export const NEEDLE_SEARCH = new NeedleSearch([
+/** Every needle of the scan with its bits. */
+export const SCAN_NEEDLES: readonly Needle[] = [
   ...SIGNATURES.flatMap((s, i) => s.needles.map((text) => ({ text, mask: 1 << i }))),
   ...WORKER_ID_NEEDLES.map((text) => ({ text, mask: WORKER_ID_BIT })),
-], TYPICAL_LINES.join('\n'));
+];
+
+export const NEEDLE_SEARCH = new NeedleSearch(SCAN_NEEDLES, TYPICAL_LINES.join('\n'), NEEDLE_WINDOWS);
 
 const lineMatches = newMatches(16);
 
