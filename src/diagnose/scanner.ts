@@ -20,7 +20,6 @@ export const WORKER_ID_NEEDLES: readonly string[] = [
   'FPM direct publisher started', 'InstrumentedScheduler: ZMQ PUB bound', 'Initializing KvEventPublisher for worker', 'WorkerKvQuery endpoint starting for worker',
 ];
 const OWN_ID = /(?:\bworker_id=|\bfor worker )(\d{4,})/;
-const NAMED_ID = /\bworker_id=(\d{4,})/g;
 /** Ids kept per file and finding: enough for any one-GPU run, bounded for a hostile log. */
 const MAX_IDS = 32;
 
@@ -113,6 +112,25 @@ const addIds = (set: Set<string>, ids: Iterable<string>) => {
   for (const id of ids) if (set.size < MAX_IDS) set.add(id);
 };
 
+const NAMED = 'worker_id=';
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isWordChar = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+
+/**
+ * The ids of a line's `worker_id=N` fields (N of 4 digits or more, the field not the tail of a longer
+ * word: /\bworker_id=(\d{4,})/g). Searched with indexOf, not a regex: a KV router logs such a line
+ * per request, and a regex's match arrays cost more than the search.
+ */
+function addNamedIds(set: Set<string>, text: string): void {
+  for (let at = text.indexOf(NAMED); at !== -1 && set.size < MAX_IDS; at = text.indexOf(NAMED, at + 1)) {
+    if (at > 0 && isWordChar(text.charCodeAt(at - 1))) continue;
+    const from = at + NAMED.length;
+    let end = from;
+    while (end < text.length && isDigit(text.charCodeAt(end))) end++;
+    if (end - from >= 4) set.add(text.slice(from, end));
+  }
+}
+
 const clip = (s: string) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT - 1)}…` : s);
 
 export class Scanner {
@@ -165,18 +183,16 @@ export class Scanner {
       if (!hit) state.hits.set(code, { count: 1, line: lineNo, text: clip(m.text.trim()), engine });
       else {
         hit.count++;
-        if (engine || !hit.engine) Object.assign(hit, { line: lineNo, text: clip(m.text.trim()), engine });
+        if (engine || !hit.engine) {
+          hit.line = lineNo;
+          hit.text = clip(m.text.trim());
+          hit.engine = engine;
+        }
       }
     } else if (hit) hit.count++;
     else state.hits.set(code, { count: 1, line: lineNo, text: clip(m.text.trim()) });
     // A router diagnostic names the worker it is about: every line's id is kept, not only the quoted one's.
-    if (m.text.includes('worker_id=')) {
-      const ids = (state.hits.get(code)!.ids ??= new Set());
-      // An exec loop, not matchAll: a KV router logs such a line per request, and matchAll's
-      // iterator, regex copy and arrays cost more than the search.
-      NAMED_ID.lastIndex = 0;
-      for (let id = NAMED_ID.exec(m.text); id !== null && ids.size < MAX_IDS; id = NAMED_ID.exec(m.text)) ids.add(id[1]);
-    }
+    if (m.text.includes(NAMED)) addNamedIds((state.hits.get(code)!.ids ??= new Set()), m.text);
   }
 
   /** What this scanner found in `file` so far (undefined for a file it never saw). */
