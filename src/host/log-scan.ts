@@ -15,8 +15,9 @@ import { workerAnswer } from './worker-answer.js';
 // take a few seconds, a state directory with 10,000 logs too): whole chunks of bytes are searched
 // for the signatures' needles at once, and only the lines holding one are decoded and matched,
 // against the signatures whose needles they hold. Chunks are read into the buffers of a WebAssembly
-// scan (needle-scan.ts), which finds the needles, their lines and the newlines in one call; a line
-// carried over from one chunk to the next is searched in JavaScript (NEEDLE_SEARCH).
+// scan (needle-scan.ts), which finds the needles, their lines and the newlines in one call (a line
+// carried over from one chunk to the next is copied there); where Node has no WebAssembly, the same
+// is done in JavaScript (NEEDLE_SEARCH).
 //
 // Reading (measured with --cpu-prof, bench/README.md): two 512 KiB buffers serve the whole scan. A
 // file's first chunk is read synchronously (a small log is then done in three syscalls; a promise
