@@ -41,6 +41,8 @@ export const LOG_NAMES_TEXT = '*.log, *.txt, *.jsonl, *.out, *.err, rotated (*.l
 export interface ScanOptions {
   /** Skip paths that do not exist instead of failing (run logs of processes that never started). */
   missingOk?: boolean;
+  /** HELPER_FROM_MS for this scan (tests start the helper thread on any file of SPLIT_FROM bytes with 0). */
+  helperFromMs?: number;
 }
 
 /** Scans files and folders (recursively; `.gz` decompressed on the fly). A missing path -> UserError. */
@@ -50,7 +52,7 @@ export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promis
   for (const p of paths) files.push(...(await expand(p, opts)));
   const seen = new Set<string>();
   const partial: { file: string; reason: string }[] = [];
-  const io = newScanIo();
+  const io = newScanIo(opts.helperFromMs);
   let slice = performance.now();
   for (const f of files) {
     if (seen.has(f)) continue;
@@ -73,11 +75,12 @@ const YIELD_MS = 8;
 interface ScanIo {
   bufs: [Buffer, Buffer | null];
   wasm: WasmLineScan | null;
+  helperFromMs: number;
 }
 
-function newScanIo(): ScanIo {
+function newScanIo(helperFromMs = HELPER_FROM_MS): ScanIo {
   const wasm = WasmLineScan.create(NEEDLE_SEARCH);
-  return wasm ? { bufs: [...wasm.buffers], wasm } : { bufs: [Buffer.allocUnsafe(CHUNK), null], wasm };
+  return wasm ? { bufs: [...wasm.buffers], wasm, helperFromMs } : { bufs: [Buffer.allocUnsafe(CHUNK), null], wasm, helperFromMs };
 }
 
 /** The findings of one log (the supervisor explains a crashed process with it). */
@@ -213,11 +216,11 @@ const cannotRead = (file: string, err: unknown) => new UserError(`${file}: canno
 
 /**
  * A plain file through the scan's buffers. A big one (SPLIT_FROM) on a machine with another core is
- * read by this thread and a worker thread together: cut into parts of PART bytes, each taken by
- * whichever thread is free next (a shared counter), so both finish together although the worker
- * starts ~50-90 ms late (its own Node environment). What each part found is merged in file order as
- * if one pass had read it (Scanner.mergeFile). Returns the lines of the parts (0 when this thread
- * read the file as one: small, one core).
+ * cut into parts of PART bytes, each taken by whichever thread is free next (a shared counter): this
+ * one, and a worker thread started once the parts left would keep this thread busy for
+ * io.helperFromMs more (helperPays). What each part found is merged in file order as if one pass
+ * had read it (Scanner.mergeFile). Returns the lines of the parts (0 when this thread read the file
+ * as one: small, one core).
  */
 async function scanPlain(scanner: Scanner, file: string, splitter: LineSplitter, io: ScanIo): Promise<number> {
   let fd: number;
@@ -237,19 +240,26 @@ async function scanPlain(scanner: Scanner, file: string, splitter: LineSplitter,
     const count = Math.ceil(st.size / PART);
     const claims = new Int32Array(new SharedArrayBuffer(4));
     const work: ScanParts = { file, count, claims };
-    const worker = workerAnswer<NumberedPart[]>(new URL('./log-scan-worker.js', import.meta.url), work);
+    let worker: ReturnType<typeof workerAnswer<NumberedPart[]>> | null = null;
     const parts: (FilePart | undefined)[] = new Array(count);
     let mine = 0;
     try {
-      for (let i = claim(work); i < count; i = claim(work), mine++) parts[i] = await scanPart(fd, file, io, i, count);
+      for (let i = claim(work); i < count; i = claim(work), mine++) {
+        const t0 = performance.now();
+        parts[i] = await scanPart(fd, file, io, i, count);
+        // Part 0 also warms the code up: the rate is judged from the parts after it.
+        if (!worker && i > 0 && helperPays(performance.now() - t0, count - i - 1, io.helperFromMs)) {
+          worker = workerAnswer<NumberedPart[]>(new URL('./log-scan-worker.js', import.meta.url), work);
+        }
+      }
     } catch (err) {
-      worker.stop(); // the scan fails here: its other parts are no longer wanted
+      worker?.stop(); // the scan fails here: its other parts are no longer wanted
       throw err;
     }
-    // Every part taken here: the worker (still starting) has nothing to give.
+    // Every part taken here: the worker (still starting, or never started) has nothing to give.
     let answer: NumberedPart[] | null = [];
-    if (mine === count) worker.stop();
-    else answer = await worker.answer;
+    if (mine === count) worker?.stop();
+    else answer = await worker!.answer;
     let lines = 0;
     for (const p of await partsInOrder(parts, answer, (i) => scanPart(fd, file, io, i, count))) {
       scanner.addBytes(p.bytes);
@@ -262,8 +272,20 @@ async function scanPlain(scanner: Scanner, file: string, splitter: LineSplitter,
   }
 }
 
-/** From this size a plain file is scanned by two threads (starting a worker costs ~25 ms of CPU, measured on Node 20). */
+/** From this size a plain file is scanned in parts, by two threads when that pays (starting a worker costs ~25 ms of CPU, measured on Node 20). */
 export const SPLIT_FROM = 32 << 20;
+/**
+ * A worker thread is started once the parts left would keep this thread busy this long: it is of use
+ * only ~100 ms after it is created (its own Node start, its code warming up), and on this 2-core VM
+ * two busy threads each run ~1.4x slower. Measured in round 8 (bench/README.md): with 200-230 ms of
+ * scanning left (100 MB) a worker made diagnose slower, with 320 ms and more (300-400 MB) faster.
+ */
+export const HELPER_FROM_MS = 250;
+
+/** Whether to start the worker: `partsLeft` more parts like the last one (`lastPartMs`) take at least `fromMs`. */
+export function helperPays(lastPartMs: number, partsLeft: number, fromMs: number): boolean {
+  return lastPartMs * partsLeft >= fromMs;
+}
 /** A part: small enough that the thread left waiting at the end waits little (~20 ms), big enough that its few extra reads do not count. */
 export const PART = 4 << 20;
 

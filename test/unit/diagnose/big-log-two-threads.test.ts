@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../helpers/cli.js';
 import { Scanner, scanText } from '../../../src/diagnose/scanner.js';
-import { PART, partsInOrder, scanPaths, SPLIT_FROM, type FilePart, type NumberedPart } from '../../../src/host/log-scan.js';
+import { HELPER_FROM_MS, helperPays, PART, partsInOrder, scanPaths, SPLIT_FROM, type FilePart, type NumberedPart } from '../../../src/host/log-scan.js';
 
 // A log of SPLIT_FROM bytes or more is read in parts of PART bytes by this thread and a worker
 // thread, each taking the next part from a shared counter (only the build has a worker: the sources
@@ -75,7 +75,8 @@ describe('a log big enough to be read in parts by two threads', () => {
     const one = scanText(big, readFileSync(big, 'utf8'));
     expect(await scanPaths([big])).toEqual(one); // every part in this thread
     const built = (await import(join(ROOT, 'dist', 'host', 'log-scan.js'))) as typeof import('../../../src/host/log-scan.js');
-    expect(await built.scanPaths([big])).toEqual(one); // parts shared with the built worker
+    expect(await built.scanPaths([big], { helperFromMs: 0 })).toEqual(one); // parts shared with the built worker, started after part 1
+    expect(await built.scanPaths([big])).toEqual(one); // a worker only if the rest outlasts its start (HELPER_FROM_MS)
     const codes = Object.fromEntries(one.findings.map((f) => [f.code, [f.count, f.line, f.text]]));
     // Four exceptions (the one after 100 KiB of text is no exception line); the quote is the engine's
     // last, on the unterminated last line: line numbers carried across every part.
@@ -116,6 +117,16 @@ describe('a log big enough to be read in parts by two threads', () => {
     }
     merged.setLines(big, n);
     expect(merged.result()).toEqual(whole);
+  });
+});
+
+describe('when the worker thread is started', () => {
+  it('once the parts left, at the last part\'s pace, would take HELPER_FROM_MS or more: exactly that is enough', () => {
+    expect(HELPER_FROM_MS).toBe(250);
+    expect(helperPays(10, 25, 250)).toBe(true);
+    expect(helperPays(10, 24, 250)).toBe(false);
+    expect(helperPays(10.5, 24, 250)).toBe(true);
+    expect(helperPays(100, 0, 250)).toBe(false);
   });
 });
 
