@@ -51,7 +51,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
 
   if (opts.dryRun) {
     if (ctx.json) ctx.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
-    else ctx.stdout.write((await import('../ui/plan-text.js')).formatPlanText(plan));
+    else ctx.stdout.write((await import('../ui/plan-text.js')).formatPlanText(plan, ctx.interactive ? ctx.stdout.columns || Infinity : Infinity));
     return EXIT.ok;
   }
   if (opts.script) {

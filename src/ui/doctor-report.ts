@@ -3,7 +3,7 @@ import type { Tally } from '../doctor/runner.js';
 import type { CheckOutcome } from '../doctor/types.js';
 import type { SystemFacts } from '../host/system.js';
 import { MARK, paintStatus } from './marks.js';
-import { wrapWords } from './fit.js';
+import { wrapFix, wrapWords } from './fit.js';
 
 // Plain-text rendering of doctor results; the ink view reuses these strings so a TTY and a pipe
 // show the same words.
@@ -28,7 +28,8 @@ export function formatOutcome(o: Pick<CheckOutcome, 'title' | 'status' | 'summar
     : [`${paintStatus(o.status, MARK[o.status])} ${chalk.bold(o.title)}`, ...wrapWords(`    ${summary}`, columns, '    ')];
   if (o.status !== 'warn' && o.status !== 'fail') return `${head.join('\n')}\n`;
   const lines = o.details.flatMap((d) => wrapWords(`    ${chalk.dim(d)}`, columns, '      '));
-  if (o.fix) lines.push(...wrapWords(`    ${paintStatus(o.status, 'fix:')} ${o.fix}`, columns, '         '));
+  // wrapFix: a flag or `export` stays with its value (a signature's fix, `export UCX_TLS=...`, reaches logs.errors).
+  if (o.fix) lines.push(...wrapFix(`    ${paintStatus(o.status, 'fix:')} ${o.fix}`, columns, '         '));
   return `${[...head, ...lines].join('\n')}\n`;
 }
 

@@ -3,7 +3,7 @@ import type { RunStatusDoc } from '../run/status-doc.js';
 import type { RunStatus } from '../run/types.js';
 import { formatClock, formatDuration as compactDuration } from '../format-duration.js';
 import { describeEnd } from '../run/losses.js';
-import { truncateWords, visibleLength, wrapWords } from './fit.js';
+import { keepWhole, truncateWords, visibleLength, wrapFix, wrapWords } from './fit.js';
 
 // Plain-text `status`: a table per live run (or the one asked for), one line per other recent run.
 
@@ -180,7 +180,8 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
     lines.push(...wrapWords(`  ${chalk.red('!')} its supervisor (pid ${d.supervisor.pid}) is gone but processes live; stop them with:`, columns, '    '));
     lines.push(`    ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}`);
   }
-  lines.push(`  ${chalk.dim(`logs: ${d.logsDir}`)}`);
+  // A path is copied: on a terminal it goes whole on a line of its own rather than be cut mid-word.
+  lines.push(...wrapWords(`  logs: ${d.logsDir}`, columns, '    ').map((l) => chalk.dim(l)));
   return `${lines.join('\n')}\n`;
 }
 
@@ -197,7 +198,9 @@ export function formatRunLines(docs: RunStatusDoc[], now: number, columns = Infi
 
 export function formatStatus(docs: RunStatusDoc[], o: { stateDir: string; single: boolean; now: number; columns?: number; gpu?: Record<string, string | null> }): string {
   if (docs.length === 0) {
-    return `no runs recorded in ${o.stateDir}\nstart one with: ${chalk.bold('dynamo-dev up [RECIPE]')} (e.g. dynamo-dev up agg)\n`;
+    const columns = o.columns ?? Infinity;
+    const start = wrapFix(`start one with: ${keepWhole(chalk.bold('dynamo-dev up [RECIPE]'))} (e.g. ${keepWhole('dynamo-dev up agg')})`, columns, '  ');
+    return `${[...wrapWords(`no runs recorded in ${o.stateDir}`, columns, '  '), ...start].join('\n')}\n`;
   }
   const full = o.single ? docs : docs.filter((d) => d.live);
   const rest = o.single ? [] : docs.filter((d) => !d.live);

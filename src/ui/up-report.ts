@@ -5,7 +5,7 @@ import type { Diagnosis } from '../run/diagnosis.js';
 import { fillFix } from '../diagnose/fill-fix.js';
 import type { Plan } from '../plan/types.js';
 import { formatGpuPicture, gpuPicture } from './gpu-bar.js';
-import { truncateWords, visibleLength, wholeWords, wrapFix, wrapWords } from './fit.js';
+import { keepWhole, truncateWords, visibleLength, wholeWords, wrapFix, wrapWords } from './fit.js';
 import { logMessage } from './log-message.js';
 import { stopAsker } from './up-state.js';
 import { formatOutcome } from './doctor-report.js';
@@ -44,8 +44,11 @@ export function formatPlanSummary(plan: Plan, o: TextOptions = {}): string {
   return text;
 }
 
-export function formatRunLine(e: Ev<'run'>): string {
-  return `run ${e.runId}  ${chalk.dim(`logs in ${e.logsDir}`)}\n`;
+/** `run ID  logs in PATH`: on a terminal (`columns`) a path that does not fit goes whole on its own line. */
+export function formatRunLine(e: Ev<'run'>, columns = Infinity): string {
+  const [first, ...rest] = wrapWords(`run ${e.runId}  logs in ${e.logsDir}`, columns, '  ');
+  const head = first.replace(/^(run \S+ {2})(.*)$/, (_, run: string, logs: string) => `${run}${chalk.dim(logs)}`);
+  return `${[head, ...rest.map((l) => chalk.dim(l))].join('\n')}\n`;
 }
 
 export function formatReady(e: Ev<'ready'>, plan: Plan | null = null, o: TextOptions = {}): string {
@@ -118,14 +121,18 @@ export function formatFailureReport(f: Ev<'failed'>, exited: Ev<'exited'> | null
   const lines = f.lastLines.length ? f.lastLines : exited?.lastLines ?? [];
   const log = f.log ?? exited?.log ?? null;
   const out: string[] = [];
+  const columns = o.columns ?? Infinity;
   out.push(...tail(lines, diagnosis !== null, o, f.process));
-  if (log) out.push(`  log: ${log}`);
-  if (diagnosis) out.push(...formatDiagnosis(diagnosis, '  ', o.columns, { model: o.model, process: f.process ?? exited?.process }));
+  // The path is copied: on a terminal one that does not fit goes whole on its own line.
+  if (log) out.push(...wrapWords(`  log: ${log}`, columns, '    '));
+  if (diagnosis) out.push(...formatDiagnosis(diagnosis, '  ', columns, { model: o.model, process: f.process ?? exited?.process }));
   else if (f.process !== null && !exited?.error) {
-    out.push(`  ${chalk.bold('cause:')} no known failure signature in ${f.process}'s log; its last lines are above`);
+    out.push(...wrapWords(`  ${chalk.bold('cause:')} no known failure signature in ${f.process}'s log; its last lines are above`, columns, '    '));
   }
-  if (f.hint) out.push(`  ${chalk.bold(diagnosis ? 'also:' : 'fix:')} ${f.hint}`);
-  else if (!diagnosis && f.process !== null && !exited?.error) out.push(`  ${chalk.bold('fix:')} read the whole log: dynamo-dev logs ${f.process}`);
+  if (f.hint) out.push(...wrapFix(`  ${chalk.bold(diagnosis ? 'also:' : 'fix:')} ${f.hint}`, columns, '    '));
+  else if (!diagnosis && f.process !== null && !exited?.error) {
+    out.push(...wrapFix(`  ${chalk.bold('fix:')} read the whole log: ${keepWhole(`dynamo-dev logs ${f.process}`)}`, columns, '    '));
+  }
   out.push(chalk.red.bold(`✗ up failed: ${f.reason}`));
   return `${out.join('\n')}\n`;
 }
@@ -158,9 +165,9 @@ export function formatStopped(e: Ev<'stopped'>, ctx: StopContext = { reason: e.r
       ? s.forcedBy === 'SIGINT' ? `${s.name} was killed by the second Ctrl-C (SIGKILL) after ${ms(s.ms)}` : `${s.name} was killed with SIGKILL after ${ms(s.ms)} at ${stopAsker(s.forcedBy)}`
       : `${s.name} ignored SIGTERM and was killed with SIGKILL after ${ms(s.ms)}`;
     out.push(...wrapWords(chalk.yellow(`! ${what}${log ? '; its log:' : ''}`), columns, '  '));
-    if (log) out.push(`  ${log}`);
+    if (log) out.push(...wrapWords(`  ${log}`, columns, '  '));
   }
-  for (const r of e.remaining) out.push(chalk.red(`✗ still running: ${r.name} pid ${r.pid} ${r.cmd}`));
+  for (const r of e.remaining) out.push(...wrapWords(`✗ still running: ${r.name} pid ${r.pid} ${r.cmd}`, columns, '  ').map((l) => chalk.red(l)));
   if (e.remaining.length) out.push('  fix: dynamo-dev teardown --orphans');
   return `${out.join('\n')}\n`;
 }

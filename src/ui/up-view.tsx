@@ -149,7 +149,7 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
         case 'run':
           started = true;
           unmount(true);
-          write(formatRunLine(e));
+          write(formatRunLine(e, columns()));
           mount('start');
           break;
         case 'starting':
