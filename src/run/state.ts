@@ -287,6 +287,15 @@ export function beingStopped(rec: RunRecord, alive: { supervisor: boolean; proce
   return alive.processes && supervisorStopping(rec, alive.supervisor);
 }
 
+/**
+ * Pure: its supervisor began stopping it (the record says `stopping`, SIGTERM went out) and died
+ * before the end, while some of its processes still run: nothing stops them now (runStatus says
+ * `orphaned`; `teardown --run` finishes the stop).
+ */
+export function stopOrphaned(rec: RunRecord, alive: { supervisor: boolean; processes: boolean }): boolean {
+  return alive.processes && !alive.supervisor && rec.state === 'stopping';
+}
+
 /** Every recorded run with its status and live pids, from one scan of /proc (markers and boot id included). */
 export async function listRunViews(stateDir: string): Promise<RunView[]> {
   const { recs, rs, settle } = await loadRuns(stateDir);

@@ -4,7 +4,7 @@ import { lostProcesses, type LostProcess } from './losses.js';
 import { runDir } from './paths.js';
 import { scanRuns } from './run-scan.js';
 import { readCmdline } from './proc.js';
-import { beingStopped, judgeRun, loadRuns, readRun, runStatus } from './state.js';
+import { beingStopped, judgeRun, loadRuns, readRun, runStatus, stopOrphaned } from './state.js';
 import type { EndDiagnosis, ProcessState, RunRecord, RunStatus } from './types.js';
 
 // The `status --json` document, built purely from records and liveness; the human table renders it.
@@ -65,6 +65,12 @@ export interface RunStatusDoc {
    * there yet; null otherwise. `killAt`: when what ignores SIGTERM is SIGKILLed (null: unknown).
    */
   stopping?: { supervisorPid: number; killAt: string | null; running: string[] } | null;
+  /**
+   * Its supervisor died while stopping it (state `orphaned`; the record still says `stopping`):
+   * the processes of which something still runs, though their stop began; nothing stops them now
+   * (`teardown --run` does). null otherwise.
+   */
+  orphanedStop?: { supervisorPid: number; running: string[] } | null;
 }
 
 export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string, now: number, cmdOf: (pid: number) => string = () => ''): RunStatusDoc {
@@ -111,6 +117,9 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
     gpuChecked: false,
     stopping: beingStopped(rec, l)
       ? { supervisorPid: rec.supervisor?.pid ?? 0, killAt: rec.stopKillAt ?? null, running: processes.filter((p) => p.alive).map((p) => p.name) }
+      : null,
+    orphanedStop: stopOrphaned(rec, l)
+      ? { supervisorPid: rec.supervisor?.pid ?? 0, running: processes.filter((p) => p.pids.length > 0).map((p) => p.name) }
       : null,
   };
 }

@@ -88,7 +88,10 @@ function lossBrief(x: Lost, now: number): string {
 /** The lines under the table that say what the run lost, when, why, and what of it still holds the GPU. */
 export function formatLosses(d: RunStatusDoc, now: number, columns = Infinity): string[] {
   const out: string[] = [];
-  for (const x of d.lost) {
+  // A run whose stop was cut short (its supervisor died mid-stop) did not lose what that stop
+  // ended: those rows say `stopped`, and the orphaned line names what is left and the teardown.
+  const lostNow = d.orphanedStop ? d.lost.filter((x) => d.processes.find((p) => p.name === x.name)?.state !== 'stopped') : d.lost;
+  for (const x of lostNow) {
     const since = ago(x.at, now);
     const when = x.at ? ` ${x.noticed ? 'noticed at' : 'at'} ${formatClock(x.at)}${since ? ` (${since.trim()})` : ''}` : '';
     const line = x.how === 'gone'
@@ -101,7 +104,7 @@ export function formatLosses(d: RunStatusDoc, now: number, columns = Infinity): 
       out.push(...wrapWords(`    still running: pid ${x.leftPids.join(', ')}${mem}: a leftover, not part of the run`, columns, '      '));
     }
   }
-  if (d.lost.length > 0) {
+  if (d.lost.length > 0 && !d.orphanedStop) {
     const workers = d.processes.filter((p) => p.role !== 'frontend');
     const lostWorkers = d.lost.filter((x) => x.role !== 'frontend').length;
     const serving = lostWorkers > 0 ? `it serves with ${workers.length - lostWorkers} of ${workers.length} worker${workers.length === 1 ? '' : 's'}; ` : '';
@@ -112,6 +115,13 @@ export function formatLosses(d: RunStatusDoc, now: number, columns = Infinity): 
   return out;
 }
 
+/** "agg-0 (pid 101), agg-1 (pid 102)": the named processes, in the table's order. */
+function runningPids(d: RunStatusDoc, names: readonly string[]): string {
+  // A process whose leader ended is named by what is left of it (an engine core), not the dead pid.
+  const pids = (p: RunStatusDoc['processes'][number]) => (p.alive && p.pid !== null ? [p.pid] : p.pids);
+  return d.processes.filter((p) => names.includes(p.name)).map((p) => `${p.name}${pids(p).length > 0 ? ` (pid ${pids(p).join(', ')})` : ''}`).join(', ');
+}
+
 /**
  * The line under the table of a run its supervisor is stopping: what still runs, by whom it is
  * being stopped and when SIGKILL comes (the JSON state says `stopped`, where the run is going).
@@ -119,18 +129,18 @@ export function formatLosses(d: RunStatusDoc, now: number, columns = Infinity): 
 export function formatStopping(d: RunStatusDoc, now: number, columns = Infinity): string[] {
   const s = d.stopping;
   if (!s) return [];
-  const running = d.processes.filter((p) => s.running.includes(p.name)).map((p) => `${p.name}${p.pid !== null ? ` (pid ${p.pid})` : ''}`);
+  const running = runningPids(d, s.running);
   const at = s.killAt ? Date.parse(s.killAt) : NaN;
   const kill = !Number.isFinite(at) ? 'then SIGKILL after its grace'
     : at > now ? `SIGKILL in ${Math.ceil((at - now) / 1000)} s for what ignores SIGTERM`
     : 'SIGKILL sent or due now';
-  const what = running.length > 0 ? `${running.join(', ')} still running` : 'its processes are ending';
+  const what = running !== '' ? `${running} still running` : 'its processes are ending';
   return wrapWords(`  ${chalk.yellow('!')} still stopping: its supervisor (pid ${s.supervisorPid}) sent SIGTERM; ${what}; ${kill}`, columns, '    ');
 }
 
-/** "2 of 3 processes still running" for a run being stopped. */
+/** "2 of 3 processes still running" for a run being stopped (or whose stop was cut short). */
 function stillRunning(d: RunStatusDoc): string {
-  const n = d.stopping?.running.length ?? 0;
+  const n = (d.stopping ?? d.orphanedStop)?.running.length ?? 0;
   const of = d.processes.filter((p) => p.pid !== null).length;
   return `${n} of ${of} process${of === 1 ? '' : 'es'} still running`;
 }
@@ -141,6 +151,7 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
   // A run being stopped is not stopped yet: people read `stopping` (as kubectl's Terminating); the
   // JSON keeps CLI.md's word `stopped` with its `stopping` field (CLI.md's state list has no other).
   const state = d.stopping ? chalk.yellow(`stopping (${stillRunning(d)})`)
+    : d.orphanedStop ? paintRunState(d.state, `${d.state} (stop cut short: ${stillRunning(d)})`)
     : d.state === 'degraded' && d.lost.length > 0
       ? paintRunState(d.state, `degraded: ${d.lost.map((x) => lossBrief(x, now)).join('; ')}`)
       : paintRunState(d.state);
@@ -148,19 +159,23 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
     chalk.bold(`run ${d.id}`),
     d.recipe,
     state,
-    d.live && d.frontendUrl ? chalk.cyan(d.frontendUrl) : '',
+    // A run whose stop was cut short serves nothing once its frontend has ended: no URL to try.
+    d.live && d.frontendUrl && !(d.orphanedStop && !d.processes.some((p) => p.role === 'frontend' && p.alive)) ? chalk.cyan(d.frontendUrl) : '',
     chalk.dim(d.model),
   ].filter(Boolean).join('  ');
   // A process its supervisor has sent SIGTERM is shutting down: not ready any more, whatever its record last said.
   const ending = (p: RunStatusDoc['processes'][number]) => d.stopping?.running.includes(p.name) ?? false;
+  // One whose stop began and whose supervisor died before the end: not ready (it had SIGTERM, the
+  // frontend is gone), and nothing stops it now.
+  const abandoned = (p: RunStatusDoc['processes'][number]) => d.orphanedStop?.running.includes(p.name) ?? false;
   const rows = [
     ['PROCESS', 'PID', 'ALIVE', 'READY', 'STATE', 'KV TOKENS', 'PORTS', 'UPTIME'].map((h) => chalk.dim(h)),
     ...d.processes.map((p) => [
       p.name,
       p.pid === null ? '-' : String(p.pid),
       yesNo(p.alive),
-      yesNo(p.ready && !ending(p)),
-      ending(p) ? chalk.yellow('stopping') : stateCell(p),
+      yesNo(p.ready && !ending(p) && !abandoned(p)),
+      ending(p) ? chalk.yellow('stopping') : abandoned(p) ? chalk.red('orphaned') : stateCell(p),
       p.kvTokens === null ? '-' : p.kvTokens.toLocaleString('en-US'),
       fmtPorts(p.ports),
       formatDuration(p.uptimeMs),
@@ -177,7 +192,11 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
   }
   if (o.gpu) lines.push(o.gpu.trimEnd());
   if (d.state === 'orphaned') {
-    lines.push(...wrapWords(`  ${chalk.red('!')} its supervisor (pid ${d.supervisor.pid}) is gone but processes live; stop them with:`, columns, '    '));
+    const them = d.orphanedStop?.running.length === 1 ? 'it' : 'them';
+    const why = d.orphanedStop
+      ? `died while stopping it; ${runningPids(d, d.orphanedStop.running)} still running and nothing stops ${them}; stop ${them} with:`
+      : 'is gone but processes live; stop them with:';
+    lines.push(...wrapWords(`  ${chalk.red('!')} its supervisor (pid ${d.supervisor.pid}) ${why}`, columns, '    '));
     lines.push(`    ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}`);
   }
   // A path is copied: on a terminal it goes whole on a line of its own rather than be cut mid-word.
