@@ -26,17 +26,17 @@ const MAX_IDS = 32;
 /** The bit a line gets for holding a needle of SIGNATURES[i] is 1 << i (fewer than 30 signatures: scanner.test.ts); this one for a worker-id needle. */
 const WORKER_ID_BIT = 1 << 30;
 
-/**
- * The prefilter: a line that holds none of the needles cannot match any pattern (each pattern's
- * match contains one of its signature's needles), and the needles it holds say which signatures
- * to try. One search over the bytes finds them all (needle-search.ts).
- */
 /** Every needle of the scan with its bits. */
 export const SCAN_NEEDLES: readonly Needle[] = [
   ...SIGNATURES.flatMap((s, i) => s.needles.map((text) => ({ text, mask: 1 << i }))),
   ...WORKER_ID_NEEDLES.map((text) => ({ text, mask: WORKER_ID_BIT })),
 ];
 
+/**
+ * The prefilter: a line that holds none of the needles cannot match any pattern (each pattern's
+ * match contains one of its signature's needles), and the needles it holds say which signatures
+ * to try. One search over the bytes finds them all (needle-search.ts).
+ */
 export const NEEDLE_SEARCH = new NeedleSearch(SCAN_NEEDLES, TYPICAL_LINES.join('\n'), NEEDLE_WINDOWS);
 
 const lineMatches = newMatches(16);
