@@ -9,6 +9,7 @@ import { readRecipeSource } from '../host/recipes.js';
 import { probeSystem } from '../host/system.js';
 import type { CommandContext } from './context.js';
 import { refuseConflicts } from './conflicts.js';
+import { warnIfProcIsForeign } from './proc-warning.js';
 
 export interface DoctorOptions {
   recipe?: string;
@@ -36,6 +37,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     return 0;
   }
   const checks = selectChecks({ only: opts.only, skip: opts.skip });
+  warnIfProcIsForeign(ctx);
   // A --logs typo is the user's input error (exit 2, one line), not three crashed log checks.
   if (opts.logs?.length) await (await import('../host/log-paths.js')).assertLogPaths(opts.logs);
   const runs = await findDoctorRuns(ctx.stateDir, opts.run);

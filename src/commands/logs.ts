@@ -7,6 +7,7 @@ import { findRunView } from '../run/state.js';
 import { linePrefixer } from '../ui/log-prefix.js';
 import { stripAnsi } from '../diagnose/line.js';
 import { isSameProcess } from '../run/proc.js';
+import { warnIfProcIsForeign } from './proc-warning.js';
 
 export interface LogsOptions {
   run?: string;
@@ -19,6 +20,7 @@ export interface LogsOptions {
 /** `logs [PROCESS]`: one process plain, or all of them with a name prefix; --lines N from the end; --follow until the run stops or Ctrl-C. */
 export default async function logs(ctx: CommandContext, processName: string | undefined, opts: LogsOptions = {}): Promise<number> {
   const rec = await pickRun(ctx.stateDir, opts.run, 'logs to show');
+  warnIfProcIsForeign(ctx);
   const names = rec.processes.map((p) => p.name);
   const chosen = processName ? rec.processes.filter((p) => p.name === processName) : rec.processes;
   if (processName && chosen.length === 0) {

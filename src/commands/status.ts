@@ -1,5 +1,6 @@
 import type { CommandContext } from './context.js';
 import { refuseConflicts } from './conflicts.js';
+import { warnIfProcIsForeign } from './proc-warning.js';
 import { collectStatus } from '../run/status-doc.js';
 import { formatStatus } from '../ui/status-table.js';
 
@@ -12,6 +13,7 @@ export interface StatusOptions {
 /** `status`: live and recent runs; always exit 0 (it reports, it does not judge). */
 export default async function status(ctx: CommandContext, opts: StatusOptions = {}): Promise<number> {
   refuseConflicts({ ...opts }, [{ a: ['run', '--run'], b: ['all', '--all'], why: '--run shows one run, --all every run; choose one' }]);
+  warnIfProcIsForeign(ctx);
   const docs = await collectStatus(ctx.stateDir, { runId: opts.run, all: opts.all, env: ctx.env });
   if (ctx.json) {
     ctx.stdout.write(`${JSON.stringify({ runs: docs }, null, 2)}\n`);

@@ -265,22 +265,36 @@ export function procIsOurs(selfLink: string | null, pid: number, procExists: boo
   return selfLink === String(pid);
 }
 
-/**
- * Refuses (an Error: one line, exit 1) to go on where /proc shows another pid namespace than ours:
- * every pid read there would be signalled in the wrong namespace. Called before up starts anything
- * and before teardown signals anything.
- */
-export function assertProcIsOurs(): void {
+/** Where /proc is another pid namespace's: how it shows (our pid, what /proc/self names); null where it is ours. */
+function foreignProc(): string | null {
   let link: string | null = null;
   try {
     link = readlinkSync('/proc/self');
   } catch {
     // /proc/self does not resolve: this /proc belongs to another pid namespace (or there is none)
   }
-  if (procIsOurs(link, process.pid, existsSync('/proc/1'))) return;
-  throw new Error(
-    `/proc shows another pid namespace than this process's (our pid is ${process.pid}, /proc/self ${link === null ? 'does not resolve' : `is ${link}`}): ` +
-      'pids read there would be signalled in the wrong namespace, so nothing is started or signalled. ' +
-      'Run dynamo-dev where /proc is this namespace\'s (unshare --pid --fork --mount-proc, or mount -t proc proc /proc in it)',
-  );
+  if (procIsOurs(link, process.pid, existsSync('/proc/1'))) return null;
+  return `/proc shows another pid namespace than this process's (our pid is ${process.pid}, /proc/self ${link === null ? 'does not resolve' : `is ${link}`})`;
+}
+
+const RUN_WHERE = 'Run dynamo-dev where /proc is this namespace\'s (unshare --pid --fork --mount-proc, or mount -t proc proc /proc in it)';
+
+/**
+ * Refuses (an Error: one line, exit 1) to go on where /proc shows another pid namespace than ours:
+ * every pid read there would be signalled in the wrong namespace. Called before up starts anything
+ * and before teardown signals anything.
+ */
+export function assertProcIsOurs(): void {
+  const foreign = foreignProc();
+  if (foreign === null) return;
+  throw new Error(`${foreign}: pids read there would be signalled in the wrong namespace, so nothing is started or signalled. ${RUN_WHERE}`);
+}
+
+/**
+ * The warning status, doctor and logs print where /proc is another pid namespace's (they only read:
+ * they run, but what they say of processes is that namespace's); null where /proc is ours.
+ */
+export function foreignProcWarning(): string | null {
+  const foreign = foreignProc();
+  return foreign === null ? null : `${foreign}: the processes reported here are that namespace's, not this one's. ${RUN_WHERE}`;
 }

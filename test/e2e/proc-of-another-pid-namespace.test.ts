@@ -11,10 +11,13 @@ import { procIsOurs } from '../../src/run/proc.js';
 // passes on THAT namespace's process while kill() reaches OURS of the same number: a stranger.
 // Found by hand (round 7): such a teardown printed "survived SIGKILL" for a run whose processes it
 // never reached, after sending SIGKILL to whatever had those numbers in its own namespace. up and
-// teardown refuse there (exit 1, one line), before anything is started or signalled.
+// teardown refuse there (exit 1, one line), before anything is started or signalled; status, logs
+// and doctor, which only read, warn that what they report of processes is that namespace's.
 
 const home = tempHomes('dd-pidns-');
 const MESSAGE = /^dynamo-dev: \/proc shows another pid namespace than this process's \(our pid is 1, \/proc\/self is \d+\): pids read there would be signalled in the wrong namespace, so nothing is started or signalled\. Run dynamo-dev where \/proc is this namespace's/;
+
+const WARNING = /^dynamo-dev: warning: \/proc shows another pid namespace than this process's \(our pid is 1, \/proc\/self is \d+\): the processes reported here are that namespace's, not this one's\. Run dynamo-dev where \/proc is this namespace's/m;
 
 /** The CLI as pid 1 of a new pid namespace that still sees the machine's /proc (as root, as CI runs). */
 const unshared = (args: string[], env: Record<string, string | undefined>) =>
@@ -57,6 +60,16 @@ describe('/proc of another pid namespace', () => {
     expect(td.stderr).toMatch(MESSAGE);
     expect(pids.filter(alive)).toEqual(pids);
 
+    // status, logs and doctor only read: they run there, and say first that the processes they
+    // report are that namespace's (status would show the live run as gone or its pids as strangers').
+    for (const args of [['status'], ['logs', 'agg-0', '--lines', '1'], ['doctor', '--only', 'procs.leftover']]) {
+      const r = await unshared(args, env);
+      expect(r.stderr, args.join(' ')).toMatch(WARNING);
+      expect(r.stderr.split('\n').filter((l) => /pid namespace/.test(l)), args.join(' ')).toHaveLength(1);
+      expect(r.stdout.length, args.join(' ')).toBeGreaterThan(0);
+    }
+    expect((await runCli(['status'], env)).stderr).not.toMatch(/pid namespace/);
+
     const other = home();
     const up2 = await unshared(['up', 'agg', '--no-preflight', ...sets], fakeEnv(other, { gpu: 'laptop-570', python: true }));
     expect(up2.exitCode).toBe(1);
@@ -66,6 +79,8 @@ describe('/proc of another pid namespace', () => {
     // The same teardown where /proc is the namespace's own: it runs (and finds nothing of ours there).
     const ok = await execa('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child=SIGKILL', process.execPath, BIN, 'teardown', '--grace', '1'], { env, extendEnv: false, reject: false, timeout: 30_000 });
     expect(ok.stderr).not.toMatch(/pid namespace/);
+    const okStatus = await execa('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child=SIGKILL', process.execPath, BIN, 'status'], { env, extendEnv: false, reject: false, timeout: 30_000 });
+    expect(okStatus.stderr).not.toMatch(/pid namespace/);
     expect(pids.filter(alive)).toEqual(pids);
 
     const real = await runCli(['teardown', '--grace', '2'], env, { timeoutMs: 30_000 });
