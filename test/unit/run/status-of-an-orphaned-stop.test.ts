@@ -5,6 +5,7 @@ import { stopOrphaned } from '../../../src/run/state.js';
 import { formatRunTable } from '../../../src/ui/status-table.js';
 import type { RunLiveness } from '../../../src/run/liveness.js';
 import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
+import { frontendGone, recordedProcess, stoppingRecord } from '../../helpers/stopping-run.js';
 
 // A run whose supervisor began stopping it (record `stopping`, SIGTERM sent, the frontend already
 // ended) and then died (SIGKILL, OOM): state `orphaned`. Its workers still run, but their stop
@@ -14,27 +15,14 @@ import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
 
 chalk.level = 0;
 
-const proc = (name: string, pid: number, o: Partial<ProcessRecord> = {}): ProcessRecord => ({
-  name, role: name === 'frontend' ? 'frontend' : 'agg', pid, pgid: pid, startTicks: 500, startedAt: '2026-12-02T01:00:00.000Z', argv: [], env: {},
-  ports: {}, gpuMemoryUtilization: null, state: 'ready', kvTokens: 14_778, exitCode: null, signal: null, log: `/x/${name}.log`, descendants: [], ...o,
-});
-const record = (o: Partial<RunRecord> = {}): RunRecord => ({
-  id: 'r', recipe: 'agg-router', model: 'm', createdAt: '2026-12-02T01:00:00.000Z', updatedAt: '2026-12-02T01:05:00.000Z',
-  supervisor: { pid: 50, startTicks: 40, detached: false }, state: 'stopping', stopKillAt: '2026-12-02T01:06:00.000Z', frontendUrl: 'http://f',
-  plan: {} as RunRecord['plan'],
+const proc = (name: string, pid: number, o: Partial<ProcessRecord> = {}): ProcessRecord => recordedProcess(name, pid, { kvTokens: 14_778, ...o });
+const record = (o: Partial<RunRecord> = {}): RunRecord => stoppingRecord({
+  stopKillAt: '2026-12-02T01:06:00.000Z',
   processes: [proc('frontend', 100, { state: 'stopped', exitCode: 0, endedAt: '2026-12-02T01:05:00.500Z' }), proc('agg-0', 101), proc('agg-1', 102)],
   ...o,
 });
 /** The supervisor dead, the frontend ended by the stop, both workers running (they ignore SIGTERM). */
-const cutShort = (o: Partial<RunLiveness> = {}): RunLiveness => ({
-  supervisor: false, processes: true, marked: [], pids: [101, 102], ownedPids: [101, 102],
-  perProcess: [
-    { name: 'frontend', alive: false, recycled: false, pids: [] },
-    { name: 'agg-0', alive: true, recycled: false, pids: [101] },
-    { name: 'agg-1', alive: true, recycled: false, pids: [102] },
-  ],
-  ...o,
-});
+const cutShort = (o: Partial<RunLiveness> = {}): RunLiveness => frontendGone(false, o);
 const now = Date.parse('2026-12-02T01:05:03.000Z');
 const cells = (text: string) => text.split('\n').filter((l) => /^ {2}(frontend|agg-\d) /.test(l)).map((l) => l.trim().split(/\s{2,}/).slice(0, 5));
 

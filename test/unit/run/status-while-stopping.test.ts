@@ -5,7 +5,8 @@ import { beingStopped } from '../../../src/run/state.js';
 import { parseRunRecord } from '../../../src/run/record-schema.js';
 import { formatRunTable, formatStopping } from '../../../src/ui/status-table.js';
 import type { RunLiveness } from '../../../src/run/liveness.js';
-import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
+import type { RunRecord } from '../../../src/run/types.js';
+import { frontendGone, stoppingRecord } from '../../helpers/stopping-run.js';
 import { supervisorHarness } from '../../helpers/supervisor-harness.js';
 
 // A run whose supervisor is stopping it (record state `stopping`) while some of its processes still
@@ -14,26 +15,10 @@ import { supervisorHarness } from '../../helpers/supervisor-harness.js';
 
 chalk.level = 0;
 
-const proc = (name: string, pid: number, o: Partial<ProcessRecord> = {}): ProcessRecord => ({
-  name, role: name === 'frontend' ? 'frontend' : 'agg', pid, pgid: pid, startTicks: 500, startedAt: '2026-12-02T01:00:00.000Z', argv: [], env: {},
-  ports: {}, gpuMemoryUtilization: null, state: 'ready', kvTokens: null, exitCode: null, signal: null, log: `/x/${name}.log`, descendants: [], ...o,
-});
 const KILL_AT = '2026-12-02T01:05:30.000Z';
-const record = (o: Partial<RunRecord> = {}): RunRecord => ({
-  id: 'r', recipe: 'agg-router', model: 'm', createdAt: '2026-12-02T01:00:00.000Z', updatedAt: '2026-12-02T01:05:00.000Z',
-  supervisor: { pid: 50, startTicks: 40, detached: false }, state: 'stopping', stopKillAt: KILL_AT, frontendUrl: 'http://f',
-  plan: {} as RunRecord['plan'], processes: [proc('frontend', 100), proc('agg-0', 101), proc('agg-1', 102)], ...o,
-});
+const record = (o: Partial<RunRecord> = {}): RunRecord => stoppingRecord({ stopKillAt: KILL_AT, ...o });
 /** Supervisor alive, the frontend gone on SIGTERM, both workers still running. */
-const midStop = (o: Partial<RunLiveness> = {}): RunLiveness => ({
-  supervisor: true, processes: true, marked: [], pids: [50, 101, 102], ownedPids: [50, 101, 102],
-  perProcess: [
-    { name: 'frontend', alive: false, recycled: false, pids: [] },
-    { name: 'agg-0', alive: true, recycled: false, pids: [101] },
-    { name: 'agg-1', alive: true, recycled: false, pids: [102] },
-  ],
-  ...o,
-});
+const midStop = (o: Partial<RunLiveness> = {}): RunLiveness => frontendGone(true, o);
 const now = Date.parse('2026-12-02T01:05:03.000Z');
 
 describe('beingStopped: only a live supervisor stopping a run with something still running', () => {

@@ -6,6 +6,7 @@ import { formatRunPlan } from '../../../src/ui/teardown-report.js';
 import type { RunsScan } from '../../../src/run/run-scan.js';
 import type { ProcStat } from '../../../src/host/parse-proc.js';
 import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
+import { recordedProcess } from '../../helpers/stopping-run.js';
 
 // A run whose record says `stopping`: only a LIVE supervisor is stopping it. One SIGKILLed (or
 // OOM-killed) mid-stop leaves the record saying `stopping` while nothing stops the run: teardown
@@ -13,10 +14,7 @@ import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
 
 chalk.level = 0;
 
-const proc = (name: string, pid: number): ProcessRecord => ({
-  name, role: name === 'frontend' ? 'frontend' : 'agg', pid, pgid: pid, startTicks: 500, startedAt: '2026-12-02T01:00:00.000Z', argv: [], env: {},
-  ports: {}, gpuMemoryUtilization: null, state: 'ready', kvTokens: null, exitCode: null, signal: null, log: `/x/${name}.log`, descendants: [],
-});
+const proc = (name: string, pid: number): ProcessRecord => recordedProcess(name, pid);
 const record = (state: RunRecord['state'] = 'stopping'): RunRecord => ({
   id: '20261202-010000-agg-router', recipe: 'agg-router', model: 'm', createdAt: '2026-12-02T01:00:00.000Z', updatedAt: '2026-12-02T01:05:00.000Z',
   supervisor: { pid: 4242, startTicks: 40, detached: true }, state, frontendUrl: 'http://f',
