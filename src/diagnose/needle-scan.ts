@@ -1,5 +1,5 @@
 import { NEEDLE_SCAN_WASM } from './needle-scan-wasm.js';
-import { WORDS_LITTLE_ENDIAN, type Matches, type NeedleSearch } from './needle-search.js';
+import { LITTLE_ENDIAN, type Matches, type NeedleSearch } from './needle-search.js';
 
 // Which lines of a block of text hold a needle (pure): the scan's inner loop. Two ways to the same
 // records: in JavaScript (NeedleSearch.search, then newline by newline with Buffer.indexOf) and in
@@ -139,7 +139,7 @@ export class WasmLineScan {
   static create(search: NeedleSearch): WasmLineScan | null {
     const t = search.tables();
     const mod = wasmModule();
-    if (!mod || !WORDS_LITTLE_ENDIAN || t.word.length > MAX_FINGERPRINTS || t.starts.length > MAX_NEEDLES || t.bytes.length > MAX_NEEDLE_BYTES) return null;
+    if (!mod || !LITTLE_ENDIAN || t.word.length > MAX_FINGERPRINTS || t.starts.length > MAX_NEEDLES || t.bytes.length > MAX_NEEDLE_BYTES) return null;
     const exports = new WebAssembly.Instance(mod).exports as ScanExports;
     const words = new Int32Array(exports.memory.buffer);
     words.set(t.seen, SEEN >> 2);

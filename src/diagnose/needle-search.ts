@@ -39,7 +39,8 @@ export function newMatches(size = 1024): Matches {
   return { at: new Int32Array(size), bits: new Int32Array(size) };
 }
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+/** Words as an aligned read gives them on this machine are little-endian (the WebAssembly copy of the search reads little-endian words). */
+export const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 /** The 4 bytes at `at` as one number, as an aligned read of the buffer gives them on this machine. */
 const wordAt = (b: Buffer, at: number) => (LITTLE_ENDIAN ? b.readInt32LE(at) : b.readInt32BE(at));
 
@@ -72,9 +73,6 @@ export interface NeedleTables {
   lengths: Int32Array;
   masks: Int32Array;
 }
-
-/** The words as an aligned read gives them on this machine (the WebAssembly copy reads little-endian words). */
-export const WORDS_LITTLE_ENDIAN = LITTLE_ENDIAN;
 
 export class NeedleSearch {
   /** Bit h: some fingerprint hashes to h. */

@@ -338,7 +338,10 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
           case 'kill':
             tr.killed = true;
             tr.result.signal = 'SIGKILL';
-            if (forced) Object.assign(tr.result, { forced: true }, forcedBy ? { forcedBy } : {});
+            if (forced) {
+              tr.result.forced = true;
+              if (forcedBy) tr.result.forcedBy = forcedBy;
+            }
             signalAll(deps, tr, tr.alive, scan, index, 'SIGKILL', ours);
             changed = true;
             break;
