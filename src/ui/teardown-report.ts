@@ -30,7 +30,7 @@ export function formatRunPlan(v: RunView, grace: number, columns = Infinity): st
   const sup = v.record.supervisor;
   const now = v.stopping
     ? 'its supervisor is already stopping it'
-    : v.record.state === 'stopping' && !v.pids.includes(sup.pid)
+    : v.record.state === 'stopping' && v.stopping === false
       ? `${v.status}: its supervisor (pid ${sup.pid}) died while stopping it; teardown stops what is left`
       : v.status;
   return fitLines(`stopping run ${v.record.id} (${n} process${n === 1 ? '' : 'es'}, ${now}; SIGKILL after ${grace} s)`, columns, '  ');
