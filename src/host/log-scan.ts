@@ -9,7 +9,7 @@ import { newMatches } from '../diagnose/needle-search.js';
 import { NEEDLE_SEARCH, Scanner, type FileState } from '../diagnose/scanner.js';
 import type { Finding, ScanResult } from '../diagnose/types.js';
 import { UserError } from '../errors.js';
-import { workerAnswer } from './worker-answer.js';
+import { workerAnswer, type WorkerAnswer } from './worker-answer.js';
 
 // Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should
 // take a few seconds, a state directory with 10,000 logs too): whole chunks of bytes are searched
@@ -240,7 +240,7 @@ async function scanPlain(scanner: Scanner, file: string, splitter: LineSplitter,
     const count = Math.ceil(st.size / PART);
     const claims = new Int32Array(new SharedArrayBuffer(4));
     const work: ScanParts = { file, count, claims };
-    let worker: ReturnType<typeof workerAnswer<NumberedPart[]>> | null = null;
+    let worker: WorkerAnswer<NumberedPart[]> | null = null;
     const parts: (FilePart | undefined)[] = new Array(count);
     let mine = 0;
     try {
