@@ -79,6 +79,28 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
   const hitLine = `${stats.hits} of ${stats.repeatsJudged} repeats hit the prefix cache (${pct(stats.hitRate)}, judged by ${stats.method === 'ttft' ? 'first-token time' : stats.method === 'mixed' ? 'cached_tokens and first-token time' : 'cached_tokens'})`;
 
   const evict = evictionNote(ctx, n);
+  const expected = ctx.workersExpected ?? null;
+  if (stats.workers.length === 1 && expected !== null && expected > 1) {
+    // The run has several caching workers but the router used one. With requests sent one at a
+    // time every worker is idle when a cold prefix arrives, so the KV router's costs tie and it
+    // picks at random (minimum_cost_index, lib/kv-router/src/scheduling/selector/default.rs):
+    // 8 cold prefixes all land on one of two workers once in 128 probes. More prefixes spread them.
+    const others = expected - 1;
+    return {
+      code: 'inconclusive',
+      summary: `every request went to one of the run's ${expected} workers: routing between workers was not tested`,
+      details: [
+        hitLine,
+        ...(evict ? [evict.line] : []),
+        `Worker ${stats.workers[0]} answered all ${stats.ok} requests; the other ${others === 1 ? 'worker' : `${others} workers`} answered none.`,
+        ...(ctx.routerMode && ctx.routerMode !== 'kv'
+          ? []
+          : ['The KV router picks at random between idle workers, so a few cold prefixes sent one at a time can all land on one worker; more prefixes spread them.']),
+        'If more prefixes still reach one worker, the router may not see the others; the workers it knows: dynamo-dev logs frontend | grep "Adding worker"',
+      ],
+      next: `dynamo-dev probe --prefixes ${Math.max(16, (ctx.prefixes ?? 8) * 2)}`,
+    };
+  }
   if (n === 1 && (stats.workerIdsReported || stats.workers.length === 1)) {
     return {
       code: 'inconclusive',

@@ -8,8 +8,12 @@ import { cleanup, cli, expectCleanDiagnose, json, logOf, portBlock, portSets, py
 
 afterEach(cleanup);
 
-/** Small enough to run in seconds on the mocker's simulated timing, and several blocks per prefix. */
-const PROBE = ['--prefixes', '8', '--repeats', '4', '--prefix-tokens', '400', '--json'];
+/**
+ * Small enough to run in seconds on the mocker's simulated timing, and several blocks per prefix.
+ * 16 prefixes: the real router picks at random between idle workers, so 8 cold prefixes all went
+ * to one of the two workers once in 128 runs (CI, 2026-12-02); 16 do so once in 32,768.
+ */
+const PROBE = ['--prefixes', '16', '--repeats', '4', '--prefix-tokens', '400', '--json'];
 
 interface ProbeDoc {
   settings: { blockSize: number | null };

@@ -38,6 +38,22 @@ const SMALL = ['--prefixes', '8', '--repeats', '4', '--prefix-tokens', '256', ..
 const startFakeFrontend = (args: string[], vars: Record<string, string | undefined> = {}) =>
   startFake(args, { FAKE_FRONTEND_SEED: '0', PYTHONHASHSEED: '0', ...vars });
 
+/** A live agg-router run (two agg workers) whose frontend is `front`; its supervisor is this test process. */
+async function writeLiveRun(front: FakeFrontend): Promise<void> {
+  const proc = (name: string, role: string, pid: number | null, kvTokens: number | null) => ({
+    name, role, pid, pgid: pid, startTicks: pid ? readStartTicks(pid) : null, startedAt: null, argv: [], env: {}, ports: {},
+    gpuMemoryUtilization: null, state: 'ready', kvTokens, exitCode: null, signal: null, log: '', descendants: [],
+  });
+  const now = new Date().toISOString();
+  const rec = {
+    id: '20261130-101500-agg-router', recipe: 'agg-router', model: 'Qwen/Qwen3-0.6B', createdAt: now, updatedAt: now,
+    supervisor: { pid: process.pid, startTicks: readStartTicks(process.pid), detached: false }, state: 'ready',
+    frontendUrl: front.url, plan: { router: { mode: 'kv', kvEvents: true } },
+    processes: [proc('frontend', 'frontend', front.child.pid!, null), proc('agg-0', 'agg', null, 14816), proc('agg-1', 'agg', null, 14816)],
+  } as unknown as RunRecord;
+  await writeRun(home.stateDir, rec);
+}
+
 describe('dynamo-dev probe', () => {
   it('KV router with events from both workers: high hit rate, one worker per prefix, verdict works, exit 0', async () => {
     // first sends ~26 ms longer than repeats, so the median comparison below holds on a loaded machine
@@ -147,24 +163,23 @@ describe('dynamo-dev probe', () => {
 
   it('without --url probes the live run\'s frontend, and warns when all prefixes fit in one worker\'s KV cache', async () => {
     fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2' });
-    const proc = (name: string, role: string, pid: number | null, kvTokens: number | null) => ({
-      name, role, pid, pgid: pid, startTicks: pid ? readStartTicks(pid) : null, startedAt: null, argv: [], env: {}, ports: {},
-      gpuMemoryUtilization: null, state: 'ready', kvTokens, exitCode: null, signal: null, log: '', descendants: [],
-    });
-    const now = new Date().toISOString();
-    // A live run: its supervisor is this test process (alive, same start ticks).
-    const rec = {
-      id: '20261130-101500-agg-router', recipe: 'agg-router', model: 'Qwen/Qwen3-0.6B', createdAt: now, updatedAt: now,
-      supervisor: { pid: process.pid, startTicks: readStartTicks(process.pid), detached: false }, state: 'ready',
-      frontendUrl: fe.url, plan: { router: { mode: 'kv', kvEvents: true } },
-      processes: [proc('frontend', 'frontend', fe.child.pid!, null), proc('agg-0', 'agg', null, 14816), proc('agg-1', 'agg', null, 14816)],
-    } as unknown as RunRecord;
-    await writeRun(home.stateDir, rec);
+    await writeLiveRun(fe);
     const r = await runCli(['probe', ...SMALL], fakeEnv(home));
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`dynamo-dev probe  ${fe.url}`);
     expect(r.stdout).toMatch(/✓ prefix routing works/);
     expect(r.stdout).toMatch(/note: all prefixes together \(2048 tokens\) fit in one worker's KV cache \(14816 tokens\)/);
+  });
+
+  it("the run has two workers but the router used one: inconclusive, the next step more prefixes, not 'use a recipe with two workers'", async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '1' });
+    await writeLiveRun(fe);
+    const r = await runCli(['probe', ...SMALL], fakeEnv(home));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/! every request went to one of the run's 2 workers: routing between workers was not tested/);
+    expect(r.stdout).toMatch(/answered all 32 requests; the other worker answered none\./);
+    expect(r.stdout).toContain('dynamo-dev probe --prefixes 16');
+    expect(r.stdout).not.toContain('agg-router');
   });
 
   it('unreachable URL: one clear line, exit 1', async () => {

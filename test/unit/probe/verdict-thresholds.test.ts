@@ -143,6 +143,42 @@ describe('judge: one worker', () => {
     });
   });
 
+  it("one worker seen of the run's two: inconclusive, naming the idle worker and more prefixes as the next step, never 'use a recipe with two workers'", () => {
+    // The real KV router breaks ties between idle workers at random: 8 cold prefixes sent one at a
+    // time all land on one of two workers once in 128 probes (seen in CI, 2026-12-02).
+    const v = judge(stats({ sends: 32, ok: 32, repeatsJudged: 24, hits: 24, workers: ['9096055557826341954'] }), { workersExpected: 2, routerMode: 'kv', prefixes: 8 });
+    expect(v).toEqual({
+      code: 'inconclusive',
+      summary: "every request went to one of the run's 2 workers: routing between workers was not tested",
+      details: [
+        '24 of 24 repeats hit the prefix cache (100%, judged by cached_tokens)',
+        'Worker 9096055557826341954 answered all 32 requests; the other worker answered none.',
+        'The KV router picks at random between idle workers, so a few cold prefixes sent one at a time can all land on one worker; more prefixes spread them.',
+        'If more prefixes still reach one worker, the router may not see the others; the workers it knows: dynamo-dev logs frontend | grep "Adding worker"',
+      ],
+      next: 'dynamo-dev probe --prefixes 16',
+    });
+    expect(verdictExitCode(v)).toBe(0);
+    // Three expected, a round-robin router (no random ties to blame), 12 prefixes asked.
+    const rr = judge(stats({ workers: ['w1'] }), { workersExpected: 3, routerMode: 'round-robin', prefixes: 12 });
+    expect(rr.summary).toBe("every request went to one of the run's 3 workers: routing between workers was not tested");
+    expect(rr.details).toEqual([
+      '60 of 60 repeats hit the prefix cache (100%, judged by cached_tokens)',
+      'Worker w1 answered all 72 requests; the other 2 workers answered none.',
+      'If more prefixes still reach one worker, the router may not see the others; the workers it knows: dynamo-dev logs frontend | grep "Adding worker"',
+    ]);
+    expect(rr.next).toBe('dynamo-dev probe --prefixes 24');
+    // One expected is the single-worker case; two workers seen of two is judged as usual.
+    expect(judge(stats({ workers: ['w1'] }), { workersExpected: 1 }).next).toBe('dynamo-dev up agg-router');
+    expect(judge(stats(), { workersExpected: 2 }).code).toBe('works');
+  });
+
+  it("one worker of the run's two whose cache cannot hold the prefixes: the eviction line too", () => {
+    const v = judge(stats({ workers: ['w1'] }), { workersExpected: 2, kvTokensMin: 5000, prefixes: 12, prefixTokens: 1500 });
+    expect(v.details[1]).toMatch(/^Eviction: 12 prefixes of ~1,500 tokens/);
+    expect(v.details[2]).toBe('Worker w1 answered all 72 requests; the other worker answered none.');
+  });
+
   it('one worker seen though some answers lacked an id: still a single worker', () => {
     expect(judge(stats({ workers: ['w1'], workerIdsReported: false })).summary).toBe('one worker served every request: prefix routing cannot be judged with a single worker');
   });
