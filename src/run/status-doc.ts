@@ -15,6 +15,7 @@ export interface ProcessStatus {
   pid: number | null;
   /** The recorded pid is alive and is still the process we started. */
   alive: boolean;
+  /** Alive, past its readiness checks, and its run's stop has not begun (the table's READY). */
   ready: boolean;
   state: ProcessState;
   kvTokens: number | null;
@@ -73,7 +74,17 @@ export interface RunStatusDoc {
   orphanedStop?: { supervisorPid: number; running: string[] } | null;
 }
 
+/**
+ * Pure: the run's stop has begun (its supervisor recorded `stopping` before its first SIGTERM) or
+ * ended: none of its processes is ready any more, whatever its own record last said: each had
+ * SIGTERM, or a stop it survived (orphaned stop, survivor of SIGKILL).
+ */
+export function stopBegan(rec: Pick<RunRecord, 'state'>): boolean {
+  return rec.state === 'stopping' || rec.state === 'stopped' || rec.state === 'failed';
+}
+
 export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string, now: number, cmdOf: (pid: number) => string = () => ''): RunStatusDoc {
+  const ending = stopBegan(rec);
   const processes = rec.processes.map((p, i): ProcessStatus => {
     const pl = l.perProcess[i];
     const started = p.startedAt ? Date.parse(p.startedAt) : NaN;
@@ -82,7 +93,7 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
       role: p.role,
       pid: p.pid,
       alive: pl.alive,
-      ready: pl.alive && p.state === 'ready',
+      ready: pl.alive && p.state === 'ready' && !ending,
       state: p.state,
       kvTokens: p.kvTokens,
       ports: p.ports ?? {},

@@ -159,14 +159,14 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
     chalk.bold(`run ${d.id}`),
     d.recipe,
     state,
-    // A run whose stop was cut short serves nothing once its frontend has ended: no URL to try.
-    d.live && d.frontendUrl && !(d.orphanedStop && !d.processes.some((p) => p.role === 'frontend' && p.alive)) ? chalk.cyan(d.frontendUrl) : '',
+    // The URL only while the frontend process runs: once it has ended (a stop, a crash) nothing answers there.
+    d.live && d.frontendUrl && d.processes.some((p) => p.role === 'frontend' && p.alive) ? chalk.cyan(d.frontendUrl) : '',
     chalk.dim(d.model),
   ].filter(Boolean).join('  ');
-  // A process its supervisor has sent SIGTERM is shutting down: not ready any more, whatever its record last said.
+  // A process its supervisor has sent SIGTERM is shutting down (READY no: the document's `ready`
+  // is false once the run's stop began).
   const ending = (p: RunStatusDoc['processes'][number]) => d.stopping?.running.includes(p.name) ?? false;
-  // One whose stop began and whose supervisor died before the end: not ready (it had SIGTERM, the
-  // frontend is gone), and nothing stops it now.
+  // One whose stop began and whose supervisor died before the end: nothing stops it now.
   const abandoned = (p: RunStatusDoc['processes'][number]) => d.orphanedStop?.running.includes(p.name) ?? false;
   const rows = [
     ['PROCESS', 'PID', 'ALIVE', 'READY', 'STATE', 'KV TOKENS', 'PORTS', 'UPTIME'].map((h) => chalk.dim(h)),
@@ -174,7 +174,7 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
       p.name,
       p.pid === null ? '-' : String(p.pid),
       yesNo(p.alive),
-      yesNo(p.ready && !ending(p) && !abandoned(p)),
+      yesNo(p.ready),
       ending(p) ? chalk.yellow('stopping') : abandoned(p) ? chalk.red('orphaned') : stateCell(p),
       p.kvTokens === null ? '-' : p.kvTokens.toLocaleString('en-US'),
       fmtPorts(p.ports),

@@ -59,6 +59,11 @@ describe('status of a run whose stop was cut short, on an 80-column terminal', (
     expect(piped.stdout).toContain(`\n  ${why}\n    dynamo-dev teardown --run ${ID}\n  logs: ${logs}`);
     expect(piped.stdout).toMatch(new RegExp(`\\n {2}agg-0 +${a.pid} +yes +no +orphaned `));
 
+    // JSON: alive, not ready (their stop began), as the READY column.
+    const js = await runCli(['status', '--json'], env);
+    const doc = (JSON.parse(js.stdout) as { runs: { state: string; processes: { name: string; alive: boolean; ready: boolean }[] }[] }).runs[0];
+    expect([doc.state, ...doc.processes.map((p) => [p.name, p.alive, p.ready])]).toEqual(['orphaned', ['agg-0', true, false], ['agg-1', true, false]]);
+
     const td = await runCli(['teardown', '--grace', '1'], env, { timeoutMs: 20_000 });
     expect(td.code, td.stdout + td.stderr).toBe(0);
     for (const pid of [a.pid, b.pid]) expect(isAlive(pid), `pid ${pid}`).toBe(false);

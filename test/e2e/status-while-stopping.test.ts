@@ -31,11 +31,13 @@ describe('status of a run that is being stopped', () => {
     expect(Date.parse(doc.stopping!.killAt!)).toBe(stopping.killAt);
     // The workers ignore SIGTERM: they run until the grace ends (30 s).
     expect(doc.stopping!.running).toEqual(expect.arrayContaining(['agg-0', 'agg-1']));
-    expect(doc.processes.filter((p) => p.name !== 'frontend').map((p) => [p.name, p.alive])).toEqual([['agg-0', true], ['agg-1', true]]);
+    // Alive, but SIGTERM reached them: not ready, in the JSON as in the table's READY column.
+    expect(doc.processes.filter((p) => p.name !== 'frontend').map((p) => [p.name, p.alive, p.ready])).toEqual([['agg-0', true, false], ['agg-1', true, false]]);
 
     const human = await runCli(['status'], s.env);
     const lines = human.stdout.split('\n');
     expect(lines[0]).toMatch(new RegExp(`^run ${rec.id}  agg-router  stopping \\([23] of 3 processes still running\\)  `));
+    for (const name of ['agg-0', 'agg-1']) expect(lines.find((l) => l.startsWith(`  ${name} `))).toMatch(new RegExp(`^  ${name} +${pidOf(name)} +yes +no +stopping `));
     const note = lines.find((l) => l.startsWith('  ! still stopping: '));
     expect(note).toMatch(new RegExp(`its supervisor \\(pid ${rec.supervisor.pid}\\) sent SIGTERM; .*agg-0 \\(pid ${pidOf('agg-0')}\\), agg-1 \\(pid ${pidOf('agg-1')}\\) still running; SIGKILL in (2\\d|30) s for what ignores SIGTERM$`));
 

@@ -41,12 +41,14 @@ describe('stopOrphaned: a stop began, its supervisor is dead, something still ru
 describe('the status of a run whose stop was cut short', () => {
   const doc = buildRunStatus(record(), cutShort(), '/st', now);
 
-  it('JSON: state orphaned, no `stopping` (nothing stops it), orphanedStop names what still runs; the process fields as before', () => {
+  it('JSON: state orphaned, no `stopping` (nothing stops it), orphanedStop names what still runs; its workers not ready (READY no)', () => {
     expect([doc.state, doc.live, doc.stopping]).toEqual(['orphaned', true, null]);
     expect(doc.orphanedStop).toEqual({ supervisorPid: 50, running: ['agg-0', 'agg-1'] });
+    // They had SIGTERM: ready false, as the table's READY column; alive and their recorded state as before.
     expect(doc.processes.map((p) => [p.name, p.alive, p.ready, p.state])).toEqual([
-      ['frontend', false, false, 'stopped'], ['agg-0', true, true, 'ready'], ['agg-1', true, true, 'ready'],
+      ['frontend', false, false, 'stopped'], ['agg-0', true, false, 'ready'], ['agg-1', true, false, 'ready'],
     ]);
+    expect(cells(formatRunTable(doc, { now })).map((r) => r[3] === 'yes')).toEqual(doc.processes.map((p) => p.ready));
     // A live supervisor stopping it, a plain orphan, or nothing left: none.
     expect(buildRunStatus(record(), cutShort({ supervisor: true }), '/st', now).orphanedStop).toBeNull();
     expect(buildRunStatus(record({ state: 'ready' }), cutShort(), '/st', now).orphanedStop).toBeNull();
@@ -72,6 +74,7 @@ describe('the status of a run whose stop was cut short', () => {
       perProcess: cutShort().perProcess.map((p) => ({ ...p, alive: true, pids: [p.name === 'frontend' ? 100 : p.pids[0]] })),
     }), '/st', now);
     expect(cells(formatRunTable(plain, { now })).map((r) => r.slice(3))).toEqual([['yes', 'ready'], ['yes', 'ready'], ['yes', 'ready']]);
+    expect(plain.processes.map((p) => p.ready)).toEqual([true, true, true]);
   });
 
   it('first line: orphaned and how much still runs, no URL (its frontend ended); under the table: why, what, and the teardown', () => {

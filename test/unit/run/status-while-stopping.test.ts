@@ -63,15 +63,33 @@ describe('the status table of a run being stopped', () => {
       ['agg-0', '101', 'yes', 'no', 'stopping'],
       ['agg-1', '102', 'yes', 'no', 'stopping'],
     ]);
-    // Once the run is not being stopped, the same processes read as their records say.
-    const ready = formatRunTable({ ...doc, stopping: null }, { now }).split('\n').find((l) => l.startsWith('  agg-0 '))!;
+    // Before the stop began (the record says ready), the same processes read as their records say.
+    const ready = formatRunTable(buildRunStatus(record({ state: 'ready' }), midStop(), '/st', now), { now }).split('\n').find((l) => l.startsWith('  agg-0 '))!;
     expect(ready.trim().split(/\s{2,}/).slice(0, 5)).toEqual(['agg-0', '101', 'yes', 'yes', 'ready']);
   });
 
-  it('the first line says stopping and what still runs; a line says what runs and when SIGKILL comes', () => {
+  it('JSON ready is false for what still runs once SIGTERM went out, as the READY column says; true before the stop began', () => {
+    expect(doc.processes.map((p) => [p.name, p.alive, p.ready, p.state])).toEqual([
+      ['frontend', false, false, 'ready'], ['agg-0', true, false, 'ready'], ['agg-1', true, false, 'ready'],
+    ]);
+    const readyCol = (d: typeof doc) => formatRunTable(d, { now }).split('\n').filter((l) => /^  (frontend|agg-\d) /.test(l)).map((l) => l.trim().split(/\s{2,}/)[3] === 'yes');
+    expect(readyCol(doc)).toEqual(doc.processes.map((p) => p.ready));
+    const before = buildRunStatus(record({ state: 'ready' }), midStop(), '/st', now);
+    expect(before.processes.map((p) => p.ready)).toEqual([false, true, true]);
+    expect(readyCol(before)).toEqual([false, true, true]);
+  });
+
+  it('the first line says stopping and what still runs, without the URL once its frontend ended; a line says what runs and when SIGKILL comes', () => {
     const lines = formatRunTable(doc, { now }).split('\n');
-    expect(lines[0]).toBe('run r  agg-router  stopping (2 of 3 processes still running)  http://f  m');
+    expect(lines[0]).toBe('run r  agg-router  stopping (2 of 3 processes still running)  m');
     expect(lines).toContain('  ! still stopping: its supervisor (pid 50) sent SIGTERM; agg-0 (pid 101), agg-1 (pid 102) still running; SIGKILL in 27 s for what ignores SIGTERM');
+  });
+
+  it('the URL stays while its frontend still runs (it has not ended on SIGTERM yet), though nothing is READY', () => {
+    const fe = midStop({ pids: [50, 100, 101, 102], perProcess: [{ name: 'frontend', alive: true, recycled: false, pids: [100] }, ...midStop().perProcess.slice(1)] });
+    const d = buildRunStatus(record(), fe, '/st', now);
+    expect(formatRunTable(d, { now }).split('\n')[0]).toBe('run r  agg-router  stopping (3 of 3 processes still running)  http://f  m');
+    expect(d.processes.map((p) => p.ready)).toEqual([false, false, false]);
   });
 
   it('SIGKILL in whole seconds up to the moment, then due now; unknown: after its grace', () => {
@@ -90,7 +108,8 @@ describe('the status table of a run being stopped', () => {
     for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
     for (const l of lines.slice(1)) expect(l).toMatch(/^ {4}\S/);
     expect(formatStopping({ ...doc, stopping: null }, now)).toEqual([]);
-    expect(formatRunTable({ ...doc, stopping: null }, { now }).split('\n')[0]).toBe('run r  agg-router  stopped  http://f  m');
+    // Stopped with its frontend ended: no URL to try.
+    expect(formatRunTable({ ...doc, stopping: null }, { now }).split('\n')[0]).toBe('run r  agg-router  stopped  m');
   });
 });
 
