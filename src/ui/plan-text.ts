@@ -16,6 +16,53 @@ function pasteLine(label: string, value: string, columns: number): string[] {
   return visibleLength(line) <= columns ? [line] : [`  ${label}`, value];
 }
 
+/** Joins two words of a cell that wrap together ("KV line"); printed as a space (not \u00a0: \s matches it). */
+const GLUE = '\u0001';
+
+/** Columns whose cells wrap at spaces (never inside a word) when the table is wider than the terminal. */
+const WRAP = ['ports', 'starts'];
+/** Then, on a terminal too narrow even so, whole columns go, least needed first (`--dry-run --json` has them all; the fraction is in each `run` line too). */
+const DROP = ['KV tokens', 'role', 'gpu'];
+
+/**
+ * The process table within `columns`: the ports and starts cells wrap onto more lines of their
+ * row (never narrower than their longest word), choosing the widths that fit with the fewest
+ * lines; if none fits, columns go (DROP). Unlimited (piped): one line per process, as wide as it takes.
+ */
+export function processTable(head: string[], rows: string[][], columns = Infinity): string[] {
+  const sep = 2;
+  const linesOf = (cell: string, width: number) => (cell === '' ? [''] : wrapWords(cell, width).map((l) => l.replaceAll(GLUE, ' ')));
+  const widest = (i: number, width: number) => Math.max(head[i].length, ...rows.flatMap((r) => linesOf(r[i], width).map(visibleLength)));
+  /** The widths a column can take: one line per cell, then each narrower wrap down to its longest word. */
+  const choices = (i: number): number[] => {
+    const out = [widest(i, Infinity)];
+    if (!WRAP.includes(head[i])) return out;
+    const floor = Math.max(head[i].length, ...rows.flatMap((r) => r[i].split(' ').map((w) => w.length)));
+    while (out.at(-1)! > floor) out.push(widest(i, out.at(-1)! - 1));
+    return out;
+  };
+  const height = (keep: number[], widths: number[]) => rows.reduce((n, r) => n + Math.max(...keep.map((i, k) => linesOf(r[i], widths[k]).length)), 0);
+  let keep = head.map((_, i) => i);
+  let widths: number[] = [];
+  for (const drop of [null, ...DROP]) {
+    if (drop !== null) keep = keep.filter((i) => head[i] !== drop);
+    // Every combination of the columns' widths (a handful each): the one that fits in the fewest lines, then the widest.
+    const combos = keep.reduce<number[][]>((acc, i) => acc.flatMap((c) => choices(i).map((w) => [...c, w])), [[]]);
+    const total = (ws: number[]) => ws.reduce((a, b) => a + b, 0) + sep * (ws.length - 1);
+    const fitting = combos.filter((ws) => total(ws) <= columns).map((ws) => ({ ws, lines: height(keep, ws) }));
+    fitting.sort((a, b) => a.lines - b.lines || total(b.ws) - total(a.ws));
+    widths = fitting[0]?.ws ?? combos.at(-1)!;
+    if (fitting.length > 0) break;
+  }
+  const out = [chalk.dim(keep.map((i, k) => head[i].padEnd(widths[k])).join(' '.repeat(sep)))];
+  for (const r of rows) {
+    const cells = keep.map((i, k) => linesOf(r[i], widths[k]));
+    const n = Math.max(...cells.map((c) => c.length));
+    for (let line = 0; line < n; line++) out.push(cells.map((c, k) => (c[line] ?? '').padEnd(widths[k])).join(' '.repeat(sep)).trimEnd());
+  }
+  return out;
+}
+
 export function formatPlanText(plan: Plan, columns = Infinity): string {
   const out: string[] = [];
   const gpu = plan.gpu.totalMiB !== null ? `GPU ${plan.gpu.index} (${plan.gpu.totalMiB.toLocaleString('en-US')} MiB)` : `GPU ${plan.gpu.index} (total unknown: no nvidia-smi answer)`;
@@ -36,12 +83,9 @@ export function formatPlanText(plan: Plan, columns = Infinity): string {
     Object.entries(p.ports).map(([k, v]) => `${k}=${v}`).join(' '),
     p.gpuMemoryUtilization !== null ? String(p.gpuMemoryUtilization) : '-',
     p.kvTokensEstimate !== null ? `~${p.kvTokensEstimate.toLocaleString('en-US')}` : '-',
-    p.waitFor.length ? `after ${p.waitFor.join(', ')} KV line` : 'at once',
+    p.waitFor.length ? `after ${p.waitFor.join(', ')} KV${GLUE}line` : 'at once',
   ]);
-  const head = ['process', 'role', 'ports', 'gpu', 'KV tokens', 'starts'];
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  out.push(chalk.dim(head.map((h, i) => h.padEnd(w[i])).join('  ')));
-  for (const r of rows) out.push(r.map((c, i) => c.padEnd(w[i])).join('  ').trimEnd());
+  out.push(...processTable(['process', 'role', 'ports', 'gpu', 'KV tokens', 'starts'], rows, columns));
   for (const p of plan.processes) {
     out.push('');
     out.push(chalk.bold(p.name));

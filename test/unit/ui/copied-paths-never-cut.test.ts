@@ -143,10 +143,9 @@ describe('up --dry-run: the command and env of each process', () => {
     }
     // The worker's command (the KV events JSON) is wider than 120 too: at least one moved.
     expect(lines.filter((l) => l === '  run').length).toBeGreaterThan(0);
-    // The readiness URLs (to curl) are whole, the plan's prose wrapped within the width (the
-    // process table's rows are not wrapped: no path or command there).
+    // The readiness URLs (to curl) are whole, the plan's prose and its process table within the width.
     for (const url of piped.join(' ').match(/http:\/\/\S+/g)!) whole(lines, url);
-    fits(lines.filter((l) => !plan.processes.some((p) => l.startsWith(`${p.name} `)) && !l.startsWith('process ') && !runs.some((r) => r.endsWith(l)) && !/^\S+=/.test(l)), w);
+    fits(lines.filter((l) => !runs.some((r) => r.endsWith(l)) && !/^\S+=/.test(l)), w);
     // Piped, nothing moved.
     expect(piped.filter((l) => l === '  run' || l === '  env')).toEqual([]);
   });
