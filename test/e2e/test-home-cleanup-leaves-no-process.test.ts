@@ -8,7 +8,7 @@ import { isAlive, killStarted, spawnLone, track, waitUntil, writeFakeRun } from 
 import { markedPids, portBlock, records } from '../helpers/runs.js';
 import { startUp } from '../helpers/up-run.js';
 import { killChildren } from '../helpers/children.js';
-import { isSameProcess } from '../../src/run/proc.js';
+import { descendants, isSameProcess } from '../../src/run/proc.js';
 import { markerFor, RUN_MARKER } from '../../src/run/run-scan.js';
 
 // A test that times out mid-`up` gets no chance to stop its run: its cleanup (afterEach/afterAll)
@@ -47,7 +47,11 @@ describe('a temp home\'s cleanup stops what a timed-out test left running', () =
     expect(up.code, up.stderr).toBe(0);
     const rec = records(h.stateDir)[0];
     const marker = markerFor(h.stateDir, rec.id);
-    const engine = rec.processes.find((p) => p.name === 'agg-0')!.descendants.find((d) => d.cmd.startsWith('VLLM::EngineCore'))!;
+    // The engine core from the live tree, not from the record: the record's descendants are the scan
+    // taken at ready, and once, on a loaded machine, it lacked the engine core (cause not found; the
+    // supervisor's later scans add it). This test is about the cleanup, not that scan.
+    const agg0 = rec.processes.find((p) => p.name === 'agg-0')!.pid!;
+    const engine = await waitUntil(() => descendants(agg0).find((d) => d.cmd.startsWith('VLLM::EngineCore')), 'the engine core under agg-0');
     const runPids = [...rec.processes.map((p) => p.pid!), engine.pid];
     expect(markedPids(marker)).toEqual(expect.arrayContaining(runPids));
     expect(rec.supervisor.detached).toBe(true);
