@@ -182,7 +182,9 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
 
   const stderrTty = Boolean((ctx.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress(ctx.stderr, ctx.json ? 'off' : stderrTty && ctx.env.CI !== 'true' ? 'tty' : 'lines');
-  if (!ctx.json) ctx.stdout.write(formatProbeHeader(url, model, settings));
+  // A terminal's width (pipes: none, lines stay whole for grep).
+  const columns = (ctx.stdout as NodeJS.WriteStream).isTTY ? ((ctx.stdout as NodeJS.WriteStream).columns || Infinity) : Infinity;
+  if (!ctx.json) ctx.stdout.write(formatProbeHeader(url, model, settings, columns));
 
   let run;
   try {
@@ -224,7 +226,7 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
     verdict,
     notes,
   });
-  ctx.stdout.write(ctx.json ? `${JSON.stringify(doc)}\n` : formatProbeReport(doc));
+  ctx.stdout.write(ctx.json ? `${JSON.stringify(doc)}\n` : formatProbeReport(doc, columns));
   if (stopped?.reason === 'failing') {
     // The frontend stopped answering: the job failed, whatever the requests before showed.
     if (!ctx.json) ctx.stderr.write(`dynamo-dev: stopped after ${stopped.failures} failed requests in a row to ${url}: ${stopped.error}\n`);

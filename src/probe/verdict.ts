@@ -96,7 +96,7 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
         ...(ctx.routerMode && ctx.routerMode !== 'kv'
           ? []
           : ['The KV router picks at random between idle workers, so a few cold prefixes sent one at a time can all land on one worker; more prefixes spread them.']),
-        'If more prefixes still reach one worker, the router may not see the others; the workers it knows: dynamo-dev logs frontend | grep "Adding worker"',
+        'If more prefixes still reach one worker, the router may not see the others; the workers it knows: `dynamo-dev logs frontend | grep "Adding worker"`',
       ],
       next: `dynamo-dev probe --prefixes ${Math.max(16, (ctx.prefixes ?? 8) * 2)}`,
     };

@@ -10,6 +10,8 @@ import { writeRun } from '../../src/run/state.js';
 import type { RunRecord } from '../../src/run/types.js';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 import { freePort, startFakeFrontend as startFake, type FakeFrontend } from '../helpers/fake-frontend.js';
+import { openTerminal, stripTerm } from '../helpers/pty.js';
+import { visibleLength } from '../../src/ui/fit.js';
 
 // probe end to end: the built CLI against the fake frontend, whose routing simulation decides the
 // hit rate (nothing is scripted: KV routing keeps prefixes on their worker, a router whose
@@ -180,6 +182,27 @@ describe('dynamo-dev probe', () => {
     expect(r.stdout).toMatch(/answered all 32 requests; the other worker answered none\./);
     expect(r.stdout).toContain('dynamo-dev probe --prefixes 16');
     expect(r.stdout).not.toContain('agg-router');
+  });
+
+  it('in an 80-column terminal the report wraps at word boundaries, the commands to copy whole; piped, lines stay whole', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '1' });
+    await writeLiveRun(fe);
+    const term = openTerminal([process.execPath, BIN, 'probe', ...SMALL], fakeEnv(home, { vars: { NO_COLOR: undefined } }), { cols: 80, rows: 24 });
+    try {
+      expect(await term.exit).toBe(0);
+    } finally {
+      term.child.kill('SIGKILL');
+    }
+    const text = stripTerm(term.raw()).replace(/\r/g, '');
+    const report = text.slice(text.indexOf('hit rate of repeats')).split('\n');
+    expect(report.filter((l) => visibleLength(l) > 80)).toEqual([]);
+    const at = report.findIndex((l) => l.startsWith('! every request went to one of'));
+    expect(report.slice(at, at + 2)).toEqual(["! every request went to one of the run's 2 workers: routing between workers was", '  not tested']);
+    expect(report).toContain('    the workers it knows: `dynamo-dev logs frontend | grep "Adding worker"`');
+    expect(report).toContain('next: dynamo-dev probe --prefixes 16');
+    // Piped: the same verdict on one line.
+    const piped = await runCli(['probe', ...SMALL], fakeEnv(home));
+    expect(piped.stdout).toContain("! every request went to one of the run's 2 workers: routing between workers was not tested\n");
   });
 
   it('unreachable URL: one clear line, exit 1', async () => {

@@ -154,7 +154,7 @@ describe('judge: one worker', () => {
         '24 of 24 repeats hit the prefix cache (100%, judged by cached_tokens)',
         'Worker 9096055557826341954 answered all 32 requests; the other worker answered none.',
         'The KV router picks at random between idle workers, so a few cold prefixes sent one at a time can all land on one worker; more prefixes spread them.',
-        'If more prefixes still reach one worker, the router may not see the others; the workers it knows: dynamo-dev logs frontend | grep "Adding worker"',
+        'If more prefixes still reach one worker, the router may not see the others; the workers it knows: `dynamo-dev logs frontend | grep "Adding worker"`',
       ],
       next: 'dynamo-dev probe --prefixes 16',
     });
@@ -165,7 +165,7 @@ describe('judge: one worker', () => {
     expect(rr.details).toEqual([
       '60 of 60 repeats hit the prefix cache (100%, judged by cached_tokens)',
       'Worker w1 answered all 72 requests; the other 2 workers answered none.',
-      'If more prefixes still reach one worker, the router may not see the others; the workers it knows: dynamo-dev logs frontend | grep "Adding worker"',
+      'If more prefixes still reach one worker, the router may not see the others; the workers it knows: `dynamo-dev logs frontend | grep "Adding worker"`',
     ]);
     expect(rr.next).toBe('dynamo-dev probe --prefixes 24');
     // One expected is the single-worker case; two workers seen of two is judged as usual.
