@@ -1,7 +1,6 @@
 import { statSync } from 'node:fs';
 import { parseCmdline, parsePasswd, parseUptime, type ProcStat } from './parse-proc.js';
-import { readCmdlines } from './proc-cmdlines.js';
-import { listPids, readStatSync, readText } from './proc-files.js';
+import { eachPid, listPids, readSmallSync, readStatSync, readText } from './proc-files.js';
 import type { ProcessInfo } from './types.js';
 
 export { classifyEngineCmd, engineProcesses } from './engine-procs.js';
@@ -96,17 +95,13 @@ class ProcEntry implements ProcessInfo {
  * Every process with its full command line, from one pass over /proc that reads one file per
  * process (no `ps`, no executable paths nobody reports); parent, group, start ticks, user and age
  * of a process are read when first asked for (ProcEntry). The pass yields to the event loop every
- * few milliseconds; with thousands of processes a worker thread reads beside it (proc-cmdlines.ts).
- * A process that exits during the pass is left out: it no longer exists.
+ * few milliseconds. A process that exits during the pass is left out: it no longer exists.
  */
 export async function listProcesses(): Promise<ProcessInfo[]> {
-  const pids = listPids();
-  const [passwd, uptime, raws] = await Promise.all([readText('/etc/passwd'), readText('/proc/uptime'), readCmdlines(pids)]);
+  const [passwd, uptime] = await Promise.all([readText('/etc/passwd'), readText('/proc/uptime')]);
   const ctx: Context = { users: passwd ? parsePasswd(passwd) : new Map<number, string>(), uptimeSec: uptime ? parseUptime(uptime) : null };
-  const out: ProcessInfo[] = [];
-  for (let i = 0; i < pids.length; i++) {
-    const raw = raws[i];
-    if (raw !== null) out.push(new ProcEntry(pids[i], parseCmdline(raw).trim(), ctx));
-  }
-  return out;
+  return eachPid(listPids(), (pid) => {
+    const raw = readSmallSync(`/proc/${pid}/cmdline`);
+    return raw === null ? null : new ProcEntry(pid, parseCmdline(raw).trim(), ctx);
+  });
 }
