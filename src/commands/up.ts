@@ -174,7 +174,7 @@ async function superviseDetached(ctx: CommandContext, o: SupervisionOptions, emi
       warn(`${result.reason}; stopping what it started`);
       const { teardown } = await import('../run/teardown.js');
       const out = await teardown({ stateDir: ctx.stateDir, runId: o.runId, graceMs: o.graceMs, orphans: false });
-      emit({ event: 'stopped', runId: o.runId, reason: 'failure', stopped: out.stopped, remaining: out.remaining.map(({ name, pid, cmd }) => ({ name, pid, cmd })), beforeReady: stopping });
+      emit({ event: 'stopped', runId: o.runId, reason: 'failure', stopped: out.stopped, remaining: out.remaining.map(({ name, pid, cmd, state }) => ({ name, pid, cmd, ...(state ? { state } : {}) })), beforeReady: stopping });
       if (stopping && out.remaining.length === 0) return { outcome: 'stopped', code: 0, signal: 'SIGINT', beforeReady: true };
       return result;
     }

@@ -43,6 +43,8 @@ export interface RunView {
   stopping?: boolean;
   /** Planned processes the live run has lost (losses.ts); empty for a run that is not live. */
   lost: LostProcess[];
+  /** Live pids an earlier stop of it could not end with SIGKILL (RunRecord.survivors); absent: none known. */
+  survivors?: number[];
   logsDir: string;
 }
 

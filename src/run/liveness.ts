@@ -30,6 +30,13 @@ export interface RunLiveness {
    * live supervisor is stopping it (state `stopping`): then everything of it is being stopped.
    */
   ownedPids: number[];
+  /**
+   * What a stop left alive after SIGKILL and the record keeps (RunRecord.survivors), still the same
+   * processes (start ticks), with their state letter in this scan (D: uninterruptible). They keep
+   * the run live (in `pids`), but are no working part of it (not in `ownedPids`): doctor still
+   * counts one as a leftover holding the GPU.
+   */
+  survivors?: { pid: number; state: string }[];
 }
 
 export type ScanIndex = Map<number, ProcStat>;
@@ -102,6 +109,8 @@ export function runLiveness(rec: RunRecord, scan: readonly ProcStat[], marked: r
   const all = new Set<number>(perProcess.flatMap((p) => p.pids));
   const unrecorded = marked.filter((pid) => index.has(pid) && !all.has(pid) && pid !== rec.supervisor?.pid);
   for (const pid of unrecorded) all.add(pid);
+  const survivors = (rec.survivors ?? []).filter((s) => signallable(s.pid) && sameIn(index, s.pid, s.startTicks)).map((s) => ({ pid: s.pid, state: index.get(s.pid)!.state }));
+  for (const s of survivors) all.add(s.pid);
   // Marked processes in no record (a helper that double-forked) count as the run's own. So does,
   // while the run's live supervisor stops it, what is left of a process whose leader ended first:
   // a program whose wrapper (sh -c, a venv script) died at the group's SIGTERM while the program
@@ -114,5 +123,5 @@ export function runLiveness(rec: RunRecord, scan: readonly ProcStat[], marked: r
     owned.add(rec.supervisor.pid);
   }
   const sorted = (s: Set<number>) => [...s].sort((a, b) => a - b);
-  return { supervisor, processes, perProcess, marked: sorted(new Set(unrecorded)), pids: sorted(all), ownedPids: sorted(owned) };
+  return { supervisor, processes, perProcess, marked: sorted(new Set(unrecorded)), pids: sorted(all), ownedPids: sorted(owned), survivors };
 }

@@ -34,6 +34,9 @@ const processRecord = z.looseObject({
   diagnosis: z.looseObject({ code: z.string(), title: z.string(), text: z.string(), file: z.string(), line: z.number().int() }).nullable().optional(),
 });
 
+// A pid a stop gave up on: signalled again only while its start ticks match.
+const survivor = z.looseObject({ name: z.string().max(256), pid, startTicks: ticks, cmd: z.string(), at: z.string() });
+
 export const runRecordSchema = z.looseObject({
   id: z.string().regex(/^[\w.-]+$/, 'is not a run id'),
   recipe: z.string(),
@@ -47,6 +50,7 @@ export const runRecordSchema = z.looseObject({
   frontendUrl: z.string(),
   plan: z.looseObject({}),
   processes: z.array(processRecord).max(256),
+  survivors: z.array(survivor).max(4096).optional(),
 });
 
 /**

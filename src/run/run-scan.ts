@@ -161,11 +161,15 @@ function recordedIds(recs: readonly RunRecord[]): { pids: number[]; groups: numb
       // Stryker disable next-line ArrayDeclaration: equivalent: descendants is always a list (RunRecord; the schema defaults it to [])
       for (const d of p.descendants ?? []) pids.push(d.pid);
     }
+    for (const s of rec.survivors ?? []) pids.push(s.pid);
   }
   return { pids, groups };
 }
 
-/** A run recorded in a state that may still have live processes. */
+/**
+ * A run recorded in a state that may still have live processes it does not name. An ended run's
+ * survivors of its stop (RunRecord.survivors) are named, pid and start ticks: no marker search for them.
+ */
 const mayLive = (rec: RunRecord) => rec.state !== 'stopped' && rec.state !== 'failed';
 
 /** One look at /proc for these records: the processes they name, the boot id and the marked processes. */

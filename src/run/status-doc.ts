@@ -72,6 +72,12 @@ export interface RunStatusDoc {
    * (`teardown --run` does). null otherwise.
    */
   orphanedStop?: { supervisorPid: number; running: string[] } | null;
+  /**
+   * What a stop of the run (its supervisor's or teardown's) could not end, still alive: it outlived
+   * SIGKILL. `state`: its letter in /proc/PID/stat now (D: uninterruptible, stuck in the kernel);
+   * `at`: when that stop gave up on it; `name`: the run's process it belongs to. Empty otherwise.
+   */
+  survivors?: { name: string; pid: number; cmd: string; state: string; at: string }[];
 }
 
 /**
@@ -129,6 +135,7 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
     stopping: beingStopped(rec, l)
       ? { supervisorPid: rec.supervisor?.pid ?? 0, killAt: rec.stopKillAt ?? null, running: processes.filter((p) => p.alive).map((p) => p.name) }
       : null,
+    survivors: (l.survivors ?? []).flatMap((live) => (rec.survivors ?? []).filter((x) => x.pid === live.pid).map((x) => ({ name: x.name, pid: x.pid, cmd: x.cmd, state: live.state, at: x.at }))),
     orphanedStop: stopOrphaned(rec, l)
       ? { supervisorPid: rec.supervisor?.pid ?? 0, running: processes.filter((p) => p.pids.length > 0).map((p) => p.name) }
       : null,

@@ -44,7 +44,13 @@ export interface StopResult {
    * `dynamo-dev teardown` or a kill from elsewhere, SIGHUP the terminal closing. */
   forcedBy?: NodeJS.Signals;
 }
-export interface Survivor { name: string; pid: number; cmd: string }
+export interface Survivor {
+  name: string; pid: number; cmd: string;
+  /** Its start time when it was given up on: how the run's record keeps it as the run's (pid-reuse guard). */
+  startTicks?: number | null;
+  /** Its state in /proc/PID/stat then (D: uninterruptible, stuck in the kernel, e.g. a GPU driver call). */
+  state?: string | null;
+}
 
 /** One target during a stop, for a live view (issue 9: who holds up the shutdown). */
 export interface StopTargetState {
@@ -349,7 +355,9 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
             signalAll(deps, tr, tr.alive, scan, index, 'SIGKILL', ours);
             break;
           case 'give-up':
-            tr.survivors = tr.alive.map((pid) => ({ name: tr.target.name, pid, cmd: deps.cmdline(pid) }));
+            tr.survivors = tr.alive.map((pid) => ({
+              name: tr.target.name, pid, cmd: deps.cmdline(pid), startTicks: index.get(pid)?.startTicks ?? null, state: index.get(pid)?.state ?? null,
+            }));
             tr.result.note = `${tr.alive.length} process(es) survived SIGKILL: ${tr.alive.join(', ')}`;
             finish(tr, now);
             changed = true;

@@ -15,6 +15,7 @@ import { RunWriter } from './run-writer.js';
 import { RUN_MARKER } from './run-scan.js';
 import { orphanName } from './orphans.js';
 import { runDir } from './paths.js';
+import { survivorRecords, withSurvivors } from './survivors.js';
 import { realSupervisorDeps, type SupervisorDeps } from './supervisor-deps.js';
 import { startable } from './policy/start-order.js';
 import { ProcessReadiness, readinessPlan, type LockWait } from './policy/readiness.js';
@@ -531,7 +532,23 @@ export class Supervisor extends EventEmitter {
       // What ended on its own before the stop keeps saying how (failed, exited).
       if (p.rec.state !== 'failed' && p.rec.state !== 'stopped' && p.rec.state !== 'exited') this.setState(p, 'stopped');
     }
+    this.keepSurvivors(res.remaining);
     return res;
+  }
+
+  /**
+   * What outlived SIGKILL stays the run's in run.json (pid, start ticks; a process's among its
+   * descendants), so once we exit, status still shows the run with them and teardown tries them again.
+   */
+  private keepSurvivors(remaining: Survivor[]): void {
+    const kept = survivorRecords(remaining, new Date());
+    if (kept.length === 0) return;
+    this.record.survivors = kept;
+    for (const p of this.procs) {
+      const d = withSurvivors(p.rec, kept);
+      if (d) p.rec.descendants = d;
+    }
+    this.writer.persist();
   }
 
   /**

@@ -2,9 +2,10 @@ import type { RunView } from '../doctor/types.js';
 import type { ProcessInfo } from '../host/types.js';
 import { selectOrphans, orphanName } from './orphans.js';
 import { ancestors, readCmdline, readStartTicks } from './proc.js';
+import { keepSurvivors, survivorRecords } from './survivors.js';
 import { livenessIn, scanRuns } from './run-scan.js';
 import { findRunView, listRunViews, readRun, writeRun } from './state.js';
-import { processTargets, stopTargets, type StopResult, type StopSnapshot, type StopTarget, type Survivor } from './stop.js';
+import { processTargets, realStopDeps, stopTargets, type StopDeps, type StopResult, type StopSnapshot, type StopTarget, type Survivor } from './stop.js';
 import type { RunRecord } from './types.js';
 import { writeStopRequest } from './stop-request.js';
 import type { OtherRun } from './other-runs.js';
@@ -28,6 +29,8 @@ export interface TeardownOptions {
   onPlan?: (plan: { runs: RunView[]; notRunning: RunView[] }) => void;
   /** The machine's processes for --orphans (default: all of /proc); a unit test passes only its own. */
   listProcesses?: () => Promise<ProcessInfo[]>;
+  /** How the stops signal and look (default the real machine); a unit test makes a process outlive SIGKILL with it. */
+  stopDeps?: StopDeps;
 }
 
 export interface TeardownResult extends StopResult {
@@ -56,25 +59,38 @@ export function runTargets(view: RunView, supervisorAlive: boolean): StopTarget[
     // A foreground `up` stops its processes itself on SIGTERM; we stop them too, in parallel.
     out.push({ name: 'supervisor', pid: rec.supervisor.pid, pgid: rec.supervisor.pid, startTicks: rec.supervisor.startTicks, single: true });
   }
-  return [...out, ...processTargets(rec.processes)];
+  const targets = [...out, ...processTargets(rec.processes)];
+  // What an earlier stop left alive after SIGKILL is tried again: those of a process are among its
+  // descendants (its target follows them); any other alone, by its recorded start ticks.
+  const covered = new Set(targets.flatMap((t) => [t.pid, ...(t.descendants ?? []).map((d) => d.pid)]));
+  for (const s of rec.survivors ?? []) {
+    if (!covered.has(s.pid)) targets.push({ name: s.name, pid: s.pid, pgid: s.pid, startTicks: s.startTicks, single: true });
+  }
+  return targets;
 }
 
-/** Pure: the record after teardown: every process not already ended is `stopped`; the run too when nothing remains. */
-export function markStopped(rec: RunRecord, results: StopResult[], clean: boolean, now = new Date()): RunRecord {
+/**
+ * Pure: the record after teardown: every process not already ended is `stopped`; the run too when
+ * nothing remains, or when what remains survived SIGKILL and is kept as the run's (`left`, by pid
+ * and start ticks: status and the next teardown follow them). Something left that cannot be kept
+ * so leaves the run in its state, never taken for over.
+ */
+export function markStopped(rec: RunRecord, results: StopResult[], clean: boolean, now = new Date(), left: readonly Survivor[] = []): RunRecord {
   const byName = new Map(results.map((r) => [r.name, r]));
-  return {
+  const over = clean || survivorRecords(left, now).length > 0;
+  return keepSurvivors({
     ...rec,
     updatedAt: now.toISOString(),
-    state: clean ? (rec.state === 'failed' ? 'failed' : 'stopped') : rec.state,
+    state: over ? (rec.state === 'failed' ? 'failed' : 'stopped') : rec.state,
     processes: rec.processes.map((p) => {
       const r = byName.get(p.name);
       const ended = p.state === 'exited' || p.state === 'failed' || p.state === 'stopped' || p.state === 'gone';
       if (ended && (!r || r.signal === null)) return p;
       if (p.pid === null) return { ...p, state: 'stopped' }; // was still waiting for its turn
-      if (!clean && r?.note?.includes('survived')) return p;
+      if (!over && r?.note?.includes('survived')) return p;
       return { ...p, state: 'stopped', signal: r?.signal ?? p.signal };
     }),
-  };
+  }, clean ? [] : left, now);
 }
 
 /** A target for a live pid no record names (found by the run marker): that pid alone, never its group. */
@@ -96,11 +112,11 @@ const MARKED_NOTE = 'found by its run marker';
  * are gone; it gets until a little after their SIGKILL, so it can tell its terminal who stopped
  * the run. Its SIGTERM goes first, so it knows the deaths that follow are a stop.
  */
-async function firstRound(targets: StopTarget[], graceMs: number, onProgress: (r: StopResult) => void, onState?: (s: StopSnapshot) => void) {
+async function firstRound(targets: StopTarget[], graceMs: number, onProgress: (r: StopResult) => void, onState?: (s: StopSnapshot) => void, deps: StopDeps = realStopDeps) {
   const sup = targets.filter((t) => t.name === 'supervisor' && t.single);
   const procs = targets.filter((t) => !sup.includes(t));
-  const supStop = sup.length ? stopTargets(sup, { graceMs: graceMs + SUPERVISOR_EXTRA_MS, onProgress }) : Promise.resolve({ stopped: [], remaining: [] });
-  const [b, a] = await Promise.all([supStop, stopTargets(procs, { graceMs, onProgress, onState })]);
+  const supStop = sup.length ? stopTargets(sup, { graceMs: graceMs + SUPERVISOR_EXTRA_MS, onProgress }, deps) : Promise.resolve({ stopped: [], remaining: [] });
+  const [b, a] = await Promise.all([supStop, stopTargets(procs, { graceMs, onProgress, onState }, deps)]);
   return { stopped: [...b.stopped, ...a.stopped], remaining: [...b.remaining, ...a.remaining] };
 }
 
@@ -118,8 +134,8 @@ async function stopRun(
     // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a stop of no targets signals and reports nothing
     if (targets.length > 0) {
       const res = round === 0
-        ? await firstRound(targets, o.graceMs, (r) => onProgress(noted(r)), onState)
-        : await stopTargets(targets, { graceMs: o.graceMs, onProgress: (r) => onProgress(noted(r)) });
+        ? await firstRound(targets, o.graceMs, (r) => onProgress(noted(r)), onState, o.stopDeps)
+        : await stopTargets(targets, { graceMs: o.graceMs, onProgress: (r) => onProgress(noted(r)) }, o.stopDeps);
       stopped.push(...res.stopped.map(noted));
       for (const s of res.remaining) remaining.set(s.pid, s);
     }
@@ -130,6 +146,7 @@ async function stopRun(
     const left = alive.filter((pid) => !protectedPids.has(pid));
     if (left.length === 0) break;
     if (round === 2) {
+      // Never signalled in a fourth round: not a survivor of SIGKILL, and not recorded as one.
       for (const pid of left) remaining.set(pid, { name: orphanName(readCmdline(pid)), pid, cmd: readCmdline(pid) });
       break;
     }
@@ -158,7 +175,7 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
     // Re-read: the supervisor may have written exit codes meanwhile; our marks go on top.
     const rec = await readRun(o.stateDir, run).catch(() => v.record);
     try {
-      await writeRun(o.stateDir, markStopped(rec, res.stopped, res.remaining.length === 0));
+      await writeRun(o.stateDir, markStopped(rec, res.stopped, res.remaining.length === 0, new Date(), res.remaining));
     } catch (err) {
       // A read-only or full disk: the processes are stopped all the same, and that is what the
       // user must hear (with the summary), not an error that hides it.
@@ -199,7 +216,7 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
     if (found.length > 0) {
       // One by one, never by group: a leftover's group may be a shell job that is not ours to end.
       const list: StopTarget[] = found.map((p) => ({ name: orphanName(p.cmd), pid: p.pid, pgid: p.pgid ?? p.pid, startTicks: p.startTicks, single: true }));
-      const res = await stopTargets(list, { graceMs: o.graceMs, onProgress: (r) => o.onProgress?.({ ...r, run: null }) });
+      const res = await stopTargets(list, { graceMs: o.graceMs, onProgress: (r) => o.onProgress?.({ ...r, run: null }) }, o.stopDeps);
       for (const r of res.stopped) stopped.push({ ...r, run: null });
       for (const s of res.remaining) remaining.push({ ...s, run: null });
     }

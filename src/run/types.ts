@@ -58,6 +58,21 @@ export interface EndDiagnosis {
   line: number;
 }
 
+/**
+ * A process a stop could not end: it outlived SIGKILL (D state: uninterruptible I/O, a hung GPU
+ * driver call). Kept as the run's (pid and start ticks, as its other pids) until it is gone, so
+ * status shows it and teardown tries it again; never signalled once its start ticks differ.
+ */
+export interface SurvivorRecord {
+  /** The process of the run it belongs to (`agg-0`), or the name a stop gave a pid no process names. */
+  name: string;
+  pid: number;
+  startTicks: number;
+  cmd: string;
+  /** When the stop gave up on it (ISO). */
+  at: string;
+}
+
 /** `degraded`: was ready, then lost a process; its supervisor keeps watching the rest. */
 export type RunState = 'starting' | 'ready' | 'degraded' | 'stopping' | 'stopped' | 'failed';
 
@@ -78,6 +93,8 @@ export interface RunRecord {
   frontendUrl: string;
   plan: Plan;
   processes: ProcessRecord[];
+  /** What the last stop (the supervisor's or teardown's) left alive after SIGKILL; absent or empty: nothing. */
+  survivors?: SurvivorRecord[];
 }
 
 /**

@@ -3,6 +3,8 @@ import type { RunStatusDoc } from '../run/status-doc.js';
 import type { RunStatus } from '../run/types.js';
 import { formatClock, formatDuration as compactDuration } from '../format-duration.js';
 import { describeEnd } from '../run/losses.js';
+import { survivorStateText } from '../run/survivors.js';
+import { checkCommand, fitCommand } from './teardown-report.js';
 import { keepWhole, truncateWords, visibleLength, wrapFix, wrapWords } from './fit.js';
 
 // Plain-text `status`: a table per live run (or the one asked for), one line per other recent run.
@@ -90,7 +92,9 @@ export function formatLosses(d: RunStatusDoc, now: number, columns = Infinity): 
   const out: string[] = [];
   // A run whose stop was cut short (its supervisor died mid-stop) did not lose what that stop
   // ended: those rows say `stopped`, and the orphaned line names what is left and the teardown.
-  const lostNow = d.orphanedStop ? d.lost.filter((x) => d.processes.find((p) => p.name === x.name)?.state !== 'stopped') : d.lost;
+  // Nor did a run whose stop left survivors (they have lines of their own).
+  const stopLeft = Boolean(d.orphanedStop) || (d.survivors?.length ?? 0) > 0;
+  const lostNow = stopLeft ? d.lost.filter((x) => d.processes.find((p) => p.name === x.name)?.state !== 'stopped') : d.lost;
   for (const x of lostNow) {
     const since = ago(x.at, now);
     const when = x.at ? ` ${x.noticed ? 'noticed at' : 'at'} ${formatClock(x.at)}${since ? ` (${since.trim()})` : ''}` : '';
@@ -104,7 +108,7 @@ export function formatLosses(d: RunStatusDoc, now: number, columns = Infinity): 
       out.push(...wrapWords(`    still running: pid ${x.leftPids.join(', ')}${mem}: a leftover, not part of the run`, columns, '      '));
     }
   }
-  if (d.lost.length > 0 && !d.orphanedStop) {
+  if (d.lost.length > 0 && !stopLeft) {
     const workers = d.processes.filter((p) => p.role !== 'frontend');
     const lostWorkers = d.lost.filter((x) => x.role !== 'frontend').length;
     const serving = lostWorkers > 0 ? `it serves with ${workers.length - lostWorkers} of ${workers.length} worker${workers.length === 1 ? '' : 's'}; ` : '';
@@ -150,7 +154,9 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
   const now = o.now ?? Date.now();
   // A run being stopped is not stopped yet: people read `stopping` (as kubectl's Terminating); the
   // JSON keeps CLI.md's word `stopped` with its `stopping` field (CLI.md's state list has no other).
+  const survivors = d.survivors ?? [];
   const state = d.stopping ? chalk.yellow(`stopping (${stillRunning(d)})`)
+    : survivors.length > 0 ? paintRunState(d.state, `${d.state} (its stop left ${survivors.length} process${survivors.length === 1 ? '' : 'es'} SIGKILL could not end)`)
     : d.orphanedStop ? paintRunState(d.state, `${d.state} (stop cut short: ${stillRunning(d)})`)
     : d.state === 'degraded' && d.lost.length > 0
       ? paintRunState(d.state, `degraded: ${d.lost.map((x) => lossBrief(x, now)).join('; ')}`)
@@ -168,6 +174,8 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
   const ending = (p: RunStatusDoc['processes'][number]) => d.stopping?.running.includes(p.name) ?? false;
   // One whose stop began and whose supervisor died before the end: nothing stops it now.
   const abandoned = (p: RunStatusDoc['processes'][number]) => d.orphanedStop?.running.includes(p.name) ?? false;
+  // One of which something outlived SIGKILL: nothing can stop that part now (READY no: its stop began).
+  const survived = (p: RunStatusDoc['processes'][number]) => survivors.some((x) => x.name === p.name);
   const rows = [
     ['PROCESS', 'PID', 'ALIVE', 'READY', 'STATE', 'KV TOKENS', 'PORTS', 'UPTIME'].map((h) => chalk.dim(h)),
     ...d.processes.map((p) => [
@@ -175,7 +183,7 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
       p.pid === null ? '-' : String(p.pid),
       yesNo(p.alive),
       yesNo(p.ready),
-      ending(p) ? chalk.yellow('stopping') : abandoned(p) ? chalk.red('orphaned') : stateCell(p),
+      ending(p) ? chalk.yellow('stopping') : abandoned(p) ? chalk.red('orphaned') : survived(p) ? chalk.red('survived SIGKILL') : stateCell(p),
       p.kvTokens === null ? '-' : p.kvTokens.toLocaleString('en-US'),
       fmtPorts(p.ports),
       formatDuration(p.uptimeMs),
@@ -191,7 +199,17 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
     lines.push(...wrapWords(`  ${chalk.dim('·')} detached: its supervisor (pid ${d.supervisor.pid}) is gone, nothing watches it; a process that dies now is noticed by the next command, without its exit code`, columns, '    '));
   }
   if (o.gpu) lines.push(o.gpu.trimEnd());
-  if (d.state === 'orphaned') {
+  if (survivors.length > 0) {
+    for (const x of survivors) {
+      const cmd = x.cmd.length > 32 ? `${x.cmd.slice(0, 31)}…` : x.cmd;
+      const since = ago(x.at, now).trim();
+      lines.push(...wrapWords(`  ${chalk.red('✗')} pid ${x.pid} (${x.name}${cmd && cmd !== x.name ? `, ${cmd}` : ''}) survived SIGKILL at ${formatClock(x.at)}${since ? ` (${since})` : ''}; ${survivorStateText(x.state)}`, columns, '    '));
+    }
+    const them = survivors.length === 1 ? 'it' : 'them';
+    lines.push(...wrapWords(`  ${chalk.red('!')} its stop could not end ${them} and nothing stops ${them} now; try again with:`, columns, '    '));
+    lines.push(`    ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}`);
+    lines.push(fitCommand(`    check ${them} with: `, checkCommand(survivors.map((x) => x.pid)), '', columns, '      '));
+  } else if (d.state === 'orphaned') {
     const them = d.orphanedStop?.running.length === 1 ? 'it' : 'them';
     const why = d.orphanedStop
       ? `died while stopping it; ${runningPids(d, d.orphanedStop.running)} still running and nothing stops ${them}; stop ${them} with:`

@@ -28,12 +28,21 @@ export function fitCommand(before: string, command: string, after: string, colum
 export function formatRunPlan(v: RunView, grace: number, columns = Infinity): string {
   const n = v.record.processes.filter((p) => p.pid !== null).length;
   const sup = v.record.supervisor;
+  // What an earlier stop could not end (it outlived SIGKILL) and still lives: tried again now.
+  const left = (v.record.survivors ?? []).filter((x) => v.survivors?.includes(x.pid));
   const now = v.stopping
     ? 'its supervisor is already stopping it'
+    : left.length > 0
+      ? `${v.status}: its last stop could not end ${left.map((x) => `pid ${x.pid} (${x.name})`).join(', ')} with SIGKILL; trying again`
     : v.record.state === 'stopping' && v.stopping === false
       ? `${v.status}: its supervisor (pid ${sup.pid}) died while stopping it; teardown stops what is left`
       : v.status;
   return fitLines(`stopping run ${v.record.id} (${n} process${n === 1 ? '' : 'es'}, ${now}; SIGKILL after ${grace} s)`, columns, '  ');
+}
+
+/** The command that shows the state of processes a stop could not end (`stat` D: stuck in the kernel). */
+export function checkCommand(pids: readonly number[]): string {
+  return `ps -o pid,stat,args -p ${pids.join(',')}`;
 }
 
 export function formatMs(ms: number): string {
@@ -57,9 +66,17 @@ export function formatVerdict(o: TeardownOutcome, ms: number, logsDirs: string[]
   const signalled = o.stopped.filter((r) => r.signal !== null).length;
   if (o.remaining.length > 0) {
     lines.push(chalk.red.bold(`${o.remaining.length} process(es) remain:`));
-    for (const s of o.remaining) lines.push(fitLines(`  ${chalk.red('✗')} pid ${s.pid} (${s.name}) ${chalk.dim(s.cmd)}`, columns, ROW_INDENT));
-    const ps = `ps -o pid,stat,args -p ${o.remaining.map((s) => s.pid).join(',')}`;
-    lines.push(fitCommand(`${chalk.red('fix:')} check them with: `, ps, '  (state D = stuck in the kernel, e.g. a GPU driver call)', columns, '     '));
+    for (const s of o.remaining) {
+      const state = s.state ? `, state ${s.state}` : '';
+      lines.push(fitLines(`  ${chalk.red('✗')} pid ${s.pid} (${s.name}${state}) ${chalk.dim(s.cmd)}`, columns, ROW_INDENT));
+    }
+    lines.push(fitCommand(`${chalk.red('fix:')} check them with: `, checkCommand(o.remaining.map((s) => s.pid)), '  (state D = stuck in the kernel, e.g. a GPU driver call)', columns, '     '));
+    // What survived SIGKILL stays its run's (run.json, by pid and start ticks): status shows it, teardown tries it again.
+    const kept = o.remaining.filter((s) => s.run !== null && typeof s.startTicks === 'number');
+    for (const run of new Set(kept.map((s) => s.run!))) {
+      const n = kept.filter((s) => s.run === run).length;
+      lines.push(fitCommand(`     run ${run} keeps ${n === 1 ? 'it' : 'them'} as its own (\`dynamo-dev status\` shows ${n === 1 ? 'it' : 'them'}); try again with: `, `dynamo-dev teardown --run ${run}`, '', columns, '     '));
+    }
   } else if (signalled > 0) {
     lines.push(fitLines(`${chalk.green.bold('nothing remains')}: stopped ${signalled} process${signalled === 1 ? '' : 'es'} in ${formatMs(ms)}`, columns, '  '));
   }

@@ -9,6 +9,7 @@ import { keepWhole, truncateWords, visibleLength, wholeWords, wrapFix, wrapWords
 import { logMessage } from './log-message.js';
 import { stopAsker } from './up-state.js';
 import { formatOutcome } from './doctor-report.js';
+import { checkCommand } from './teardown-report.js';
 
 // The words of `up`'s summary and failure report, shared by the plain renderer and the ink view.
 // They are printed as plain text (never inside the live view), so the terminal soft-wraps long
@@ -167,8 +168,14 @@ export function formatStopped(e: Ev<'stopped'>, ctx: StopContext = { reason: e.r
     out.push(...wrapWords(chalk.yellow(`! ${what}${log ? '; its log:' : ''}`), columns, '  '));
     if (log) out.push(...wrapWords(`  ${log}`, columns, '  '));
   }
-  for (const r of e.remaining) out.push(...wrapWords(`✗ still running: ${r.name} pid ${r.pid} ${r.cmd}`, columns, '  ').map((l) => chalk.red(l)));
-  if (e.remaining.length) out.push('  fix: dynamo-dev teardown --orphans');
+  for (const r of e.remaining) out.push(...wrapWords(`✗ still running: ${r.name} pid ${r.pid}${r.state ? ` (state ${r.state})` : ''} ${r.cmd}`, columns, '  ').map((l) => chalk.red(l)));
+  if (e.remaining.length) {
+    // SIGKILL could not end them (D state: stuck in the kernel): the run keeps them, status shows
+    // them, and teardown of the run tries them again.
+    const ps = checkCommand(e.remaining.map((r) => r.pid));
+    out.push(...wrapFix(`  SIGKILL could not end ${e.remaining.length === 1 ? 'it' : 'them'} (state D = stuck in the kernel, e.g. a GPU driver call); check: ${keepWhole(ps)}`, columns, '    '));
+    out.push(...wrapFix(`  fix: dynamo-dev teardown --run ${e.runId}`, columns, '    '));
+  }
   return `${out.join('\n')}\n`;
 }
 

@@ -14,6 +14,8 @@ export interface FakeProc {
   termExitMs?: number | null;
   /** Survives SIGKILL (D state). */
   unkillable?: boolean;
+  /** Its state letter in /proc/PID/stat (default S; D for one stuck in the kernel). */
+  state?: string;
   /** Gone on its own at this time (ms). */
   exitAt?: number;
   /** Owner uid (default 1000, the uid the stop runs as). */
@@ -65,7 +67,7 @@ export class FakeMachine {
   }
 
   private stat(p: FakeProc): ProcStat {
-    return { pid: p.pid, comm: p.cmd.slice(0, 15), state: 'S', ppid: p.ppid, pgid: p.pgid, session: 1, startTicks: p.startTicks };
+    return { pid: p.pid, comm: p.cmd.slice(0, 15), state: p.state ?? 'S', ppid: p.ppid, pgid: p.pgid, session: 1, startTicks: p.startTicks };
   }
 
   /** `around: false`: a machine without children files (every look is a full scan). */

@@ -5,7 +5,7 @@ import { FIXTURES } from './cli.js';
 import { descendants, readStartTicks } from '../../src/run/proc.js';
 import { writeRun } from '../../src/run/state.js';
 import type { Plan } from '../../src/plan/types.js';
-import type { DescendantRecord, ProcessRecord, RunRecord } from '../../src/run/types.js';
+import type { DescendantRecord, ProcessRecord, RunRecord, SurvivorRecord } from '../../src/run/types.js';
 
 // Real process trees for teardown/status e2e tests, spawned detached exactly as the supervisor
 // spawns its children (each leads its own process group), and a registry of everything started so
@@ -114,6 +114,8 @@ export interface ProcSpec {
   kvTokens?: number | null;
   ports?: Record<string, number>;
   log?: string;
+  /** How it ended, as its supervisor recorded it. */
+  signal?: string | null;
 }
 
 /** Writes runs/<id>/run.json (and a log per process, with `logLines`) like the supervisor would. */
@@ -127,6 +129,8 @@ export async function writeFakeRun(
     processes: ProcSpec[];
     createdAt?: string;
     logLines?: Record<string, string>;
+    /** What a stop left alive after SIGKILL (RunRecord.survivors). */
+    survivors?: SurvivorRecord[];
   },
 ): Promise<RunRecord> {
   const createdAt = o.createdAt ?? new Date().toISOString();
@@ -156,10 +160,11 @@ export async function writeFakeRun(
       state: p.state ?? 'ready',
       kvTokens: p.kvTokens !== undefined ? p.kvTokens : p.name === 'frontend' ? null : 14816,
       exitCode: null,
-      signal: null,
+      signal: p.signal ?? null,
       log: p.log ?? join(logsDir, `${p.name}.log`),
       descendants: p.descendants ?? [],
     })),
+    ...(o.survivors ? { survivors: o.survivors } : {}),
   };
   for (const [name, text] of Object.entries(o.logLines ?? {})) writeFileSync(join(logsDir, `${name}.log`), text);
   await writeRun(stateDir, rec);

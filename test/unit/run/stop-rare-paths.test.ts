@@ -34,7 +34,7 @@ describe('a signal the system refuses', () => {
     // The first refusal is the one reported (the SIGKILLs that follow are refused too).
     expect(r.stopped[0]).toMatchObject({ signal: 'SIGKILL', note: '1 process(es) survived SIGKILL: 100' });
     expect(m.signals.map((s) => [s.t, s.pid, s.sig]).slice(0, 2)).toEqual([[0, -100, 'SIGTERM'], [200, -100, 'SIGKILL']]);
-    expect(r.remaining).toEqual([{ name: 'agg-0', pid: 100, cmd: 'python3 -m dynamo.vllm' }]);
+    expect(r.remaining).toEqual([{ name: 'agg-0', pid: 100, cmd: 'python3 -m dynamo.vllm', startTicks: 500, state: 'S' }]);
   });
 
   it('a refused signal is reported with the pid when the target is signalled alone, and with the errno', async () => {

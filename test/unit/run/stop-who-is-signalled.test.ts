@@ -135,8 +135,8 @@ describe('what the result tells', () => {
     const r = await stopTargets([target], { graceMs: 100, killWaitMs: 100 }, m.deps());
     expect(r.stopped[0].note).toBe('2 process(es) survived SIGKILL: 100, 101');
     expect(r.remaining).toEqual([
-      { name: 'agg-0', pid: 100, cmd: 'python3 -m dynamo.vllm' },
-      { name: 'agg-0', pid: 101, cmd: 'VLLM::EngineCore' },
+      { name: 'agg-0', pid: 100, cmd: 'python3 -m dynamo.vllm', startTicks: 500, state: 'S' },
+      { name: 'agg-0', pid: 101, cmd: 'VLLM::EngineCore', startTicks: 510, state: 'S' },
     ]);
   });
 });

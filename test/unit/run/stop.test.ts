@@ -94,14 +94,14 @@ describe('stopTargets with injected scan, kill and clock', () => {
     expect(r.stopped[0]).toMatchObject({ signal: null, note: 'already gone' });
   });
 
-  it('a process that survives SIGKILL is reported in remaining, after killWaitMs of repeated SIGKILLs', async () => {
-    const m = new FakeMachine([{ ...worker, termExitMs: null }, { ...engine, termExitMs: null, unkillable: true }]);
+  it('a process that survives SIGKILL is reported in remaining, after killWaitMs of repeated SIGKILLs, with its start ticks and its state then', async () => {
+    const m = new FakeMachine([{ ...worker, termExitMs: null }, { ...engine, termExitMs: null, unkillable: true, state: 'D' }]);
     const r = await stopTargets([target], { graceMs: 100, killWaitMs: 300 }, m.deps());
     const kills = m.signals.filter((s) => s.sig === 'SIGKILL');
     expect(kills[0]).toEqual({ t: 100, pid: -100, sig: 'SIGKILL' });
     expect(kills.length).toBeGreaterThan(2); // kept signalling while it remained
     expect(kills.at(-1)!.t).toBeLessThan(400);
-    expect(r.remaining).toEqual([{ name: 'agg-0', pid: 101, cmd: 'VLLM::EngineCore' }]);
+    expect(r.remaining).toEqual([{ name: 'agg-0', pid: 101, cmd: 'VLLM::EngineCore', startTicks: 510, state: 'D' }]);
     expect(r.stopped[0]).toMatchObject({ signal: 'SIGKILL', note: '1 process(es) survived SIGKILL: 101', ms: 400 });
   });
 

@@ -259,7 +259,7 @@ describe('stopping', () => {
     void h.sup.stop('SIGINT');
     await h.clock.advance(3000);
     expect(await running).toMatchObject({ outcome: 'stopped', code: 1, signal: 'SIGINT' });
-    expect(h.of('stopped')[0].remaining).toEqual([{ name: 'agg-0', pid: 150, cmd: 'VLLM::EngineCore' }]);
+    expect(h.of('stopped')[0].remaining).toEqual([{ name: 'agg-0', pid: 150, cmd: 'VLLM::EngineCore', startTicks: 1150, state: 'S' }]);
   });
 
   it('a process that exits while the run is stopping is recorded stopped, not failed', async () => {

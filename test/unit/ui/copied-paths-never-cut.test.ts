@@ -99,7 +99,7 @@ describe('up: the run line, the failure report\'s log, the stop report', () => {
   const stopped = {
     event: 'stopped' as const, runId: ID, reason: 'user' as const,
     stopped: [{ name: 'agg-1', pid: 3, signal: 'SIGKILL' as const, ms: 10_012 }],
-    remaining: [{ name: 'agg-0', pid: 4, cmd: `python3 -m dynamo.vllm --model Qwen/Qwen3-0.6B --kv-events-config {"endpoint":"tcp://*:20080"}` }],
+    remaining: [{ name: 'agg-0', pid: 4, state: 'D', cmd: `python3 -m dynamo.vllm --model Qwen/Qwen3-0.6B --kv-events-config {"endpoint":"tcp://*:20080"}` }],
   };
   const ctx = { reason: 'user' as const, logs: { 'agg-1': LOG } };
 
@@ -110,7 +110,10 @@ describe('up: the run line, the failure report\'s log, the stop report', () => {
     // The log path is wider than the room beside the 2-space indent at 40 and 80: alone at column 0.
     expect(lines).toContain(w === 120 ? `  ${LOG}` : LOG);
     whole(lines, '--kv-events-config');
-    expect(lines.at(-1)).toBe('  fix: dynamo-dev teardown --orphans');
+    expect(lines.filter((l) => l.includes('ps -o pid,stat,args -p 4'))).toHaveLength(1);
+    // The run keeps what SIGKILL could not end: teardown of that run tries again (--run and its id on one line).
+    expect(lines.join(' ').replace(/\s+/g, ' ')).toContain(`fix: dynamo-dev teardown --run ${ID}`);
+    expect(lines.some((l) => l.trim() === `--run ${ID}` || l.endsWith(`--run ${ID}`))).toBe(true);
   });
 
   it('the stop report piped: as before, one line each', () => {
@@ -118,8 +121,9 @@ describe('up: the run line, the failure report\'s log, the stop report', () => {
       'stopped 1 process in 10.0 s: agg-1 SIGKILL 10.0 s',
       '! agg-1 ignored SIGTERM and was killed with SIGKILL after 10.0 s; its log:',
       `  ${LOG}`,
-      `✗ still running: agg-0 pid 4 ${stopped.remaining[0].cmd}`,
-      '  fix: dynamo-dev teardown --orphans',
+      `✗ still running: agg-0 pid 4 (state D) ${stopped.remaining[0].cmd}`,
+      '  SIGKILL could not end it (state D = stuck in the kernel, e.g. a GPU driver call); check: ps -o pid,stat,args -p 4',
+      `  fix: dynamo-dev teardown --run ${ID}`,
       '',
     ]);
   });
