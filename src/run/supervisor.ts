@@ -70,6 +70,8 @@ export type SupervisorResult =
   | { outcome: 'failed'; code: 1; reason: string };
 
 const LAST_LINES = 20;
+/** The note of a process that teardown's own SIGTERM ended before the supervisor's stop reached it. */
+export const TEARDOWN_ENDED = "ended by dynamo-dev teardown's SIGTERM";
 
 interface Proc {
   spec: PlannedProcess;
@@ -106,6 +108,8 @@ export class Supervisor extends EventEmitter {
   private escalated = false;
   private escalatedBy: NodeJS.Signals | undefined;
   private stopWhy: { reason: 'user' | 'failure' | 'teardown'; by: string | null } = { reason: 'failure', by: null };
+  /** Processes `teardown`'s own SIGTERM ended before ours reached them: stopped by it, counted so. */
+  private endedByTeardown = new Set<string>();
   private hinted = new Set<string>();
   /** Per process: the lock-wait hint shown (who holds the lock), repeated by a deadline failure. */
   private lockHints = new Map<string, string>();
@@ -189,7 +193,10 @@ export class Supervisor extends EventEmitter {
     const req = this.d.stopRequest(this.o.stateDir, this.o.runId);
     this.stopWhy = req ? { reason: 'teardown', by: req } : { reason: 'user', by: null };
     const beforeReady = !this.everReady;
-    const { stopped, remaining } = await this.stopAll();
+    const all = await this.stopAll();
+    // Ended by teardown's SIGTERM before ours: found gone by our stop (no signal), stopped all the same.
+    const stopped = all.stopped.map((r) => (r.signal === null && this.endedByTeardown.has(r.name) ? { ...r, signal: 'SIGTERM' as const, note: TEARDOWN_ENDED } : r));
+    const remaining = all.remaining;
     this.setRunState('stopped');
     await this.writer.flush();
     this.emitEvent({ event: 'stopped', runId: this.o.runId, reason: 'user', stopped, remaining, beforeReady });
@@ -413,6 +420,7 @@ export class Supervisor extends EventEmitter {
     }
     // `teardown` from another terminal may reach a process before its SIGTERM reaches us: a stop.
     if (this.d.stopRequest(this.o.stateDir, this.o.runId)) {
+      this.endedByTeardown.add(p.spec.name);
       this.setState(p, 'stopped');
       await this.stop('SIGTERM');
       return;

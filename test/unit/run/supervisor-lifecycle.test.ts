@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SupervisorResult } from '../../../src/run/supervisor.js';
+import { TEARDOWN_ENDED } from '../../../src/run/supervisor.js';
 import type { Diagnosis } from '../../../src/run/diagnosis.js';
 import { basePlan, KV_LINE, plannedWorker, supervisorHarness } from '../../helpers/supervisor-harness.js';
 
@@ -292,6 +293,12 @@ describe('stopping', () => {
     expect(h.of('failed')).toEqual([]);
     expect(h.of('exited')).toEqual([]);
     expect(h.of('stopping')[0]).toMatchObject({ reason: 'teardown', by: 'pid 4321' });
+    // Counted among what teardown stopped (the foreground's "stopped 3 processes by dynamo-dev
+    // teardown"), not as a process our stop found gone: it ended on teardown's SIGTERM.
+    const ended = (h.of('stopped')[0] as { stopped: { name: string; signal: string | null; note?: string }[] }).stopped;
+    expect(ended.find((r) => r.name === 'agg-0')).toMatchObject({ signal: 'SIGTERM', note: TEARDOWN_ENDED });
+    expect(ended.find((r) => r.name === 'frontend')).toMatchObject({ signal: 'SIGTERM' });
+    expect(ended.find((r) => r.name === 'frontend')!.note).toBeUndefined();
   });
 
   it('what the run marker still finds after the recorded stop is stopped alone, in up to two more passes', async () => {
