@@ -33,8 +33,10 @@ export interface GpuPicture {
 
 /** Null without the GPU's total (no nvidia-smi) or for the mocker. `kvTokens` by process: measured values. */
 export function gpuPicture(plan: Plan, kvTokens: Record<string, number | null> = {}): GpuPicture | null {
-  const total = plan.gpu.totalMiB;
-  if (total === null || plan.engine === 'mocker') return null;
+  // A plan read from a run.json is only loosely checked (an older or hand-edited record may lack
+  // parts): without what the picture needs there is no picture, rather than a crashed status.
+  const total = plan.gpu?.totalMiB;
+  if (typeof total !== 'number' || plan.engine === 'mocker' || !Array.isArray(plan.processes) || !plan.budget) return null;
   const mem = plan.memory ?? { bytesPerToken: null, weightsMiB: null, overheadMiB: null };
   const workers = plan.processes.filter((p) => p.gpuMemoryUtilization !== null);
   // Whole MiB per worker that add up exactly to round(total x sum): no MiB lost or invented by rounding.

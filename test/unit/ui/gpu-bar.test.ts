@@ -57,4 +57,13 @@ describe('GPU picture', () => {
     const bare = gpuPicture(buildPlan({ recipe: await loadRecipe('agg-router'), runDir: '/r', gpuTotalMiB: 8188 }))!;
     expect(formatGpuPicture(bare, { width: 80, fancy: false })).toContain('split unknown (model not in the HF cache)');
   });
+
+  it("a run.json's plan without the parts a picture needs (older or hand-edited record): no picture, no crash", async () => {
+    const full = buildPlan({ recipe: await loadRecipe('agg-router'), runDir: '/r', gpuTotalMiB: 8188 });
+    expect(gpuPicture({} as Plan)).toBeNull();
+    expect(gpuPicture({ ...full, gpu: { index: 0 } } as unknown as Plan)).toBeNull();
+    expect(gpuPicture({ ...full, processes: undefined } as unknown as Plan)).toBeNull();
+    expect(gpuPicture({ ...full, budget: undefined } as unknown as Plan)).toBeNull();
+    expect(gpuPicture(full)).not.toBeNull();
+  });
 });
