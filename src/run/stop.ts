@@ -35,6 +35,9 @@ export function processTargets(processes: readonly ProcessRecord[]): StopTarget[
     .map((p) => ({ name: p.name, pid: p.pid, pgid: p.pgid ?? p.pid, startTicks: p.startTicks, descendants: p.descendants ?? [] }));
 }
 
+/** The note of a target that had ended before the stop looked at it (nothing signalled). */
+export const ALREADY_GONE = 'already gone';
+
 export interface StopResult {
   name: string; pid: number; signal: 'SIGTERM' | 'SIGKILL' | null; ms: number; note?: string;
   /** SIGKILL was sent early on request (a second Ctrl-C), before the grace ran out: the process was
@@ -304,7 +307,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
   for (const tr of tracked) {
     tr.alive = aliveOf(tr, scan, index, protectedPids, ours);
     if (tr.alive.length === 0) {
-      if (!tr.result.note) tr.result.note = 'already gone';
+      if (!tr.result.note) tr.result.note = ALREADY_GONE;
       finish(tr, t0);
       continue;
     }

@@ -9,7 +9,7 @@ import { kvLineHiddenBy, stripAnsi } from './readiness.js';
 import type { ExitInfo, Spawned } from './spawn.js';
 import type { Diagnosis } from './diagnosis.js';
 import { curlLine, type ReadyWorker, type UpEvent } from './events.js';
-import { processTargets, type StopHandle, type StopResult, type StopSnapshot, type Survivor } from './stop.js';
+import { ALREADY_GONE, processTargets, type StopHandle, type StopResult, type StopSnapshot, type Survivor } from './stop.js';
 import type { TimerHandle } from './clock.js';
 import { RunWriter } from './run-writer.js';
 import { RUN_MARKER } from './run-scan.js';
@@ -193,9 +193,13 @@ export class Supervisor extends EventEmitter {
     const req = this.d.stopRequest(this.o.stateDir, this.o.runId);
     this.stopWhy = req ? { reason: 'teardown', by: req } : { reason: 'user', by: null };
     const beforeReady = !this.everReady;
+    // teardown signals the run's processes too, right after us: one can die of its SIGTERM before
+    // or while our stop looks at it, and our stop then finds it gone (no signal, 'already gone'). It was
+    // stopped all the same, by teardown: counted so, not left out of "stopped N processes".
+    const byTeardown = new Set(this.endedByTeardown);
+    if (this.stopWhy.reason === 'teardown') for (const q of this.procs) if (q.exit === null && q.rec.pid !== null) byTeardown.add(q.spec.name);
     const all = await this.stopAll();
-    // Ended by teardown's SIGTERM before ours: found gone by our stop (no signal), stopped all the same.
-    const stopped = all.stopped.map((r) => (r.signal === null && this.endedByTeardown.has(r.name) ? { ...r, signal: 'SIGTERM' as const, note: TEARDOWN_ENDED } : r));
+    const stopped = all.stopped.map((r) => (r.signal === null && r.note === ALREADY_GONE && byTeardown.has(r.name) ? { ...r, signal: 'SIGTERM' as const, note: TEARDOWN_ENDED } : r));
     const remaining = all.remaining;
     this.setRunState('stopped');
     await this.writer.flush();

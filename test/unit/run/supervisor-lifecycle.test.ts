@@ -301,6 +301,35 @@ describe('stopping', () => {
     expect(ended.find((r) => r.name === 'frontend')!.note).toBeUndefined();
   });
 
+  it("a process teardown's SIGTERM ended after ours reached the supervisor (our stop finds it gone) is counted as stopped by teardown", async () => {
+    const h = supervisorHarness({ stopRequest: () => 'pid 4321' });
+    const running = h.sup.run();
+    await h.clock.advance(0);
+    // teardown signals us, then agg-0; agg-0 dies of it before our SIGTERM handler runs, and its
+    // exit reaches us only after our stop has begun: the stop finds it gone.
+    h.machine.remove(101);
+    void h.sup.stop('SIGTERM');
+    h.exits.get('agg-0')!({ code: null, signal: 'SIGTERM', error: null });
+    await h.clock.advance(500);
+    expect(await running).toMatchObject({ outcome: 'stopped', code: 0 });
+    const ended = (h.of('stopped')[0] as { reason: string; stopped: { name: string; signal: string | null; note?: string }[] }).stopped;
+    expect(ended.find((r) => r.name === 'agg-0')).toMatchObject({ signal: 'SIGTERM', note: TEARDOWN_ENDED });
+    expect(ended.filter((r) => r.signal !== null)).toHaveLength(ended.length);
+  });
+
+  it('the same process found gone by a stop the user asked for (no teardown) is not credited to teardown', async () => {
+    const h = supervisorHarness({ stopRequest: () => null });
+    const running = h.sup.run();
+    await h.clock.advance(0);
+    h.machine.remove(101);
+    void h.sup.stop('SIGINT');
+    h.exits.get('agg-0')!({ code: null, signal: 'SIGTERM', error: null });
+    await h.clock.advance(500);
+    await running;
+    const ended = (h.of('stopped')[0] as { stopped: { name: string; signal: string | null; note?: string }[] }).stopped;
+    expect(ended.find((r) => r.name === 'agg-0')).toMatchObject({ signal: null, note: 'already gone' });
+  });
+
   it('what the run marker still finds after the recorded stop is stopped alone, in up to two more passes', async () => {
     const finds = [
       [{ pid: 300, startTicks: 3000, cmd: 'VLLM::Worker' }],
