@@ -1,6 +1,6 @@
 import chalk from 'chalk';
 import type { Plan } from '../plan/types.js';
-import { visibleLength, wrapWords } from './fit.js';
+import { keepWhole, visibleLength, wrapFix, wrapWords } from './fit.js';
 
 // `up --dry-run` for humans: what would run, with which flags, env, ports and memory.
 
@@ -16,9 +16,6 @@ function pasteLine(label: string, value: string, columns: number): string[] {
   return visibleLength(line) <= columns ? [line] : [`  ${label}`, value];
 }
 
-/** Joins two words of a cell that wrap together ("KV line"); printed as a space (not \u00a0: \s matches it). */
-const GLUE = '\u0001';
-
 /** Columns whose cells wrap at spaces (never inside a word) when the table is wider than the terminal. */
 const WRAP = ['ports', 'starts'];
 /** Then, on a terminal too narrow even so, whole columns go, least needed first (`--dry-run --json` has them all; the fraction is in each `run` line too). */
@@ -31,7 +28,8 @@ const DROP = ['KV tokens', 'role', 'gpu'];
  */
 export function processTable(head: string[], rows: string[][], columns = Infinity): string[] {
   const sep = 2;
-  const linesOf = (cell: string, width: number) => (cell === '' ? [''] : wrapWords(cell, width).map((l) => l.replaceAll(GLUE, ' ')));
+  // wrapFix: words a cell keeps together (keepWhole: "KV line") stay on one line.
+  const linesOf = (cell: string, width: number) => (cell === '' ? [''] : wrapFix(cell, width));
   const widest = (i: number, width: number) => Math.max(head[i].length, ...rows.flatMap((r) => linesOf(r[i], width).map(visibleLength)));
   /** The widths a column can take: one line per cell, then each narrower wrap down to its longest word. */
   const choices = (i: number): number[] => {
@@ -83,7 +81,7 @@ export function formatPlanText(plan: Plan, columns = Infinity): string {
     Object.entries(p.ports).map(([k, v]) => `${k}=${v}`).join(' '),
     p.gpuMemoryUtilization !== null ? String(p.gpuMemoryUtilization) : '-',
     p.kvTokensEstimate !== null ? `~${p.kvTokensEstimate.toLocaleString('en-US')}` : '-',
-    p.waitFor.length ? `after ${p.waitFor.join(', ')} KV${GLUE}line` : 'at once',
+    p.waitFor.length ? `after ${p.waitFor.join(', ')} ${keepWhole('KV line')}` : 'at once',
   ]);
   out.push(...processTable(['process', 'role', 'ports', 'gpu', 'KV tokens', 'starts'], rows, columns));
   for (const p of plan.processes) {
