@@ -108,8 +108,6 @@ export class Supervisor extends EventEmitter {
   private escalated = false;
   private escalatedBy: NodeJS.Signals | undefined;
   private stopWhy: { reason: 'user' | 'failure' | 'teardown'; by: string | null } = { reason: 'failure', by: null };
-  /** Processes `teardown`'s own SIGTERM ended before ours reached them: stopped by it, counted so. */
-  private endedByTeardown = new Set<string>();
   private hinted = new Set<string>();
   /** Per process: the lock-wait hint shown (who holds the lock), repeated by a deadline failure. */
   private lockHints = new Map<string, string>();
@@ -195,9 +193,11 @@ export class Supervisor extends EventEmitter {
     const beforeReady = !this.everReady;
     // teardown signals the run's processes too, right after us: one can die of its SIGTERM before
     // or while our stop looks at it, and our stop then finds it gone (no signal, 'already gone'). It was
-    // stopped all the same, by teardown: counted so, not left out of "stopped N processes".
-    const byTeardown = new Set(this.endedByTeardown);
-    if (this.stopWhy.reason === 'teardown') for (const q of this.procs) if (q.exit === null && q.rec.pid !== null) byTeardown.add(q.spec.name);
+    // stopped all the same, by teardown: counted so, not left out of "stopped N processes". Those are
+    // the ones running now, and those whose exit onExit already took for teardown's (state stopped).
+    const byTeardown = new Set(this.stopWhy.reason !== 'teardown' ? [] : this.procs
+      .filter((q) => q.rec.pid !== null && (q.exit === null || q.rec.state === 'stopped'))
+      .map((q) => q.spec.name));
     const all = await this.stopAll();
     const stopped = all.stopped.map((r) => (r.signal === null && r.note === ALREADY_GONE && byTeardown.has(r.name) ? { ...r, signal: 'SIGTERM' as const, note: TEARDOWN_ENDED } : r));
     const remaining = all.remaining;
@@ -424,7 +424,6 @@ export class Supervisor extends EventEmitter {
     }
     // `teardown` from another terminal may reach a process before its SIGTERM reaches us: a stop.
     if (this.d.stopRequest(this.o.stateDir, this.o.runId)) {
-      this.endedByTeardown.add(p.spec.name);
       this.setState(p, 'stopped');
       await this.stop('SIGTERM');
       return;
