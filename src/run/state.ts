@@ -32,12 +32,12 @@ function checkRunId(id: string): void {
 }
 
 /** Listed in the live index: not ended, or ended with survivors of its stop (what SIGKILL did not end). */
-const mayLive = (rec: RunRecord) => (rec.state !== 'stopped' && rec.state !== 'failed') || (rec.survivors?.length ?? 0) > 0;
+const listedLive = (rec: RunRecord) => (rec.state !== 'stopped' && rec.state !== 'failed') || (rec.survivors?.length ?? 0) > 0;
 
 export async function writeRun(stateDir: string, rec: RunRecord): Promise<void> {
   checkRunId(rec.id);
   // Listed in the live index before the record exists, so no reader can see a live run unlisted.
-  if (mayLive(rec)) await markLive(stateDir, rec.id);
+  if (listedLive(rec)) await markLive(stateDir, rec.id);
   await writeAtomic(runJsonPath(stateDir, rec.id), `${JSON.stringify(rec, null, 2)}\n`);
 }
 
@@ -104,7 +104,7 @@ async function syncLiveIndex(
 /** writeRun, synchronously: the supervisor's writes (see RunWriter). */
 export function writeRunSync(stateDir: string, rec: RunRecord): void {
   checkRunId(rec.id);
-  if (mayLive(rec)) markLiveSync(stateDir, rec.id);
+  if (listedLive(rec)) markLiveSync(stateDir, rec.id);
   const path = runJsonPath(stateDir, rec.id);
   mkdirSync(dirname(path), { recursive: true });
   const tmp = tmpName(path);
