@@ -8,6 +8,7 @@ export const NEEDLE_WINDOWS: Readonly<Record<string, number>> = {
   'display driver': 0,
   'too old': 0,
   'Driver/library': 0,
+  'infer device type': 0,
   'CUDA out of memory': 0,
   'OutOfMemoryError': 0,
   'Free memory on device': 12,

@@ -91,6 +91,29 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     fix: 'reboot the machine (or reload the nvidia kernel modules), then check with `nvidia-smi` and `dynamo-dev doctor --only gpu.driver`',
   },
   {
+    // vllm/config/device.py (vLLM 0.31.0, DeviceConfig.__post_init__): with device "auto" and no
+    // platform detected (vllm/platforms/__init__.py finds CUDA through NVML; its cause, e.g.
+    // "NVML Shared Library Not Found" or "Driver Not Loaded", is logged only at DEBUG), the engine
+    // args raise this before anything touches the GPU. Seen from `up agg` on a machine without a GPU
+    // (test/vllm, test/fixtures/samples/logs/worker-1.6.1-no-gpu.log) and in public reports of
+    // containers started without GPU access.
+    code: 'gpu.not-visible',
+    severity: 'error',
+    needles: ['infer device type'],
+    patterns: [/Failed to infer device type/],
+    title: 'No GPU visible to the worker',
+    explanation:
+      'vLLM found no usable GPU platform (it asks NVML, the NVIDIA driver\'s management library): the process sees no NVIDIA ' +
+      'GPU. Usual causes: a container started without GPU access, the nvidia kernel module not loaded (or the driver upgraded ' +
+      'without a reboot), the driver libraries (libnvidia-ml.so.1) not on the library path, or CUDA_VISIBLE_DEVICES set to ' +
+      'no device. vLLM names the exact cause only with VLLM_LOGGING_LEVEL=DEBUG.',
+    fix:
+      'make the GPU visible to the process: `nvidia-smi` must list it in the same environment; in Docker add `--gpus all` ' +
+      '(nvidia-container-toolkit), on Kubernetes request nvidia.com/gpu (NVIDIA device plugin); load the driver (`sudo modprobe ' +
+      'nvidia`) or reboot after a driver upgrade; unset CUDA_VISIBLE_DEVICES or set it to a GPU index that exists; check with ' +
+      '`dynamo-dev doctor --only gpu.driver`',
+  },
+  {
     code: 'cuda.oom',
     severity: 'error',
     needles: ['CUDA out of memory', 'OutOfMemoryError'],

@@ -36,6 +36,18 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
     hits: ['Failed to initialize NVML: Driver/library version mismatch', 'NVML library version: 570.133 (Driver/library version mismatch)'],
     misses: ['NVML library version: 570.133', 'driver and library versions: 570.133.07'],
   },
+  // vLLM 0.31.0 vllm/config/device.py; the engine core's and a container's shapes (public reports quote it bare).
+  'gpu.not-visible': {
+    hits: [
+      'RuntimeError: Failed to infer device type, please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` to turn on verbose logging to help debug the issue.',
+      '(EngineCore pid=812) ERROR 12-05 14:20:31 [core.py:1105] RuntimeError: Failed to infer device type, please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` to turn on verbose logging to help debug the issue.',
+    ],
+    misses: [
+      'INFO 12-05 14:20:30 [__init__.py:216] Automatically detected platform cuda.',
+      'DEBUG 12-05 14:20:30 [__init__.py:44] Checking if CUDA platform is available.',
+      'device type: cuda (inferred)',
+    ],
+  },
   'cuda.oom': {
     hits: [
       'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 7.60 GiB of which 3.06 MiB is free.',
@@ -163,7 +175,7 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
 describe('signatures', () => {
   it('covers every code of the CLI.md finding table', () => {
     const listed = [
-      'cuda.error804', 'cuda.error803', 'cuda.driver-too-old', 'nvml.mismatch', 'cuda.oom', 'vllm.free-memory', 'vllm.no-kv-memory',
+      'cuda.error804', 'cuda.error803', 'cuda.driver-too-old', 'nvml.mismatch', 'gpu.not-visible', 'cuda.oom', 'vllm.free-memory', 'vllm.no-kv-memory',
       'vllm.engine-failed', 'hf.lock-wait', 'hf.lock-failed', 'ucx.no-am-transport', 'ucx.unreachable', 'dynamo.kv-events-disabled',
       'dynamo.kv-source-missing', 'net.port-in-use', 'vllm.kv-size',
     ];
