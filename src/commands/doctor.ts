@@ -89,10 +89,10 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     return ok ? 0 : 1;
   }
 
-  ctx.stdout.write(formatHeader(await system, target.source));
-  const width = titleWidth(checks);
   // A terminal's width (pipes: none, lines stay whole for grep).
   const columns = (ctx.stdout as NodeJS.WriteStream).isTTY ? (ctx.stdout.columns || Infinity) : Infinity;
+  ctx.stdout.write(formatHeader(await system, target.source, columns));
+  const width = titleWidth(checks);
   let outcomes: CheckOutcome[];
   let footer = formatFooter;
   // A terminal that reports no height (a pty opened without a size) would make ink clear the

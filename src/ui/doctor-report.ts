@@ -3,14 +3,16 @@ import type { Tally } from '../doctor/runner.js';
 import type { CheckOutcome } from '../doctor/types.js';
 import type { SystemFacts } from '../host/system.js';
 import { MARK, paintStatus } from './marks.js';
-import { wrapFix, wrapWords } from './fit.js';
+import { wrapFix, wrapParts, wrapWords } from './fit.js';
 
 // Plain-text rendering of doctor results; the ink view reuses these strings so a TTY and a pipe
 // show the same words.
 
-export function formatHeader(sys: SystemFacts | null, target: string): string {
-  const machine = sys ? `${sys.os} · ${sys.cpu} (${sys.cores} cores) · ${sys.memGiB} GiB RAM · Node ${sys.node}` : '';
-  return `${chalk.bold('dynamo-dev doctor')}  ${chalk.dim(`recipe ${target}`)}\n${machine ? `${chalk.dim(machine)}\n` : ''}`;
+/** The title and the machine line; on a terminal (`columns`) both wrap at word boundaries, the machine line between its parts first. */
+export function formatHeader(sys: SystemFacts | null, target: string, columns = Infinity): string {
+  const title = wrapWords(`${chalk.bold('dynamo-dev doctor')}  ${chalk.dim(`recipe ${target}`)}`, columns, '  ');
+  const machine = sys ? wrapParts([sys.os, `${sys.cpu} (${sys.cores} cores)`, `${sys.memGiB} GiB RAM`, `Node ${sys.node}`], ' · ', columns, '  ') : [];
+  return [...title, ...machine.map((l) => chalk.dim(l))].map((l) => `${l}\n`).join('');
 }
 
 /**

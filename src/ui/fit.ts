@@ -118,3 +118,30 @@ export function wholeWords(text: string, width: number): string {
   }
   return `${out}…`;
 }
+
+/**
+ * `parts` joined by `sep`, wrapped at the separators first: each part stays whole on a line when it
+ * fits there (`Intel Xeon® Processor (2 cores)` is not split from its count); a part longer than a
+ * line wraps at its own word boundaries. Continuation lines get `indent`.
+ */
+export function wrapParts(parts: string[], sep: string, width: number, indent = ''): string[] {
+  const lines: string[] = [];
+  // The line being filled, its indent included; null before the first part of a line.
+  let cur: string | null = null;
+  const lead = () => (lines.length === 0 ? '' : indent);
+  for (const part of parts) {
+    if (cur !== null && visibleLength(cur + sep + part) <= width) {
+      cur += sep + part;
+      continue;
+    }
+    if (cur !== null) lines.push(cur);
+    cur = lead() + part;
+    if (visibleLength(cur) <= width) continue;
+    // One part alone is too long: its words wrap; its last line takes the parts that follow.
+    const wrapped = wrapWords(cur, width, indent);
+    lines.push(...wrapped.slice(0, -1));
+    cur = wrapped[wrapped.length - 1];
+  }
+  if (cur !== null) lines.push(cur);
+  return lines;
+}

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { join } from 'node:path';
-import { BIN, fakeEnv, SAMPLES, tempHome } from '../helpers/cli.js';
+import { BIN, fakeEnv, hostLine, SAMPLES, tempHome, type FakeHost } from '../helpers/cli.js';
 import { openTerminal, stripTerm, type Terminal } from '../helpers/pty.js';
 import { visibleLength } from '../../src/ui/fit.js';
 
@@ -18,11 +18,17 @@ afterEach(() => {
 
 const LOGS = join(SAMPLES, 'logs');
 
+// The machine line of a host with long names (120 characters), faked: what this machine is called
+// never decides whether the test passes.
+const HOST: FakeHost = {
+  os: 'Debian GNU/Linux 12 (bookworm)', cpu: 'Intel® Xeon® Platinum 8480+ Sapphire Rapids', cores: 224, memGiB: 503.5, node: 'v20.20.2',
+};
+
 describe.each([[80, 24], [120, 40]])('doctor in a %ix%i terminal', (cols, rows) => {
   it('the kv.events fix: prose under its gutter, the --kv-events-config flag whole on its own line and paste-able', async () => {
     const h = tempHome('dd-doc-term-');
     homes.push(h);
-    const env = fakeEnv(h, { gpu: 'laptop-570', vars: { NO_COLOR: undefined } });
+    const env = fakeEnv(h, { gpu: 'laptop-570', host: HOST, vars: { NO_COLOR: undefined } });
     const term = openTerminal([process.execPath, BIN, 'doctor', '--only', 'kv.events', '--recipe', 'agg-router',
       '--logs', join(LOGS, 'frontend-kv-events-disabled.log'), join(LOGS, 'worker-agg-ready.log')], env, { cols, rows });
     terms.push(term);
@@ -47,5 +53,27 @@ describe.each([[80, 24], [120, 40]])('doctor in a %ix%i terminal', (cols, rows) 
     for (const l of rest) expect(l).toMatch(/^ {9}\S/);
     // Nothing of the fix was lost or reordered by the wrapping.
     expect([lines[fix], ...lines.slice(fix + 1, end)].map((l) => l.trim()).join(' ')).toContain('--no-router-kv-events');
+  });
+});
+
+describe('doctor\'s machine line in a terminal', () => {
+  it('a 120-character machine description wraps at 80 columns between its parts, nothing lost; piped it is one line', async () => {
+    expect(hostLine(HOST)).toHaveLength(120);
+    const h = tempHome('dd-doc-host-');
+    homes.push(h);
+    const env = fakeEnv(h, { host: HOST, vars: { NO_COLOR: undefined } });
+    const term = openTerminal([process.execPath, BIN, 'doctor', '--only', 'kv.events', '--recipe', 'agg'], env, { cols: 80, rows: 24 });
+    terms.push(term);
+    expect(await term.exit).toBe(0);
+    const lines = stripTerm(term.raw()).replace(/\r/g, '').split('\n');
+    for (const l of lines) expect(visibleLength(l), JSON.stringify(l)).toBeLessThanOrEqual(80);
+    const at = lines.findIndex((l) => l.startsWith(HOST.os));
+    expect(lines.slice(at, at + 2)).toEqual([
+      'Debian GNU/Linux 12 (bookworm)',
+      '  Intel® Xeon® Platinum 8480+ Sapphire Rapids (224 cores) · 503.5 GiB RAM',
+    ]);
+    expect(lines[at + 2]).toBe('  Node v20.20.2');
+    const piped = await execa(process.execPath, [BIN, 'doctor', '--only', 'kv.events', '--recipe', 'agg'], { env, extendEnv: false, reject: false });
+    expect(piped.stdout.split('\n')).toContain(hostLine(HOST));
   });
 });

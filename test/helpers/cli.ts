@@ -20,7 +20,15 @@ export interface FakeEnvOptions {
   python?: boolean;
   /** Extra variables (scenarios, UCX_TLS, LD_LIBRARY_PATH...). */
   vars?: Record<string, string | undefined>;
+  /** Fake host facts (doctor's machine line) instead of this machine's: test/fixtures/host/fake-host.cjs. */
+  host?: FakeHost;
 }
+
+/** What doctor's machine line says: `OS · CPU (N cores) · M GiB RAM · Node V`. */
+export interface FakeHost { os: string; cpu: string; cores: number; memGiB: number; node: string }
+
+/** The machine line doctor prints for these facts. */
+export const hostLine = (h: FakeHost): string => `${h.os} · ${h.cpu} (${h.cores} cores) · ${h.memGiB} GiB RAM · Node ${h.node}`;
 
 /**
  * A temporary home for one test: state dir and HF cache. cleanup() SIGKILLs every process still
@@ -77,6 +85,7 @@ export function fakeEnv(home: { stateDir: string; hfCache: string }, o: FakeEnvO
     DYNAMO_DEV_PYTHON: undefined,
     FAKE_NVIDIA_SMI: o.gpu,
     FAKE_UCX_INFO: o.ucx,
+    ...(o.host ? { FAKE_HOST: JSON.stringify(o.host), NODE_OPTIONS: `--require "${join(FIXTURES, 'host', 'fake-host.cjs')}"` } : {}),
     ...o.vars,
   };
   return env;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { truncateWords, visibleLength, wrapWords } from '../../../src/ui/fit.js';
+import { truncateWords, visibleLength, wrapParts, wrapWords } from '../../../src/ui/fit.js';
 import { logMessage } from '../../../src/ui/log-message.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
@@ -59,5 +59,22 @@ describe('fitting text to a width', () => {
     expect(truncateWords('hello world this is long', 14)).toBe('hello world…');
     expect(truncateWords('fits', 4)).toBe('fits');
     expect(visibleLength(truncateWords('a'.repeat(50), 10))).toBe(10);
+  });
+});
+
+describe('wrapParts: a line of parts (doctor\'s machine line) wraps between its parts first', () => {
+  const parts = ['Debian GNU/Linux 12', 'Intel Xeon® Processor (2 cores)', '23.5 GiB RAM', 'Node v20.20.2'];
+  it('the 84-column machine line at 80: the last part goes to an indented line; at 84 one line', () => {
+    expect(wrapParts(parts, ' · ', 80, '  ')).toEqual(['Debian GNU/Linux 12 · Intel Xeon® Processor (2 cores) · 23.5 GiB RAM', '  Node v20.20.2']);
+    expect(wrapParts(parts, ' · ', 84, '  ')).toEqual([parts.join(' · ')]);
+    expect(wrapParts(parts, ' · ', Infinity, '  ')).toEqual([parts.join(' · ')]);
+  });
+  it('a part longer than a line wraps at its words, and the next part follows its last line', () => {
+    const out = wrapParts(['an operating system with a name of many words', 'x86', '1 GiB'], ' · ', 20, '  ');
+    expect(out).toEqual(['an operating system', '  with a name of', '  many words · x86', '  1 GiB']);
+    for (const l of out) expect(visibleLength(l)).toBeLessThanOrEqual(20);
+  });
+  it('no parts: no line', () => {
+    expect(wrapParts([], ' · ', 80)).toEqual([]);
   });
 });
