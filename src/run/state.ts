@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { tmpName, writeAtomic } from './atomic-write.js';
 import { UserError } from '../errors.js';
 import type { RunView } from '../doctor/types.js';
 import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
@@ -11,19 +12,7 @@ import { liveDir, liveMarkerPath, logPath, runDir, runJsonPath, runPathParts, ru
 import { checkStateDir, prepareStateDir } from './state-dir.js';
 import type { RunRecord, RunStatus } from './types.js';
 
-// run.json is the single source of truth for status and teardown: written atomically (tmp +
-// rename) so a reader never sees half a document, even when the writer is SIGKILLed mid-write.
-
-let tmpCounter = 0;
-// Stryker disable next-line UpdateOperator: equivalent: counting down keeps every name of this process unique too
-const tmpName = (path: string) => `${path}.${process.pid}.${++tmpCounter}.tmp`;
-
-async function writeAtomic(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = tmpName(path);
-  await writeFile(tmp, text);
-  await rename(tmp, path);
-}
+// run.json is the single source of truth for status and teardown: written atomically (atomic-write.ts).
 
 function checkRunId(id: string): void {
   if (!id || id.includes('/') || id.includes('\\') || id === '.' || id === '..') {

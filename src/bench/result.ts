@@ -1,0 +1,140 @@
+import { z } from 'zod';
+
+// The stored result of one `dynamo-dev bench` (issue 23): <state dir>/bench/<id>/result.json, with
+// AIPerf's raw exports beside it. `bench` writes it (bench-run); `bench show/compare/list`, the
+// report, the plot and `--json` read it back through this schema. Loose objects: fields a newer
+// version adds pass through an older reader. Fields are added, never renamed (CLI.md).
+
+/** The document's version: bumped only when a reader of the old shape would misread the new one. */
+export const BENCH_SCHEMA_VERSION = 1;
+
+const count = z.number().int().min(0);
+const positive = z.number().int().min(1);
+/** A measured quantity: finite, never negative (a time, a rate, a share). */
+const measure = z.number().finite().min(0);
+
+export const benchIdPattern = /^[\w.-]+$/;
+const benchId = z.string().regex(benchIdPattern, 'is not a bench id').refine((s) => s !== '.' && s !== '..', 'is not a bench id');
+
+export const benchMetricsSchema = z.looseObject({
+  ttftP50Ms: measure,
+  ttftP90Ms: measure,
+  itlP50Ms: measure,
+  outputTokensPerSec: measure,
+  requestsPerSec: measure,
+  /** Share of prompt tokens served from the prefix cache (frontend's cached_tokens); null where the release does not report it. */
+  cacheHitShare: z.number().finite().min(0).max(1).nullable(),
+  /** Requests completed / errored in this run (AIPerf's counts). */
+  requests: count,
+  errors: count,
+});
+
+export const benchRunSchema = z.looseObject({
+  concurrency: positive,
+  /** 0-based repeat index. */
+  repeat: count,
+  /** AIPerf's raw export, relative to bench/<id>/. */
+  export: z.string(),
+  metrics: benchMetricsSchema,
+});
+
+export const gateStatusSchema = z.enum(['pass', 'fail', 'unknown']);
+
+export const benchGateSchema = z.looseObject({
+  id: z.string(),
+  title: z.string(),
+  status: gateStatusSchema,
+  summary: z.string(),
+  /** What the verdict was judged on (log lines, counts, endpoints): shown, never acted on. */
+  evidence: z.record(z.string(), z.unknown()),
+});
+
+export const variantStatusSchema = z.enum(['measured', 'invalid', 'failed', 'missing']);
+
+export const benchVariantSchema = z.looseObject({
+  name: z.string().min(1),
+  recipe: z.string(),
+  /** The --set / --vary overrides that make this variant. */
+  sets: z.record(z.string(), z.string()),
+  model: z.string(),
+  tokenizer: z.string(),
+  /** `up --dry-run --json`'s plan document for this variant (checked loosely, like run.json's). */
+  plan: z.looseObject({}),
+  doctor: z.array(z.looseObject({ id: z.string(), status: z.string(), summary: z.string() })),
+  /** measured: gates passed and the load ran; invalid: a gate failed; failed: up/load broke; missing: never run (interrupted). */
+  status: variantStatusSchema,
+  reason: z.string().nullable(),
+  gates: z.array(benchGateSchema),
+  runs: z.array(benchRunSchema),
+});
+
+export const benchMachineSchema = z.looseObject({
+  gpu: z.looseObject({ index: count, name: z.string(), totalMiB: measure }).nullable(),
+  driver: z.string().nullable(),
+  cudaDriver: z.string().nullable(),
+  dynamo: z.string().nullable(),
+  vllm: z.string().nullable(),
+  aiperf: z.string().nullable(),
+  python: z.string(),
+});
+
+export const benchResultSchema = z.looseObject({
+  schemaVersion: z.literal(BENCH_SCHEMA_VERSION),
+  id: benchId,
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+  argv: z.array(z.string()),
+  preset: z.string().nullable(),
+  seed: count,
+  requests: positive,
+  concurrency: z.array(positive).min(1),
+  repeats: positive,
+  interrupted: z.boolean(),
+  machine: benchMachineSchema,
+  variants: z.array(benchVariantSchema),
+});
+
+export type BenchMetrics = z.infer<typeof benchMetricsSchema>;
+export type BenchRun = z.infer<typeof benchRunSchema>;
+export type BenchGate = z.infer<typeof benchGateSchema>;
+export type GateStatus = z.infer<typeof gateStatusSchema>;
+export type VariantStatus = z.infer<typeof variantStatusSchema>;
+export type BenchVariant = z.infer<typeof benchVariantSchema>;
+export type BenchMachine = z.infer<typeof benchMachineSchema>;
+export type BenchResult = z.infer<typeof benchResultSchema>;
+
+/**
+ * Pure: the result in `text` (the result.json of bench/<dirId>/), or why it cannot be read, in a
+ * phrase naming the field. Its id must be its folder's (`dirId`, when given).
+ */
+export function parseBenchResult(text: string, dirId?: string): { ok: true; result: BenchResult } | { ok: false; reason: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, reason: `not JSON (${(err as Error).message.split('\n')[0]})` };
+  }
+  const version = (raw as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (raw !== null && typeof raw === 'object' && version !== BENCH_SCHEMA_VERSION) {
+    const v = version === undefined ? 'no schemaVersion' : `schemaVersion ${JSON.stringify(version)}`;
+    return { ok: false, reason: `${v}; this dynamo-dev reads schemaVersion ${BENCH_SCHEMA_VERSION}` };
+  }
+  const r = benchResultSchema.safeParse(raw);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    return { ok: false, reason: `${i.path.map(String).join('.') || 'the document'}: ${i.message}` };
+  }
+  if (dirId !== undefined && r.data.id !== dirId) return { ok: false, reason: `its id ${JSON.stringify(r.data.id)} is not its folder's` };
+  return { ok: true, result: r.data };
+}
+
+/** The bench result format as JSON Schema (docs/bench.schema.json): what `bench --json` and result.json hold. */
+export function benchJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(benchResultSchema, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
+  return {
+    $schema: schema.$schema,
+    title: 'dynamo-dev bench result',
+    description: 'The stored result of `dynamo-dev bench` (<state dir>/bench/<id>/result.json) and its --json output (docs/bench.md).',
+    ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$schema')),
+  };
+}
