@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonSchemaDoc } from '../json-schema-doc.js';
 
 // The stored result of one `dynamo-dev bench` (issue 23): <state dir>/bench/<id>/result.json, with
 // AIPerf's raw exports beside it. `bench` writes it (bench-run); `bench show/compare/list`, the
@@ -129,12 +130,5 @@ export function parseBenchResult(text: string, dirId?: string): { ok: true; resu
 }
 
 /** The bench result format as JSON Schema (docs/bench.schema.json): what `bench --json` and result.json hold. */
-export function benchJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(benchResultSchema, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
-  return {
-    $schema: schema.$schema,
-    title: 'dynamo-dev bench result',
-    description: 'The stored result of `dynamo-dev bench` (<state dir>/bench/<id>/result.json) and its --json output (docs/bench.md).',
-    ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$schema')),
-  };
-}
+export const benchJsonSchema = (): Record<string, unknown> =>
+  jsonSchemaDoc(benchResultSchema, 'output', 'dynamo-dev bench result', 'The stored result of `dynamo-dev bench` (<state dir>/bench/<id>/result.json) and its --json output (docs/bench.md).');
