@@ -187,6 +187,16 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .action(lazy(() => import('./commands/teardown.js')));
 
   program
+    .command('restart')
+    .description('stop one process of a live run and start it again from the plan; wait until it is ready again')
+    .argument('<process>', 'process name (frontend, agg-0, ...)')
+    .option('--run <id|name>', 'the run (default: the live one)')
+    .option('--grace <seconds>', 'time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), 10)
+    .option('--ready-timeout <seconds>', 'readiness deadline of the new start (default: the run\'s own)', numArg('--ready-timeout', 0, MAX_S))
+    .option('--json', 'one JSON document')
+    .action(lazy(() => import('./commands/restart.js')));
+
+  program
     .command('status')
     .description('live and recent runs')
     .option('--run <id>', 'only this run')

@@ -35,6 +35,14 @@ const EXAMPLES: Record<string, { lines: [string, string][]; doc: string }> = {
     ],
     doc: 'up.d/teardown-status-logs.md',
   },
+  restart: {
+    lines: [
+      ['dynamo-dev restart agg-1', 'stop agg-1 of the live run and start it again; wait until the frontend counts it'],
+      ['dynamo-dev restart frontend --run NAME', 'the frontend of the run started with up --name NAME'],
+      ['dynamo-dev restart agg-0 --grace 30 --json', '30 s between SIGTERM and SIGKILL; one JSON document'],
+    ],
+    doc: 'up.d/restart-and-names.md',
+  },
   status: {
     lines: [
       ['dynamo-dev status', 'live runs in full, recent ones on a line each'],

@@ -18,12 +18,12 @@ export function newProcessRecord(spec: PlannedProcess, stateDir: string, runId: 
 
 /** Pure: the run record around its process records (the same objects: the supervisor updates them in place). */
 export function newRunRecord(o: {
-  runId: string; plan: Plan; recipe?: Recipe; processes: ProcessRecord[];
+  runId: string; name?: string; plan: Plan; recipe?: Recipe; processes: ProcessRecord[];
   supervisor: RunRecord['supervisor']; now: Date; bootId?: string | null;
 }): RunRecord {
   const at = o.now.toISOString();
   return {
-    id: o.runId, recipe: o.plan.recipe, model: o.plan.model, createdAt: at, updatedAt: at,
+    id: o.runId, ...(o.name ? { name: o.name } : {}), recipe: o.plan.recipe, model: o.plan.model, createdAt: at, updatedAt: at,
     supervisor: o.supervisor, bootId: o.bootId ?? null, state: 'starting', frontendUrl: o.plan.frontendUrl, plan: o.plan, processes: o.processes,
     ...(o.recipe ? { recipeSpec: o.recipe } : {}),
   };

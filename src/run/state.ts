@@ -237,7 +237,11 @@ export async function readRun(stateDir: string, id: string): Promise<RunRecord> 
   const r = await readRecord(stateDir, id);
   if (r?.ok) return r.record;
   if (r) throw new UserError(`--run ${id}: ${runJsonPath(stateDir, id)} is not a valid run record: ${r.reason}`);
-  const recent = (await listRuns(stateDir)).slice(0, 5).map((r) => r.id);
+  // Not an id: a name given with `up --name` (the newest run of that name: a name is never live twice).
+  const runs = await listRuns(stateDir);
+  const named = runs.find((x) => x.name === id);
+  if (named) return named;
+  const recent = runs.slice(0, 5).map((r) => r.name ? `${r.id} (${r.name})` : r.id);
   throw new UserError(
     recent.length > 0
       ? `--run: no run "${id}" in ${stateDir}; recent runs: ${recent.join(', ')}`

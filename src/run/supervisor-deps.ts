@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { realClock, type Clock } from './clock.js';
 import { diagnoseLog, type Diagnosis } from './diagnosis.js';
 import { followFile, type FollowOptions, type Follower } from './follow.js';
@@ -11,6 +11,7 @@ import { markedProcesses, readBootId } from './run-scan.js';
 import { startStop, type StopHandle, type StopOptions, type StopTarget } from './stop.js';
 import type { DescendantRecord, RunRecord } from './types.js';
 import { readStopRequest } from './stop-request.js';
+import { appendRestartEvent, takeRestartRequests, type RestartEvent, type RestartRequest } from './restart-request.js';
 
 // Everything the supervisor does to the machine, in one place: the real implementations by
 // default, fakes in tests (new Supervisor(options, { spawn: fakeSpawn, ... })).
@@ -40,6 +41,12 @@ export interface SupervisorDeps {
   lockHolders(path: string): Promise<{ pid: number; cmd: string | null }[]>;
   /** Who asked this run to stop (teardown's note), or null. */
   stopRequest(stateDir: string, runId: string): string | null;
+  /** `dynamo-dev restart`'s pending requests, each claimed once (restart-request.ts). */
+  restartRequests(stateDir: string, runId: string): RestartRequest[];
+  /** A restart's progress, for the command that asked. */
+  restartEvent(stateDir: string, runId: string, reqId: string, e: RestartEvent): void;
+  /** Appends a line to a log (on a line of its own); the log's size after (where what comes next starts). */
+  appendLog(path: string, line: string): number;
 }
 
 export function realSupervisorDeps(): SupervisorDeps {
@@ -58,5 +65,30 @@ export function realSupervisorDeps(): SupervisorDeps {
     self: { pid: process.pid, startTicks: readStartTicks(process.pid), bootId: readBootId() },
     lockHolders: (path) => import('../host/hf-cache.js').then((m) => m.lockHolders(path)),
     stopRequest: readStopRequest,
+    restartRequests: takeRestartRequests,
+    restartEvent: appendRestartEvent,
+    appendLog: appendLine,
   };
+}
+
+/** Appends `line` on a line of its own (after a newline when the file ends mid-line); the size after. */
+function appendLine(path: string, line: string): number {
+  let lastByte = 0x0a;
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      if (size > 0) {
+        const b = Buffer.alloc(1);
+        readSync(fd, b, 0, 1, size - 1);
+        lastByte = b[0];
+      }
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // no log yet: the line starts it
+  }
+  appendFileSync(path, `${lastByte === 0x0a ? '' : '\n'}${line}\n`);
+  return statSync(path).size;
 }

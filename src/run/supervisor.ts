@@ -20,6 +20,8 @@ import { realSupervisorDeps, type SupervisorDeps } from './supervisor-deps.js';
 import { startable } from './policy/start-order.js';
 import { ProcessReadiness, readinessPlan, type LockWait } from './policy/readiness.js';
 import { deadlineFailure, exitFailure, lockWaitFailure, type FailureReport, type FailureView } from './policy/failure.js';
+import { pollHttp } from './readiness.js';
+import { RESTART_CAPABILITY, RESTART_SIGNAL, type RestartEvent } from './restart-request.js';
 
 // The lifecycle of one `up`, as a coordinator of small policies (policy/): start processes in plan
 // order (start-order), follow their logs and judge readiness (readiness), on a death or the
@@ -58,6 +60,8 @@ export interface SupervisorOptions {
    * when stopped (teardown signals it) or when every process has ended.
    */
   watch?: boolean;
+  /** `up --name`: recorded so commands find the run by it. */
+  name?: string;
 }
 
 /** What `up` decides of a supervision; foreground or background (`--detach`) is the supervisor's own business. */
@@ -82,6 +86,22 @@ interface Proc {
   lines: string[];
   exit: ExitInfo | null;
   startedMs: number;
+  /** A `dynamo-dev restart` of this process in progress. */
+  restart: RestartJob | null;
+}
+
+/** The end of one restart, as the command that asked is told. */
+export type RestartDone = Extract<RestartEvent, { event: 'done' }>;
+
+interface RestartJob {
+  /** stopping: its exit is the restart's own; starting: an exit means it did not come back; ending: given up, being stopped. */
+  phase: 'stopping' | 'starting' | 'ending';
+  /** The readiness polls of the new start (aborted once it ends either way). */
+  abort: AbortController;
+  deadline: TimerHandle | null;
+  t0: number;
+  note: (e: RestartEvent) => void;
+  settle: (e: RestartDone) => void;
 }
 
 interface Failure extends FailureReport {
@@ -121,7 +141,7 @@ export class Supervisor extends EventEmitter {
     const pollMs = o.pollMs ?? 50;
     this.procs = o.plan.processes.map((spec) => {
       const p = {
-        spec, rec: newProcessRecord(spec, o.stateDir, o.runId), spawned: null, follower: null, lines: [], exit: null, startedMs: 0,
+        spec, rec: newProcessRecord(spec, o.stateDir, o.runId), spawned: null, follower: null, lines: [], exit: null, startedMs: 0, restart: null,
       } as Omit<Proc, 'readiness'> as Proc;
       p.readiness = new ProcessReadiness(
         readinessPlan(spec, o.plan, pollMs), this.readinessHost(p), { get: this.d.get, post: this.d.post, clock: this.d.clock }, this.abort.signal,
@@ -129,8 +149,9 @@ export class Supervisor extends EventEmitter {
       return p;
     });
     this.record = newRunRecord({
-      runId: o.runId, plan: o.plan, recipe: o.recipe, processes: this.procs.map((p) => p.rec), now: new Date(),
-      supervisor: { pid: this.d.self.pid, startTicks: this.d.self.startTicks, detached: o.detach }, bootId: this.d.self.bootId,
+      runId: o.runId, name: o.name, plan: o.plan, recipe: o.recipe, processes: this.procs.map((p) => p.rec), now: new Date(),
+      supervisor: { pid: this.d.self.pid, startTicks: this.d.self.startTicks, detached: o.detach, requests: o.handleSignals !== false ? [RESTART_CAPABILITY] : [] },
+      bootId: this.d.self.bootId,
     });
     this.writer = new RunWriter(this.record, (rec) => this.d.writeRun(o.stateDir, rec), (w) => this.emit('warning', w));
     this.marker = o.runMarker ?? runDir(o.stateDir, o.runId);
@@ -173,6 +194,10 @@ export class Supervisor extends EventEmitter {
         process.on(sig, h);
         this.signalHandlers.push([sig, h]);
       }
+      // `dynamo-dev restart` left a request in the run's folder (restart-request.ts).
+      const r = () => this.takeRestarts();
+      process.on(RESTART_SIGNAL, r);
+      this.signalHandlers.push([RESTART_SIGNAL, r]);
     }
     // Kept alive: nothing else may be pending while every process waits (e.g. all `waiting`).
     this.deadline = this.d.clock.setTimeout(() => void this.onDeadline(), this.o.readyTimeoutMs, true);
@@ -239,7 +264,8 @@ export class Supervisor extends EventEmitter {
     }
   }
 
-  private start(p: Proc): void {
+  /** `offset`: where in its log this start's lines begin (a restart appends to the old log). */
+  private start(p: Proc, offset = 0): void {
     // The marker: everything this process ever forks inherits it, so status and teardown find
     // even what escapes its group or what a SIGKILLed `up` never recorded.
     const env = { ...this.o.env, ...p.spec.env, [RUN_MARKER]: this.marker };
@@ -254,7 +280,7 @@ export class Supervisor extends EventEmitter {
     this.setState(p, 'starting');
     // fs.watch (inotify) wakes the follower on every write; the poll only catches what it misses,
     // so an idle run reads nothing 10 times a second (issue 9: <= 0.5% CPU idle after ready).
-    p.follower = this.d.follow(p.rec.log, (line) => this.onLine(p, line), { pollMs: this.o.followPollMs ?? 1000 });
+    p.follower = this.d.follow(p.rec.log, (line) => this.onLine(p, line), { pollMs: this.o.followPollMs ?? 1000, ...(offset > 0 ? { offset } : {}) });
     s.exited.then((info) => void this.onExit(p, info));
     p.readiness.started();
   }
@@ -283,13 +309,15 @@ export class Supervisor extends EventEmitter {
       setState: (s: ProcessState) => this.setState(p, s),
       kvLine: (tokens: number) => {
         p.rec.kvTokens = tokens;
+        p.restart?.note({ event: 'log-ready', process: p.spec.name, kvTokens: tokens, ms: this.d.clock.now() - p.startedMs });
         this.emitEvent({ event: 'log-ready', process: p.spec.name, kvTokens: tokens, ms: this.d.clock.now() - p.startedMs });
       },
       // Stryker disable next-line ArrowFunction: equivalent: readiness calls changed() only for a KV line after healthy, which cannot happen (policy/readiness.ts, onLine)
       changed: () => this.writer.persist(),
       gateOpened: () => this.startEligible(),
       lockWait: (w: LockWait) => {
-        const f = lockWaitFailure(this.failureView(p), w.lockPath, this.procs.map((q) => this.failureView(q)), this.o.plan.model);
+        // A restart is judged by its own deadline; it never stops the run.
+        const f = p.restart ? null : lockWaitFailure(this.failureView(p), w.lockPath, this.procs.map((q) => this.failureView(q)), this.o.plan.model);
         if (f) void this.fail(f);
         else void this.lockHint(p, w);
       },
@@ -297,6 +325,7 @@ export class Supervisor extends EventEmitter {
         // Mocker workers have no ready signal of their own: the frontend counting every planned
         // worker and answering a completion is theirs (FACTS §4).
         if (p.spec.role === 'frontend') for (const q of this.procs) q.readiness.confirm();
+        if (p.restart) void this.restartReady(p, p.restart);
         this.startEligible();
         this.checkAllReady();
       },
@@ -418,6 +447,7 @@ export class Supervisor extends EventEmitter {
     p.rec.exitCode = info.code;
     p.rec.signal = info.signal;
     p.rec.endedAt = new Date().toISOString();
+    if (p.restart && !this.finishing) return this.onRestartExit(p, p.restart, info);
     if (this.finishing) {
       if (p.rec.state !== 'failed') this.setState(p, 'stopped');
       return;
@@ -500,11 +530,170 @@ export class Supervisor extends EventEmitter {
     this.resolveDone({ outcome: 'failed', code: 1, reason: f.reason });
   }
 
+  // ---- restarting one process (dynamo-dev restart) ----------------------------------------------
+
+  /** The restart signal: every pending request of `dynamo-dev restart`, each answered in its events file. */
+  private takeRestarts(): void {
+    for (const r of this.d.restartRequests(this.o.stateDir, this.o.runId)) {
+      const note = (e: RestartEvent) => this.d.restartEvent(this.o.stateDir, this.o.runId, r.id, e);
+      void this.restart(r.process, { graceMs: r.graceMs, readyTimeoutMs: r.readyTimeoutMs }, note);
+    }
+  }
+
+  /**
+   * Stops one process as teardown would (its group, SIGTERM, grace, SIGKILL, the pid-reuse guard)
+   * and starts it again from the plan, its log appended after a marker line; readiness is judged
+   * again (its KV line and health, then the frontend counting every worker; for the frontend its
+   * whole readiness, which counts every worker). The run is `degraded` meanwhile and `ready` again
+   * once every process is. `readyTimeoutMs` 0: the run's own deadline.
+   */
+  async restart(name: string, o: { graceMs: number; readyTimeoutMs: number }, note: (e: RestartEvent) => void = () => {}): Promise<RestartDone> {
+    const p = this.procs.find((q) => q.spec.name === name);
+    const refuse = (reason: string): RestartDone => {
+      const e: RestartDone = { event: 'done', ok: false, process: name, reason, diagnosis: null, lastLines: [], log: null, runState: this.record.state };
+      note(e);
+      return e;
+    };
+    if (!p) return refuse(`no process "${name}" in this run`);
+    if (this.finishing) return refuse('the run is stopping');
+    if (!this.everReady) return refuse('the run is still starting; a process can be restarted once the run has been ready');
+    if (p.restart) return refuse(`${name} is already being restarted`);
+    let settle!: (e: RestartDone) => void;
+    const done = new Promise<RestartDone>((r) => (settle = r));
+    const job: RestartJob = { phase: 'stopping', abort: new AbortController(), deadline: null, t0: this.d.clock.now(), note, settle: (e) => {
+      note(e);
+      settle(e);
+    } };
+    p.restart = job;
+    note({ event: 'taken', process: name, pid: p.exit === null ? p.rec.pid : null });
+    this.setRunState('degraded');
+    // Also when it has ended: what is left of its group (an engine core holding GPU memory) goes too.
+    if (p.rec.pid !== null) {
+      this.refreshOne(p);
+      const res = await this.d.stop(processTargets([p.rec]), { graceMs: o.graceMs }).done;
+      for (const r of res.stopped) note({ event: 'stopped', process: name, pid: r.pid, signal: r.signal, ms: r.ms, ...(r.note ? { note: r.note } : {}) });
+      if (res.remaining.length > 0) {
+        this.keepSurvivors(res.remaining);
+        this.endRestart(p, job, `${name} outlived SIGKILL (pid ${res.remaining.map((r) => r.pid).join(', ')}); it is not started again beside it`, null);
+        return done;
+      }
+      // Its exit code (onExit records it): the group is empty, so it comes at once.
+      if (p.exit === null) {
+        let t: TimerHandle | null = null;
+        await Promise.race([p.spawned?.exited, new Promise((r) => (t = this.d.clock.setTimeout(() => r(null), 300)))]);
+        if (t) this.d.clock.clear(t);
+      }
+    }
+    if (p.restart !== job) return done; // the run was stopped meanwhile
+    const at = new Date();
+    const n = (p.rec.restarts ?? 0) + 1;
+    const marker = `--- dynamo-dev restart ${at.toISOString()}: ${name} stopped and started again (restart ${n}) ---`;
+    let offset = 0;
+    try {
+      offset = this.d.appendLog(p.rec.log, marker);
+    } catch (err) {
+      this.emit('warning', `cannot mark the restart in ${p.rec.log}: ${(err as Error).message}`);
+    }
+    Object.assign(p.rec, {
+      exitCode: null, signal: null, endedAt: null, noticedGoneAt: null, diagnosis: null, kvTokens: null, descendants: [], restarts: n, restartedAt: at.toISOString(),
+    });
+    p.exit = null;
+    p.lines = [];
+    p.follower?.stop();
+    job.phase = 'starting';
+    p.readiness = new ProcessReadiness(
+      readinessPlan(p.spec, this.o.plan, this.o.pollMs ?? 50), this.readinessHost(p), { get: this.d.get, post: this.d.post, clock: this.d.clock }, job.abort.signal,
+    );
+    const timeoutMs = o.readyTimeoutMs > 0 ? o.readyTimeoutMs : this.o.readyTimeoutMs;
+    job.deadline = this.d.clock.setTimeout(() => void this.restartDeadline(p, job, timeoutMs), timeoutMs, true);
+    this.start(p, offset);
+    note({ event: 'starting', process: name, pid: p.rec.pid, log: p.rec.log, marker });
+    // A worker with no ready signal of its own (the mocker) is ready when the frontend counts it.
+    if (p.readiness.plan.viaFrontend) {
+      void this.frontendCounts(job.abort.signal).then((ok) => {
+        if (ok && p.restart === job) p.readiness.confirm();
+      });
+    }
+    return done;
+  }
+
+  /** The restarted process is ready by its own signs: a worker waits for the frontend to count it. */
+  private async restartReady(p: Proc, job: RestartJob): Promise<void> {
+    if (job.phase !== 'starting') return;
+    if (p.spec.role !== 'frontend' && !p.readiness.plan.viaFrontend) {
+      if (!(await this.frontendCounts(job.abort.signal)) || p.restart !== job) return;
+    }
+    job.note({ event: 'counted', process: p.spec.name, by: 'frontend' });
+    if (job.deadline) this.d.clock.clear(job.deadline);
+    job.abort.abort(new Error('ready'));
+    p.restart = null;
+    // Watching needs no follower once ready (as watch() stops them all).
+    if (this.watching) p.follower?.stop();
+    if (this.procs.every((q) => q.rec.state === 'ready')) this.setRunState('ready');
+    await this.writer.flush();
+    job.settle({ event: 'done', ok: true, process: p.spec.name, ms: this.d.clock.now() - job.t0, runState: this.record.state });
+  }
+
+  /** The frontend's readiness steps again (live, model listed, every planned worker counted, a completion). */
+  private async frontendCounts(signal: AbortSignal): Promise<boolean> {
+    const fe = this.procs.find((q) => q.spec.role === 'frontend');
+    if (!fe) return true;
+    try {
+      for (const s of readinessPlan(fe.spec, this.o.plan, this.o.pollMs ?? 50).steps) {
+        await pollHttp(s.url, s.judge, { intervalMs: s.intervalMs, requestTimeoutMs: s.timeoutMs ?? 1000, signal, body: s.body }, { get: this.d.get, post: this.d.post, clock: this.d.clock });
+      }
+      return true;
+    } catch {
+      return false; // aborted: the restart ended otherwise
+    }
+  }
+
+  private async onRestartExit(p: Proc, job: RestartJob, info: ExitInfo): Promise<void> {
+    if (job.phase === 'stopping') return this.setState(p, 'stopped');
+    p.follower?.drain();
+    if (job.phase === 'ending') return; // given up on at the deadline: endRestart said why
+    job.phase = 'ending';
+    this.setState(p, 'failed');
+    const { top } = await this.d.diagnose(p.rec.log);
+    p.rec.diagnosis = endDiagnosis(top);
+    const how = info.error ? `could not be started: ${info.error}` : info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
+    this.endRestart(p, job, `${p.spec.name} ${how} while starting again`, top);
+    if (this.watching && this.procs.every((q) => q.exit !== null)) await this.fail({ reason: 'every process of the run has ended', process: null, diagnosis: null });
+  }
+
+  /** Not ready in time: stopped again (as up stops a start that passed its deadline), reported with what it waited for. */
+  private async restartDeadline(p: Proc, job: RestartJob, timeoutMs: number): Promise<void> {
+    if (p.restart !== job || job.phase !== 'starting') return;
+    job.phase = 'ending';
+    job.abort.abort(new Error('deadline'));
+    const fv = this.failureView(p);
+    const waiting = fv.waitingFor ?? (p.readiness.plan.kvPattern && !p.readiness.kvSeen ? 'its KV cache line' : 'readiness');
+    if (p.exit === null) await this.d.stop(processTargets([p.rec]), { graceMs: this.o.graceMs }).done;
+    p.follower?.drain();
+    if (p.restart !== job) return;
+    this.setState(p, 'failed');
+    const { top } = await this.d.diagnose(p.rec.log);
+    p.rec.diagnosis = endDiagnosis(top);
+    this.endRestart(p, job, `${p.spec.name} was not ready within ${Math.round(timeoutMs / 1000)} s (waiting for ${waiting}); stopped again`, top);
+  }
+
+  private endRestart(p: Proc, job: RestartJob, reason: string, diagnosis: Diagnosis | null): void {
+    if (job.deadline) this.d.clock.clear(job.deadline);
+    job.abort.abort(new Error('ended'));
+    p.restart = null;
+    if (!this.finishing) this.setRunState('degraded');
+    this.writer.persist();
+    job.settle({ event: 'done', ok: false, process: p.spec.name, reason, diagnosis, lastLines: [...p.lines], log: p.rec.log, runState: this.record.state });
+  }
+
   // ---- stopping -----------------------------------------------------------------------------
 
   private async stopAll(): Promise<{ stopped: StopResult[]; remaining: Survivor[] }> {
     // Stryker disable next-line StringLiteral: equivalent, as in watch()
     this.abort.abort(new Error('stopping'));
+    for (const p of this.procs) {
+      if (p.restart) this.endRestart(p, p.restart, 'the run was stopped while it restarted', null);
+    }
     this.clearTimers();
     // Stryker disable next-line BooleanLiteral: equivalent as `true`: setRunState('stopping') below persists the same record in the same write
     this.refreshDescendants(false);

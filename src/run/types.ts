@@ -47,6 +47,9 @@ export interface ProcessRecord {
   noticedGoneAt?: string | null;
   /** Its log's diagnosis when it ended (the signature table's root cause), null when nothing known matched. */
   diagnosis?: EndDiagnosis | null;
+  /** How often `dynamo-dev restart` started it again, and when last (absent: never). */
+  restarts?: number;
+  restartedAt?: string | null;
 }
 
 /** The diagnosis kept in run.json for a process that ended (src/run/diagnosis.ts Diagnosis, minus the long texts). */
@@ -78,13 +81,16 @@ export type RunState = 'starting' | 'ready' | 'degraded' | 'stopping' | 'stopped
 
 export interface RunRecord {
   id: string;
+  /** `up --name`: what commands' `--run` also accept; several named runs live side by side. */
+  name?: string;
   recipe: string;
   /** The validated recipe the run was started from (doctor judges a live run against it). */
   recipeSpec?: Recipe;
   model: string;
   createdAt: string;
   updatedAt: string;
-  supervisor: { pid: number; startTicks: number | null; detached: boolean };
+  /** `requests`: what it answers besides stop (`restart`: restart-request.ts); absent in runs of older versions. */
+  supervisor: { pid: number; startTicks: number | null; detached: boolean; requests?: string[] };
   /** /proc/sys/kernel/random/boot_id when the run started: a record of another boot has nothing alive. */
   bootId?: string | null;
   state: RunState;
