@@ -1,7 +1,10 @@
-// The virtual environment with the released Dynamo that `npm run test:dynamo` and `npm run bench`
-// run against. It lives outside git, in ${XDG_CACHE_HOME:-~/.cache}/dynamo-dev/test-venv-<hash>,
-// where <hash> covers test/dynamo/requirements.txt and the Python version: a second run finds it
-// and starts at once; a changed pin builds a new one. Plain ESM so the benchmarks can use it too.
+// The virtual environments with the released Dynamo that `npm run test:dynamo`, `npm run test:vllm`
+// and `npm run bench` run against. Each lives outside git, in
+// ${XDG_CACHE_HOME:-~/.cache}/dynamo-dev/test-venv-<hash>, where <hash> covers its pin file
+// (test/dynamo/requirements.txt by default, test/vllm/requirements.txt for the vLLM tier) and the
+// Python version: a second run finds it and starts at once; a changed pin builds a new one. pip's
+// downloads are kept in ${XDG_CACHE_HOME:-~/.cache}/dynamo-dev/pip, so a rebuild after a pin
+// change fetches only what changed. Plain ESM so the benchmarks can use it too.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 export const PIN_FILE = resolve(dirname(fileURLToPath(import.meta.url)), 'requirements.txt');
 const READY_MARK = '.dynamo-dev-ready';
+const DEFAULT_IMPORT_CHECK = ['dynamo.frontend', 'dynamo.mocker', 'tokenizers', 'transformers'];
 const MIN_PYTHON = [3, 10];
 
 /** ${XDG_CACHE_HOME:-~/.cache}/dynamo-dev */
@@ -64,9 +68,16 @@ export function venvDir(pythonVersionText, env = process.env, pinText = readFile
  * and renames it into place when complete, so an interrupted build never counts as a venv (only
  * `python -m ...` is used from it: console scripts keep the temporary path in their first line).
  */
-export function ensureVenv({ env = process.env, log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+export function ensureVenv({
+  env = process.env,
+  log = (line) => process.stderr.write(`${line}\n`),
+  pinFile = PIN_FILE,
+  label = 'test:dynamo',
+  importCheck = DEFAULT_IMPORT_CHECK,
+} = {}) {
   const { python, version } = findPython(env);
-  const dir = venvDir(version, env);
+  const pinText = readFileSync(pinFile, 'utf8');
+  const dir = venvDir(version, env, pinText);
   const venvPython = join(dir, 'bin', 'python');
   if (isReady(dir)) return { python: venvPython, dir, built: false };
 
@@ -76,7 +87,11 @@ export function ensureVenv({ env = process.env, log = (line) => process.stderr.w
   const logFile = `${dir}.log`;
   writeFileSync(logFile, '');
   const run = (cmd, args) => {
-    const r = spawnSync(cmd, args, { env: { ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const r = spawnSync(cmd, args, {
+      env: { PIP_CACHE_DIR: join(cacheRoot(env), 'pip'), ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
     writeFileSync(logFile, `$ ${cmd} ${args.join(' ')}\n${r.stdout ?? ''}${r.stderr ?? ''}\n`, { flag: 'a' });
     if (r.status !== 0) {
       const tail = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').slice(-15).join('\n');
@@ -84,8 +99,8 @@ export function ensureVenv({ env = process.env, log = (line) => process.stderr.w
       throw new Error(`building the test venv failed at \`${cmd} ${args.join(' ')}\` (log: ${logFile}):\n${tail || r.error?.message || `exit ${r.status}`}`);
     }
   };
-  const { noDeps, rest } = readPins();
-  log(`test:dynamo: building ${dir} with ${python} (Python ${version}): ${[...noDeps, ...rest].length} pinned requirements, once per pin change`);
+  const { noDeps, rest } = readPins(pinText);
+  log(`${label}: building ${dir} with ${python} (Python ${version}): ${[...noDeps, ...rest].length} pinned requirements, once per pin change`);
   run(python, ['-m', 'venv', tmp]);
   const tmpPython = join(tmp, 'bin', 'python');
   if (noDeps.length) run(tmpPython, ['-m', 'pip', 'install', '--no-deps', ...noDeps]);
@@ -93,7 +108,7 @@ export function ensureVenv({ env = process.env, log = (line) => process.stderr.w
   writeFileSync(restFile, `${rest.join('\n')}\n`);
   if (rest.length) run(tmpPython, ['-m', 'pip', 'install', '-r', restFile]);
   // The modules the tests run, imported once: a broken install fails here, not in every test.
-  run(tmpPython, ['-c', 'import dynamo.frontend, dynamo.mocker, tokenizers, transformers']);
+  run(tmpPython, ['-c', `import ${importCheck.join(', ')}`]);
   writeFileSync(join(tmp, READY_MARK), `${new Date().toISOString()}\n`);
   rmSync(dir, { recursive: true, force: true }); // an incomplete one left by an older layout
   try {
@@ -103,7 +118,7 @@ export function ensureVenv({ env = process.env, log = (line) => process.stderr.w
     rmSync(tmp, { recursive: true, force: true });
     if (!existsSync(join(dir, READY_MARK))) throw err;
   }
-  log(`test:dynamo: venv ready in ${Math.round((Date.now() - t0) / 1000)} s`);
+  log(`${label}: venv ready in ${Math.round((Date.now() - t0) / 1000)} s`);
   return { python: venvPython, dir, built: true };
 }
 
@@ -113,14 +128,14 @@ const isReady = (dir) => existsSync(join(dir, READY_MARK)) && existsSync(join(di
  * The complete venv for this pin file, or why there is none, without building anything (the
  * benchmarks run against it only when `npm run test:dynamo` has built it).
  */
-export function existingVenv(env = process.env) {
+export function existingVenv(env = process.env, pinFile = PIN_FILE) {
   let found;
   try {
     found = findPython(env);
   } catch (err) {
     return { python: null, why: err.message };
   }
-  const dir = venvDir(found.version, env);
+  const dir = venvDir(found.version, env, readFileSync(pinFile, 'utf8'));
   return isReady(dir) ? { python: join(dir, 'bin', 'python'), dir } : { python: null, why: `no complete venv at ${dir} (\`npm run test:dynamo\` builds it)` };
 }
 
