@@ -1,7 +1,8 @@
 import type { CommandContext } from './context.js';
 import { UserError } from '../errors.js';
 import { followFile, type Follower } from '../run/follow.js';
-import { readAllLines, tailFile } from '../run/log-read.js';
+import { openLines, readAllLines, tailFile, type LineSource } from '../run/log-read.js';
+import { mergeByTime, type MergeSource } from '../run/log-merge.js';
 import { pickRun } from '../run/pick-run.js';
 import { findRunView } from '../run/state.js';
 import { linePrefixer } from '../ui/log-prefix.js';
@@ -17,7 +18,7 @@ export interface LogsOptions {
 }
 
 
-/** `logs [PROCESS]`: one process plain, or all of them with a name prefix; --lines N from the end; --follow until the run stops or Ctrl-C. */
+/** `logs [PROCESS]`: one process plain, or all of them interleaved by time with a name prefix; --lines N from the end; --follow until the run stops or Ctrl-C. */
 export default async function logs(ctx: CommandContext, processName: string | undefined, opts: LogsOptions = {}): Promise<number> {
   const rec = await pickRun(ctx.stateDir, opts.run, 'logs to show');
   warnIfProcIsForeign(ctx);
@@ -71,14 +72,42 @@ export default async function logs(ctx: CommandContext, processName: string | un
   const stop = () => broken || interrupted;
 
   const offsets = new Map<string, number>();
-  for (const p of chosen) {
-    if (broken) break;
-    const emit = (lines: string[]) => write(lines.map((l) => fmt(p.name, l)).join(''));
-    const end = opts.lines !== undefined
-      ? await tailFile(p.log, opts.lines, !follow, emit, { stop })
-      : await readAllLines(p.log, emit, !follow, { stop });
-    if (end === null && !follow) ctx.stderr.write(`dynamo-dev: no log yet for ${p.name} (${p.log})\n`);
-    offsets.set(p.name, end ?? 0);
+  if (prefixed) {
+    // Every process: interleaved by the time each line says it was written (log-merge.ts).
+    const sources: LineSource[] = [];
+    try {
+      const merging: MergeSource[] = [];
+      for (const p of chosen) {
+        const src = await openLines(p.log, { tail: opts.lines, includePartial: !follow, stop });
+        if (src === null) {
+          if (!follow) ctx.stderr.write(`dynamo-dev: no log yet for ${p.name} (${p.log})\n`);
+          continue;
+        }
+        sources.push(src);
+        const started = p.startedAt ? Date.parse(p.startedAt) : NaN;
+        merging.push({ name: p.name, batches: src.batches, before: src.before, startMs: Number.isFinite(started) ? started : null });
+      }
+      const created = Date.parse(rec.createdAt);
+      await mergeByTime(merging, (name, lines) => write(lines.map((l) => fmt(name, l)).join('')), {
+        nearMs: Number.isFinite(created) ? created : Date.now(), stop,
+      });
+      chosen.forEach((p) => {
+        const i = merging.findIndex((m) => m.name === p.name);
+        offsets.set(p.name, i < 0 ? 0 : sources[i].end.pos);
+      });
+    } finally {
+      await Promise.all(sources.map((src) => src.close()));
+    }
+  } else {
+    for (const p of chosen) {
+      if (broken) break;
+      const emit = (lines: string[]) => write(lines.map((l) => fmt(p.name, l)).join(''));
+      const end = opts.lines !== undefined
+        ? await tailFile(p.log, opts.lines, !follow, emit, { stop })
+        : await readAllLines(p.log, emit, !follow, { stop });
+      if (end === null && !follow) ctx.stderr.write(`dynamo-dev: no log yet for ${p.name} (${p.log})\n`);
+      offsets.set(p.name, end ?? 0);
+    }
   }
   if (!follow) return 0;
   if (broken || interrupted) {

@@ -64,13 +64,24 @@ export async function readAllLines(path: string, onLines: LinesSink, includePart
 }
 
 async function streamLines(fh: FileHandle, onLines: LinesSink, includePartial: boolean, o: ReadOptions): Promise<number> {
+  const end = { pos: 0 };
+  for await (const lines of lineBatches(fh, includePartial, o, end)) await onLines(lines);
+  return end.pos;
+}
+
+/** The batches of lines of a file from o.offset; `end.pos` is the offset after the last line passed on once it is done. */
+async function* lineBatches(fh: FileHandle, includePartial: boolean, o: ReadOptions, end: { pos: number }): AsyncGenerator<string[]> {
   const decoder = new StringDecoder('utf8');
   const buf = Buffer.allocUnsafe(CHUNK);
   let pos = o.offset ?? 0;
+  end.pos = pos;
   /** The line being assembled: never more than MAX_LINE characters plus one chunk. */
   let pending = '';
   for (;;) {
-    if (o.stop?.()) return pos - Buffer.byteLength(pending);
+    if (o.stop?.()) {
+      end.pos = pos - Buffer.byteLength(pending);
+      return;
+    }
     const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
     if (bytesRead <= 0) break;
     pos += bytesRead;
@@ -81,22 +92,26 @@ async function streamLines(fh: FileHandle, onLines: LinesSink, includePartial: b
     } else {
       const lines = (pending + text.slice(0, cut)).split('\n');
       pending = text.slice(cut + 1);
-      await onLines(bounded(lines.map(noCr)));
+      end.pos = pos - Buffer.byteLength(pending);
+      yield bounded(lines.map(noCr));
     }
     if (pending.length > MAX_LINE) {
       // Whole pieces while more of the line follows: a line of exactly MAX_LINE (or a multiple)
       // waits for its newline, so no empty line appears after it.
       const whole = Math.floor((pending.length - 1) / MAX_LINE) * MAX_LINE;
-      await onLines(bounded([pending.slice(0, whole)]));
+      const piece = pending.slice(0, whole);
       pending = pending.slice(whole);
+      end.pos = pos - Buffer.byteLength(pending);
+      yield bounded([piece]);
     }
   }
   pending += decoder.end();
   if (includePartial && pending !== '') {
-    await onLines(bounded([noCr(pending)]));
-    return pos;
+    end.pos = pos;
+    yield bounded([noCr(pending)]);
+    return;
   }
-  return pos - Buffer.byteLength(pending);
+  end.pos = pos - Buffer.byteLength(pending);
 }
 
 /**
@@ -146,4 +161,51 @@ export async function tailFile(path: string, n: number, includePartial: boolean,
   } finally {
     await fh.close();
   }
+}
+
+/** A log read as batches of lines, for merging several logs: see openLines. */
+export interface LineSource {
+  batches: AsyncGenerator<string[]>;
+  /** The offset after the last line passed on, once `batches` is done: where following continues. */
+  readonly end: { pos: number };
+  /** With a tail: the whole lines of up to one chunk before it, newest last (what came just before, for its time). */
+  before: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A log's lines (its last `tail` lines when given) as batches pulled one at a time, so several
+ * logs can be merged with memory bounded by one chunk each; null when there is no file.
+ */
+export async function openLines(path: string, o: { tail?: number; includePartial: boolean; stop?: () => boolean }): Promise<LineSource | null> {
+  const fh = await openLog(path);
+  if (!fh) return null;
+  const end = { pos: 0 };
+  let offset = 0;
+  let before: string[] = [];
+  try {
+    if (o.tail !== undefined) {
+      offset = await tailStart(fh, (await fh.stat()).size, o.tail, o.includePartial);
+      before = await linesBefore(fh, offset);
+      if (o.tail <= 0) {
+        end.pos = offset;
+        return { batches: (async function* () {})(), end, before, close: () => fh.close() };
+      }
+    }
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+  return { batches: lineBatches(fh, o.includePartial, { offset, stop: o.stop }, end), end, before, close: () => fh.close() };
+}
+
+/** The whole lines in the chunk before `offset` (the first one, maybe cut, left out unless it starts the file). */
+async function linesBefore(fh: FileHandle, offset: number): Promise<string[]> {
+  if (offset === 0) return [];
+  const from = Math.max(0, offset - CHUNK);
+  const buf = Buffer.alloc(offset - from);
+  const { bytesRead } = await fh.read(buf, 0, buf.length, from);
+  const lines = buf.subarray(0, bytesRead).toString('utf8').split('\n').map(noCr);
+  lines.pop(); // after the last newline: nothing (offset is a line start)
+  return from === 0 ? lines : lines.slice(1);
 }

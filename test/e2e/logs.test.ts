@@ -13,7 +13,8 @@ const homes: ReturnType<typeof tempHome>[] = [];
 function home() {
   const h = tempHome('dd-logs-');
   homes.push(h);
-  return { ...h, env: fakeEnv(h) };
+  // vLLM's times are local time: the interleaving is pinned in UTC (and in Berlin, below).
+  return { ...h, env: fakeEnv(h, { vars: { TZ: 'UTC' } }) };
 }
 afterAll(() => homes.forEach((h) => h.cleanup()));
 
@@ -23,7 +24,7 @@ const lastOf = (text: string, n: number) => text.replace(/\n$/, '').split('\n').
 
 async function twoProcessRun(h: ReturnType<typeof home>, id = '20261130-101500-agg') {
   return writeFakeRun(h.stateDir, {
-    id, state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 },
+    id, state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 }, createdAt: '2026-10-07T05:11:59Z',
     processes: [{ name: 'frontend', pid: null, startTicks: null }, { name: 'agg-0', pid: null, startTicks: null }],
     logLines: { frontend: frontendLog, 'agg-0': workerLog },
   });
@@ -49,16 +50,70 @@ describe('logs', () => {
     expect(lines.length).toBe(lastOf(frontendLog, 1e6).length + lastOf(workerLog, 1e6).length);
   });
 
-  it('--lines N: the last N lines of each', async () => {
+  it('--lines N: the last N lines of each, interleaved by their times', async () => {
     const h = home();
     await twoProcessRun(h);
     const r = await runCli(['logs', '--lines', '2'], h.env);
+    // agg-0's: vLLM 05:12:19 (local), Dynamo 05:12:20.551902Z; the frontend's: 05:12:20.703118Z, .704420Z.
     expect(r.stdout.split('\n')).toEqual([
-      ...lastOf(frontendLog, 2).map((l) => `frontend | ${l}`),
       ...lastOf(workerLog, 2).map((l) => `agg-0    | ${l}`),
+      ...lastOf(frontendLog, 2).map((l) => `frontend | ${l}`),
     ]);
     const one = await runCli(['logs', 'agg-0', '-n', '1'], h.env);
     expect(one.stdout).toBe(lastOf(workerLog, 1)[0]);
+  });
+
+  it('all processes: interleaved by the time each line says (Dynamo UTC, vLLM local time, JSON lines, UCX); a line with none stays after the line before it', async () => {
+    const h = home();
+    await writeFakeRun(h.stateDir, {
+      id: '20261205-135900-000-agg-router', state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 }, createdAt: '2026-12-05T13:59:00Z',
+      processes: [{ name: 'frontend', pid: null, startTicks: null }, { name: 'agg-0', pid: null, startTicks: null }, { name: 'agg-1', pid: null, startTicks: null }],
+      logLines: {
+        frontend: [
+          '2026-12-05T13:59:20.100000Z  INFO dynamo_llm::http::service::service_v2: Starting HTTP(S) service port=8000',
+          '\u001b[2m2026-12-05T13:59:26.000000Z\u001b[0m \u001b[32m INFO\u001b[0m dynamo_llm::discovery::watcher: added model',
+          '{"time":"2026-12-05T13:59:27.500000Z","level":"WARN","message":"KV-event publishing is disabled"}',
+        ].join('\n') + '\n',
+        'agg-0': [
+          'started without a time (before any timed line: the process start)',
+          '2026-12-05T13:59:21.000000Z  INFO main.init: Starting vLLM worker',
+          '(EngineCore pid=48211) INFO 12-05 13:59:25 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens',
+          'Traceback (most recent call last):',
+          '  File "x.py", line 1',
+        ].join('\n') + '\n',
+        'agg-1': [
+          'INFO 12-05 13:59:22 [model.py:547] Resolved architecture: Qwen3ForCausalLM',
+          '[1796479167.000000] [host:51120:0]        select.c:657  UCX  ERROR   no active messages transport',
+        ].join('\n') + '\n',
+      },
+    });
+    const r = await runCli(['logs'], h.env);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')).toEqual([
+      'agg-0    | started without a time (before any timed line: the process start)',
+      'frontend | 2026-12-05T13:59:20.100000Z  INFO dynamo_llm::http::service::service_v2: Starting HTTP(S) service port=8000',
+      'agg-0    | 2026-12-05T13:59:21.000000Z  INFO main.init: Starting vLLM worker',
+      'agg-1    | INFO 12-05 13:59:22 [model.py:547] Resolved architecture: Qwen3ForCausalLM',
+      'agg-0    | (EngineCore pid=48211) INFO 12-05 13:59:25 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens',
+      'agg-0    | Traceback (most recent call last):',
+      'agg-0    |   File "x.py", line 1',
+      'frontend | 2026-12-05T13:59:26.000000Z  INFO dynamo_llm::discovery::watcher: added model',
+      'agg-1    | [1796479167.000000] [host:51120:0]        select.c:657  UCX  ERROR   no active messages transport',
+      'frontend | {"time":"2026-12-05T13:59:27.500000Z","level":"WARN","message":"KV-event publishing is disabled"}',
+    ]);
+    // --lines: a tail that begins without a time (agg-0's traceback) keeps the time of the line before it in the file.
+    const tail = await runCli(['logs', '--lines', '2'], h.env);
+    expect(tail.stdout.split('\n').map((l) => l.slice(0, 30))).toEqual([
+      'agg-1    | INFO 12-05 13:59:22',
+      'agg-0    | Traceback (most rec',
+      'agg-0    |   File "x.py", line',
+      'frontend | 2026-12-05T13:59:26',
+      'agg-1    | [1796479167.000000]',
+      'frontend | {"time":"2026-12-05',
+    ]);
+    // vLLM writes local time: in Berlin (UTC+1 in December) its 13:59:22 is 12:59:22 UTC, before everything else.
+    const berlin = await runCli(['logs'], { ...h.env, TZ: 'Europe/Berlin' });
+    expect(berlin.stdout.split('\n')[0]).toBe('agg-1    | INFO 12-05 13:59:22 [model.py:547] Resolved architecture: Qwen3ForCausalLM');
   });
 
   it('--lines reads from the end: the tail of a 64 MB log comes back in well under a second', async () => {
@@ -106,8 +161,8 @@ describe('logs', () => {
     await twoProcessRun(h);
     const r = await runCli(['logs', '--lines', '1', '--json'], h.env);
     expect(r.stdout.split('\n').map((l) => JSON.parse(l))).toEqual([
-      { process: 'frontend', line: lastOf(frontendLog, 1)[0] },
       { process: 'agg-0', line: lastOf(workerLog, 1)[0] },
+      { process: 'frontend', line: lastOf(frontendLog, 1)[0] },
     ]);
   });
 
@@ -186,5 +241,26 @@ describe('logs', () => {
     expect(r.stdout).toBe('(EngineCore pid=9) INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens');
     const j = await runCli(['logs', 'agg-0', '--json'], h.env);
     expect(JSON.parse(j.stdout).line).toBe(coloured.trimEnd());
+  });
+});
+
+describe('logs on a terminal', () => {
+  it('each process\'s prefix in its own colour, the same in every call; NO_COLOR: plain', async () => {
+    const { openTerminal } = await import('../helpers/pty.js');
+    const h = home();
+    await twoProcessRun(h);
+    const show = async (vars: Record<string, string | undefined>) => {
+      const term = openTerminal([process.execPath, BIN, 'logs', '--lines', '1'], { ...h.env, ...vars }, { cols: 120, rows: 24 });
+      expect(await term.exit).toBe(0);
+      return term.raw();
+    };
+    const coloured = await show({ NO_COLOR: undefined });
+    // chalk's cyan and magenta, in plan order: frontend, agg-0.
+    expect(coloured).toContain('\u001b[36mfrontend\u001b[39m | ');
+    expect(coloured).toContain('\u001b[35magg-0   \u001b[39m | ');
+    expect(await show({ NO_COLOR: undefined })).toBe(coloured);
+    const plain = await show({ NO_COLOR: '1' });
+    expect(plain).toContain('frontend | ');
+    expect(plain).not.toMatch(/\u001b\[3\dm/);
   });
 });
