@@ -251,6 +251,26 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/probe.js')));
 
+  // `bench` runs an experiment (commands/bench.ts); its `show`, `compare` and `list` subcommands
+  // re-render stored results (bench-report). A recipe named like a subcommand is shadowed by it.
+  program
+    .command('bench')
+    .description('measure recipes side by side with AIPerf, each on a run that passed its validity gates')
+    .argument('[recipes...]', 'built-in recipe names or YAML files (or --preset)')
+    .option('--preset <name>', 'a built-in experiment: routing, agg-vs-disagg, frontend-overhead')
+    .option('--vary <key=v1,v2>', 'variants of each recipe by a field (repeatable), e.g. frontend.routerMode=kv,round-robin,random', collect, [])
+    .option('--concurrency <list>', 'concurrent requests, comma-separated (default 1; a preset has its own)', csv)
+    .option('--requests <n>', 'requests per load run (default 32; a preset has its own)', intArg('--requests', 1))
+    .option('--repeats <n>', 'load runs per variant and concurrency', intArg('--repeats', 1), 3)
+    .option('--seed <n>', 'AIPerf\'s random seed (prompts, prefix picks); repeat r uses seed + r', intArg('--seed', 0))
+    .option('--model <id>', 'override every variant\'s model')
+    .option('--set <path=value>', 'override a field of every variant\'s recipe (repeatable), e.g. frontend.httpPort=9000', collect, [])
+    .option('--no-preflight', 'skip the doctor checks before each variant\'s start')
+    .option('--ready-timeout <seconds>', 'readiness deadline of each variant\'s run', numArg('--ready-timeout', 0, MAX_S), 900)
+    .option('--plot <file>', 'also draw the results to FILE.svg or FILE.png')
+    .option('--json', 'one JSON document (the stored result) at the end')
+    .action(lazy(() => import('./commands/bench.js')));
+
   program
     .command('export')
     .description('hand a recipe to another system')

@@ -75,6 +75,14 @@ const EXAMPLES: Record<string, { lines: [string, string][]; doc: string }> = {
     ],
     doc: 'kv.md',
   },
+  bench: {
+    lines: [
+      ['dynamo-dev bench --preset routing', 'KV routing against round-robin and random (the mocker when there is no GPU)'],
+      ['dynamo-dev bench agg-router --vary frontend.routerMode=kv,round-robin --concurrency 1,4', 'variants of one recipe'],
+      ['dynamo-dev bench agg disagg-same-gpu --repeats 5 --json > result.json', 'two recipes; the whole result as JSON'],
+    ],
+    doc: 'bench.md',
+  },
   probe: {
     lines: [
       ['dynamo-dev probe', 'measure prefix-cache routing on the live run'],

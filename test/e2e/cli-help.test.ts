@@ -7,7 +7,7 @@ const env = fakeEnv(h);
 afterAll(() => h.cleanup()); // 148 dd-help-* folders were left in /tmp before
 
 describe('--help and usage errors', () => {
-  it.each(['doctor', 'up', 'teardown', 'restart', 'status', 'logs', 'diagnose', 'kv', 'probe', 'recipes', 'export', 'export k8s'])('%s --help has examples that start with the command and a docs path that exists', async (cmd) => {
+  it.each(['doctor', 'up', 'teardown', 'restart', 'status', 'logs', 'diagnose', 'kv', 'probe', 'bench', 'recipes', 'export', 'export k8s'])('%s --help has examples that start with the command and a docs path that exists', async (cmd) => {
     const r = await runCli([...cmd.split(' '), '--help'], env);
     expect(r.code).toBe(0);
     const ex = r.stdout.slice(r.stdout.indexOf('Examples:'));

@@ -1,0 +1,100 @@
+// The seeds' experiments as data (issue 23). Each preset names its variants as --set overrides of
+// one recipe per machine kind: with a GPU the vLLM recipes, without one Dynamo's mocker engine
+// (CPU only; its timings are a model, relative only: docs/bench.md). A variant that cannot be
+// measured on the engine says so as data (`unmeasurable`), never as a number.
+
+export type Engine = 'vllm' | 'mocker';
+
+export interface PresetVariant {
+  name: string;
+  /** The recipe per engine: a built-in name. */
+  recipe: Record<Engine, string>;
+  sets: Record<string, string>;
+  /** Overrides added on one engine only (a vLLM recipe run on the mocker: engine=mocker). */
+  engineSets?: Partial<Record<Engine, Record<string, string>>>;
+  /** Why this variant cannot be measured on that engine (its status is then `missing` with this reason). */
+  unmeasurable?: Partial<Record<Engine, string>>;
+}
+
+/** What AIPerf sends (src/bench/aiperf-argv.ts). */
+export interface LoadShape {
+  /** Tokens of the synthetic user prompt (AIPerf --isl; with a prefix pool: the varying tail). */
+  inputTokens: number;
+  /** Tokens asked for per answer (AIPerf --osl). */
+  outputTokens: number;
+  /** Shared-prefix pool: `count` prefixes of `tokens` tokens, each request picks one (AIPerf --num-prefix-prompts / --prefix-prompt-length). */
+  prefixes: { count: number; tokens: number } | null;
+}
+
+export interface Preset {
+  name: string;
+  description: string;
+  variants: PresetVariant[];
+  concurrency: number[];
+  /** Requests per run when --requests is not given. */
+  requests: number;
+  load: LoadShape;
+}
+
+// The seed's routing experiment: 12 prefixes sent 6 times each, one request at a time
+// (FACTS §7: KV routing with events 53-60 of 60 repeats hit, round-robin 35-43, events on the
+// router but none published 37-44). The mocker publishes its own KV events unless prefix caching
+// is off (dynamo/mocker/args.py --no-enable-prefix-caching, ai-dynamo 1.6.1): that is how its
+// "events off" is made; doctor's kv.events then fails, and so does the bench gate of that name.
+const ROUTER = { vllm: 'agg-router', mocker: 'mocker' };
+const NO_EVENTS = '["--no-enable-prefix-caching"]';
+
+export const PRESETS: Record<string, Preset> = {
+  routing: {
+    name: 'routing',
+    description: 'KV-aware routing (events, approximate) against round-robin and random, and a KV router whose workers publish no events',
+    variants: [
+      { name: 'kv-events', recipe: ROUTER, sets: {} },
+      { name: 'kv-approx', recipe: ROUTER, sets: { 'frontend.kvEvents': 'false' } },
+      { name: 'round-robin', recipe: ROUTER, sets: { 'frontend.routerMode': 'round-robin' } },
+      { name: 'random', recipe: ROUTER, sets: { 'frontend.routerMode': 'random' } },
+      { name: 'kv-events-off', recipe: ROUTER, sets: { 'workers.0.args': NO_EVENTS } },
+    ],
+    concurrency: [1],
+    requests: 72,
+    load: { inputTokens: 32, outputTokens: 16, prefixes: { count: 12, tokens: 1024 } },
+  },
+  'agg-vs-disagg': {
+    name: 'agg-vs-disagg',
+    description: 'aggregated serving against prefill and decode split on the same GPU, at concurrency 1 and 4',
+    variants: [
+      { name: 'agg', recipe: { vllm: 'agg', mocker: 'mocker' }, sets: {}, engineSets: { mocker: { 'workers.0.replicas': '1' } } },
+      // The mocker's own disaggregation mode (--disaggregation-mode prefill|decode): the plan gives it
+      // to mocker workers of a prefill/decode recipe (src/plan/build.ts).
+      { name: 'disagg', recipe: { vllm: 'disagg-same-gpu', mocker: 'disagg-same-gpu' }, sets: {}, engineSets: { mocker: { engine: 'mocker' } } },
+    ],
+    concurrency: [1, 4],
+    requests: 32,
+    load: { inputTokens: 512, outputTokens: 64, prefixes: null },
+  },
+  'frontend-overhead': {
+    name: 'frontend-overhead',
+    description: 'Dynamo\'s frontend and one worker against the engine\'s own OpenAI server',
+    variants: [
+      { name: 'frontend+worker', recipe: { vllm: 'agg', mocker: 'mocker' }, sets: {}, engineSets: { mocker: { 'workers.0.replicas': '1' } } },
+      {
+        name: 'engine-alone', recipe: { vllm: 'agg', mocker: 'mocker' }, sets: {},
+        unmeasurable: {
+          mocker: 'the mocker has no OpenAI server of its own (it serves only behind Dynamo\'s frontend): the frontend\'s overhead cannot be measured on it',
+          vllm: 'starting vLLM\'s own OpenAI server (`vllm serve`) through dynamo-dev is not built yet: the engine alone is not measured',
+        },
+      },
+    ],
+    concurrency: [1],
+    requests: 32,
+    load: { inputTokens: 256, outputTokens: 64, prefixes: null },
+  },
+};
+
+export const PRESET_NAMES = Object.keys(PRESETS);
+
+/** The load of a plain `bench RECIPE...` (no preset). */
+export const DEFAULT_LOAD: LoadShape = { inputTokens: 256, outputTokens: 64, prefixes: null };
+export const DEFAULT_REQUESTS = 32;
+export const DEFAULT_CONCURRENCY = [1];
+export const DEFAULT_REPEATS = 3;

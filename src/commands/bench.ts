@@ -1,0 +1,236 @@
+import { Writable } from 'node:stream';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
+import { UserError, isUserError } from '../errors.js';
+import type { Engine, LoadShape } from '../bench/presets.js';
+import type { UpEvent } from '../run/events.js';
+import type { BenchDoc, BenchEvent, PreparedVariant, Started } from '../run/bench.js';
+
+export interface BenchOptions {
+  preset?: string;
+  vary?: string[];
+  concurrency?: string[];
+  requests?: number;
+  repeats?: number;
+  seed?: number;
+  model?: string;
+  /** --set PATH=VALUE for every variant (before the variant's own overrides). */
+  set?: string[];
+  /** commander's --no-preflight -> false */
+  preflight?: boolean;
+  readyTimeout?: number;
+  plot?: string;
+  json?: boolean;
+}
+
+/**
+ * `dynamo-dev bench RECIPE... | --preset NAME` (CLI.md, issue 23): every variant through preflight,
+ * up (detached, real readiness), the gates, AIPerf, teardown. Everything the user gave is checked
+ * before anything starts: a bad preset, an unknown --vary key, no AIPerf are exit 2.
+ */
+export default async function bench(ctx: CommandContext, recipes: string[], opts: BenchOptions): Promise<number> {
+  const [{ parseVary, parseConcurrency, expandVariants, presetVariants, findPreset }, presets] = await Promise.all([
+    import('../bench/variants.js'), import('../bench/presets.js'),
+  ]);
+  if (recipes.length > 0 && opts.preset) throw new UserError('give recipes or --preset, not both (a preset names its own recipes)');
+  if (recipes.length === 0 && !opts.preset) {
+    throw new UserError(`bench needs a recipe or --preset (${presets.PRESET_NAMES.join(', ')})`, 'dynamo-dev bench --preset routing   (or: dynamo-dev bench agg --vary frontend.routerMode=kv,round-robin)');
+  }
+  const preset = opts.preset ? findPreset(opts.preset) : null;
+  const varies = (opts.vary ?? []).map(parseVary);
+  const concurrency = opts.concurrency?.length ? parseConcurrency(opts.concurrency) : preset?.concurrency ?? presets.DEFAULT_CONCURRENCY;
+  const requests = opts.requests ?? preset?.requests ?? presets.DEFAULT_REQUESTS;
+  const repeats = opts.repeats ?? presets.DEFAULT_REPEATS;
+  const seed = opts.seed ?? 0;
+  const load: LoadShape = preset?.load ?? presets.DEFAULT_LOAD;
+
+  // The engine a preset runs on: vLLM with a GPU, else Dynamo's mocker (CPU only).
+  let engine: Engine = 'vllm';
+  const gpu = await import('../host/nvidia-smi.js').then((m) => m.probeGpu(ctx.env, 5000)).catch(() => null);
+  if (preset && !(gpu?.ok && gpu.gpus.length > 0)) engine = 'mocker';
+  const specs = preset ? presetVariants(preset, engine, varies) : expandVariants(recipes, varies);
+
+  // Every variant's recipe loads (an unknown --vary key fails here, naming it) before anything starts.
+  const { loadRecipe } = await import('../host/recipes.js');
+  const variants: PreparedVariant[] = [];
+  for (const v of specs) {
+    const sets = [...(opts.set ?? []), ...Object.entries(v.sets).map(([k, val]) => `${k}=${val}`)];
+    if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
+    let recipeObj;
+    try {
+      recipeObj = await loadRecipe(v.recipe, sets);
+    } catch (err) {
+      // An override from --vary: name the flag and its values, as up names --set.
+      if (isUserError(err)) {
+        const from = varies.find((x) => x.key in v.sets && err.message.includes(x.key));
+        if (from) throw new UserError(`--vary ${from.key}=${from.values.join(',')}: ${err.message.replace(/^--set \S+: /, '')}`, err.fix);
+      }
+      throw err;
+    }
+    variants.push({ ...v, recipeObj, tokenizer: recipeObj.model });
+  }
+  const python = (v: PreparedVariant) => ctx.python ?? v.recipeObj.python;
+
+  const { findAiperf, AIPERF_FIX } = await import('../host/aiperf.js');
+  const aiperf = await findAiperf(ctx.env, python(variants[0]));
+  if (!aiperf) throw new UserError(`AIPerf is not installed: no \`aiperf\` on PATH and \`${python(variants[0])} -m aiperf\` has none; bench measures with it`, AIPERF_FIX);
+
+  // One up at a time per state directory: a live run would make the first variant's up refuse.
+  const { findRunView } = await import('../run/state.js');
+  const live = await findRunView(ctx.stateDir);
+  if (live?.live) throw new UserError(`another run is live: run ${live.record.id} (${live.status}); bench starts its own runs`, `dynamo-dev teardown --run ${live.record.id}`);
+
+  const { newRunId } = await import('../run/paths.js');
+  const id = newRunId(preset?.name ?? recipes.join('+'));
+  const dir = join(ctx.stateDir, 'bench', id);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const { probeDynamoVersion } = await import('../host/python.js');
+  const g = gpu?.ok ? gpu.gpus.find((x) => x.index === variants[0].recipeObj.gpu) ?? gpu.gpus[0] ?? null : null;
+  const doc: BenchDoc = {
+    schemaVersion: 1, id, startedAt: new Date().toISOString(), endedAt: null, argv: process.argv.slice(2),
+    preset: preset?.name ?? null, seed, requests, concurrency, repeats, interrupted: false,
+    machine: {
+      gpu: g ? { index: g.index, name: g.name, totalMiB: g.memoryTotalMiB ?? 0 } : null,
+      driver: gpu?.ok ? gpu.driverVersion : null,
+      cudaDriver: gpu?.ok ? gpu.cudaVersion : null,
+      dynamo: await probeDynamoVersion(python(variants[0]), ctx.env, 10_000),
+      vllm: null,
+      aiperf: aiperf.version,
+      aiperfFound: aiperf.found,
+      python: python(variants[0]),
+      engine,
+    },
+    load, variants: [],
+  };
+
+  // Ctrl-C, SIGTERM, SIGHUP: the current variant stops cleanly (up's own handlers stop a start;
+  // AIPerf is stopped here; teardown follows), the rest stay missing, exit 130.
+  const listeners: (() => void)[] = [];
+  const interrupted = { yes: false, on: (f: () => void) => (interrupted.yes ? f() : listeners.push(f)) };
+  const onSignal = () => {
+    if (interrupted.yes) return;
+    interrupted.yes = true;
+    for (const f of listeners.splice(0)) f();
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of signals) process.on(s, onSignal);
+
+  const say = (line: string) => (ctx.json ? ctx.stderr : ctx.stdout).write(`${line}\n`);
+  say(`bench ${id}: ${variants.length} variant${variants.length === 1 ? '' : 's'}${preset ? ` (preset ${preset.name}, ${engine === 'mocker' ? 'mocker engine: no GPU' : 'vLLM'})` : ''}, concurrency ${concurrency.join(',')}, ${repeats} repeat${repeats === 1 ? '' : 's'} of ${requests} requests; AIPerf ${aiperf.version ?? '(version unknown)'}`);
+
+  const { runBench, startedFrom } = await import('../run/bench.js');
+  const { teardown } = await import('../run/teardown.js');
+  const { default: up } = await import('./up.js');
+  let result: BenchDoc;
+  try {
+    result = await runBench({ doc, dir, variants }, {
+      env: ctx.env, stateDir: ctx.stateDir, python, aiperf,
+      interrupted,
+      onEvent: (e) => say(progressLine(e)),
+      start: async (v): Promise<Started> => {
+        const captured = captureStream();
+        const upCtx: CommandContext = { ...ctx, json: true, interactive: false, stdout: captured.stream };
+        let code: number;
+        try {
+          const set = [...(opts.set ?? []), ...Object.entries(v.sets).map(([k, val]) => `${k}=${val}`)];
+          code = await up(upCtx, v.recipe, { set, model: opts.model, detach: true, readyTimeout: opts.readyTimeout, preflight: opts.preflight });
+        } catch (err) {
+          code = isUserError(err) ? EXIT.usage : EXIT.failed;
+          captured.events.push({ event: 'failed', reason: (err as Error).message, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
+        }
+        return startedFrom(captured.events, code);
+      },
+      teardown: async (runId) => {
+        const out = await teardown({ stateDir: ctx.stateDir, runId, graceMs: 10_000, orphans: false });
+        return { remaining: out.remaining.length };
+      },
+    });
+  } finally {
+    for (const s of signals) process.off(s, onSignal);
+  }
+
+  if (ctx.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else ctx.stdout.write(await summary(result, dir));
+  if (result.interrupted) {
+    ctx.stderr.write('dynamo-dev: bench interrupted: nothing left running; what was measured is kept\n');
+    return EXIT.interrupted;
+  }
+  return result.variants.some((v) => v.status === 'invalid' || v.status === 'failed') ? EXIT.failed : EXIT.ok;
+}
+
+/** A stdout for up --json: its NDJSON events, parsed as they come. */
+function captureStream(): { stream: Writable; events: UpEvent[] } {
+  const events: UpEvent[] = [];
+  let rest = '';
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      rest += String(chunk);
+      let nl;
+      while ((nl = rest.indexOf('\n')) >= 0) {
+        const line = rest.slice(0, nl);
+        rest = rest.slice(nl + 1);
+        try {
+          events.push(JSON.parse(line) as UpEvent);
+        } catch {
+          // not an event line
+        }
+      }
+      cb();
+    },
+  });
+  return { stream, events };
+}
+
+const fmt = (n: number, d = 1) => n.toFixed(d);
+
+function progressLine(e: BenchEvent): string {
+  switch (e.event) {
+    case 'variant': return `[${e.index + 1}/${e.total}] ${e.name}`;
+    case 'up': return e.code === 0 ? `  ${e.name}: ready (run ${e.runId})` : `  ${e.name}: up failed (exit ${e.code})${e.reason ? `: ${e.reason}` : ''}`;
+    case 'gates': {
+      const failed = e.gates.filter((g) => g.status === 'fail');
+      if (failed.length === 0) return `  ${e.name}: gates ${e.phase === 'ready' ? 'at ready' : 'after the load'}: ${e.gates.filter((g) => g.status === 'pass').length} pass${e.gates.some((g) => g.status === 'unknown') ? `, ${e.gates.filter((g) => g.status === 'unknown').length} unknown` : ''}`;
+      return failed.map((g) => `  ${e.name}: gate ${g.id} FAILED: ${g.summary}`).join('\n');
+    }
+    case 'load': {
+      const at = `concurrency ${e.concurrency}, repeat ${e.repeat + 1}`;
+      if (!e.metrics) return `  ${e.name}: ${at}: ${e.error}`;
+      const m = e.metrics;
+      return `  ${e.name}: ${at}: TTFT p50 ${fmt(m.ttftP50Ms)} ms, ITL p50 ${fmt(m.itlP50Ms)} ms, ${fmt(m.outputTokensPerSec)} tok/s, ${fmt(m.requestsPerSec, 2)} req/s, cache hits ${m.cacheHitShare === null ? 'unknown' : `${fmt(m.cacheHitShare * 100)}%`}${m.errors ? `, ${m.errors} errors` : ''}`;
+    }
+    case 'teardown': return `  ${e.name}: stopped run ${e.runId} in ${fmt(e.ms / 1000)} s${e.remaining ? `; ${e.remaining} process(es) remain: see \`dynamo-dev status\`` : ''}`;
+    case 'done': return `  ${e.name}: ${e.status.toUpperCase()}${e.reason ? `: ${e.reason}` : ''}`;
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/** A minimal plain summary: one row per variant and concurrency (medians over the repeats). */
+async function summary(doc: BenchDoc, dir: string): Promise<string> {
+  const rows: string[][] = [['variant', 'conc', 'status', 'TTFT p50 ms', 'ITL p50 ms', 'tok/s', 'req/s', 'cache hits']];
+  for (const v of doc.variants) {
+    if (v.status !== 'measured') {
+      rows.push([v.name, '-', v.status.toUpperCase(), v.reason ?? '', '', '', '', '']);
+      continue;
+    }
+    for (const c of doc.concurrency) {
+      const runs = v.runs.filter((r) => r.concurrency === c).map((r) => r.metrics);
+      if (runs.length === 0) continue;
+      const hits = runs.map((m) => m.cacheHitShare).filter((x): x is number => x !== null);
+      rows.push([
+        v.name, String(c), 'measured',
+        fmt(median(runs.map((m) => m.ttftP50Ms))), fmt(median(runs.map((m) => m.itlP50Ms))),
+        fmt(median(runs.map((m) => m.outputTokensPerSec))), fmt(median(runs.map((m) => m.requestsPerSec)), 2),
+        hits.length === runs.length ? `${fmt(median(hits) * 100)}%` : 'unknown',
+      ]);
+    }
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.filter((r) => r[1] !== '-' || i < 3).map((r) => r[i].length)));
+  const lines = rows.map((r) => (r[1] === '-' && r !== rows[0] ? `${r[0].padEnd(widths[0])}  ${'-'.padEnd(widths[1])}  ${r[2]}: ${r[3]}` : r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()));
+  return `\n${lines.join('\n')}\n\nresult: ${join(dir, 'result.json')}\n`;
+}

@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process';
+import { accessSync, constants, existsSync, openSync, closeSync } from 'node:fs';
+import { EXPORT_FILE } from '../bench/aiperf-export.js';
+import { delimiter, join } from 'node:path';
+import { runProgram } from './run-program.js';
+
+// AIPerf (NVIDIA's load generator, `aiperf profile`): the one adapter that finds and runs it.
+// Found as `aiperf` on PATH, else as `python -m aiperf` in the interpreter's environment (the
+// managed one `setup` builds, or --python). Its argv is built by src/bench/aiperf-argv.ts and its
+// export parsed by src/bench/aiperf-export.ts; here only the program is found and run.
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface AiperfProgram {
+  /** The program and the arguments before AIPerf's own (`python -m aiperf`). */
+  file: string;
+  prefix: string[];
+  /** How it was found, for the report: "aiperf on PATH (/usr/bin/aiperf)". */
+  found: string;
+  version: string | null;
+}
+
+/** How a user gets AIPerf, in one line (issue 23: missing AIPerf is exit 2 with this). */
+export const AIPERF_FIX = 'install NVIDIA AIPerf: `pip install aiperf` (Python 3.11-3.13; a separate virtual environment keeps its pins apart from Dynamo\'s), then put its `aiperf` on PATH';
+
+/** The first executable `aiperf` on env.PATH, or null. */
+export function aiperfOnPath(env: Env): string | null {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, 'aiperf');
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+const VERSION_OF = 'import importlib.metadata as m\ntry:\n print(m.version("aiperf"))\nexcept m.PackageNotFoundError:\n print("")';
+
+/**
+ * AIPerf as the user has it: on PATH, else importable by `python`. Its version from the package
+ * metadata (importing aiperf itself takes seconds). Null when neither has it.
+ */
+export async function findAiperf(env: Env, python: string, timeoutMs = 20_000): Promise<AiperfProgram | null> {
+  const onPath = aiperfOnPath(env);
+  if (onPath) {
+    // A console script's first line names its interpreter: ask that one for the version.
+    const { readFileSync } = await import('node:fs');
+    let version: string | null = null;
+    try {
+      const head = readFileSync(onPath, 'utf8').slice(0, 512).split('\n')[0];
+      const interp = head.startsWith('#!') ? head.slice(2).trim().split(/\s+/)[0] : null;
+      if (interp && !interp.endsWith('/env') && !interp.endsWith('sh')) {
+        const r = await runProgram(interp, ['-c', VERSION_OF], { env, timeoutMs });
+        version = r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : null;
+      }
+    } catch {
+      // not a script we can read: no version
+    }
+    return { file: onPath, prefix: [], found: `aiperf on PATH (${onPath})`, version };
+  }
+  const r = await runProgram(python, ['-c', VERSION_OF], { env, timeoutMs });
+  const version = r.exitCode === 0 ? r.stdout.trim() : '';
+  if (!version) return null;
+  return { file: python, prefix: ['-m', 'aiperf'], found: `python -m aiperf (${python})`, version };
+}
+
+export interface AiperfRun {
+  /** Resolves with how AIPerf ended. */
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>;
+  /** Stops it and everything it started (its own process group): SIGINT, SIGKILL after graceMs. */
+  stop(graceMs?: number): void;
+}
+
+/**
+ * Runs `aiperf profile ...` in its own process group (AIPerf starts worker processes of its own; a
+ * group signal reaches them all), output appended to logFile.
+ */
+export function runAiperf(p: AiperfProgram, args: string[], o: { env: Env; logFile: string; cwd: string }): AiperfRun {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(o.env)) if (v !== undefined) env[k] = v;
+  const fd = openSync(o.logFile, 'a', 0o600);
+  let child;
+  try {
+    child = spawn(p.file, [...p.prefix, ...args], { env, cwd: o.cwd, detached: true, stdio: ['ignore', fd, fd] });
+  } finally {
+    closeSync(fd);
+  }
+  let exited = false;
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>((resolve) => {
+    child.once('error', (err) => {
+      exited = true;
+      resolve({ code: null, signal: null, error: `${p.file}: ${(err as NodeJS.ErrnoException).code ?? err.message}` });
+    });
+    child.once('exit', (code, signal) => {
+      exited = true;
+      resolve({ code, signal, error: null });
+    });
+  });
+  const group = (sig: NodeJS.Signals) => {
+    if (!child.pid) return;
+    try {
+      process.kill(-child.pid, sig);
+    } catch {
+      // the group is gone
+    }
+  };
+  // Our own exit (a crash) must not leave a load running against nothing.
+  const onExit = () => group('SIGKILL');
+  process.once('exit', onExit);
+  void done.then(() => process.off('exit', onExit));
+  return {
+    done,
+    stop(graceMs = 5000) {
+      if (exited) return;
+      group('SIGINT');
+      const t = setTimeout(() => group('SIGKILL'), graceMs);
+      t.unref();
+      void done.then(() => {
+        clearTimeout(t);
+        // What it started may outlive the leader: the group gets the KILL too.
+        group('SIGKILL');
+      });
+    },
+  };
+}
+
+/** AIPerf's aggregate export in an artifact folder, or null when it wrote none. */
+export function findExport(dir: string): string | null {
+  const p = join(dir, EXPORT_FILE);
+  return existsSync(p) ? p : null;
+}

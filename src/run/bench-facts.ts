@@ -1,0 +1,55 @@
+import type { Plan } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
+import type { CheckView, GateFacts } from '../bench/gates/types.js';
+import { plannedWorkers } from '../doctor/checks/frontend.models.js';
+
+// The facts a bench variant's gates judge, read from its live run: doctor's own checks of the run
+// (kv.allocated, kv.events, frontend.models), the download-lock findings in its logs, and (after the
+// load) the processes it lost. Each read is fresh: a fact read before the load says nothing about after.
+
+const GATE_CHECKS = ['kv.allocated', 'kv.events', 'frontend.models'] as const;
+const LOCK_CODES = new Set(['hf.lock-wait', 'hf.lock-failed']);
+
+export interface RunFactsInput {
+  env: NodeJS.ProcessEnv;
+  stateDir: string;
+  runId: string;
+  recipe: Recipe;
+  plan: Plan;
+  python: string;
+  timeoutMs?: number;
+}
+
+export interface RunFacts {
+  checks: GateFacts['checks'];
+  lockWaits: GateFacts['lockWaits'];
+  lost: NonNullable<GateFacts['lost']>;
+  /** The run is live (a supervisor or a process of it runs). */
+  live: boolean;
+}
+
+export async function readRunFacts(o: RunFactsInput): Promise<RunFacts> {
+  const [{ createFacts }, { runChecks }, { selectChecks }] = await Promise.all([
+    import('../host/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
+  ]);
+  const timeoutMs = o.timeoutMs ?? 5000;
+  const facts = createFacts({ env: o.env, recipe: o.recipe, plan: o.plan, stateDir: o.stateDir, runId: o.runId, python: o.python, timeoutMs });
+  const outcomes = await runChecks(selectChecks({ only: [...GATE_CHECKS] }), facts, { timeoutMs });
+  const checks: GateFacts['checks'] = {};
+  for (const c of outcomes) {
+    const view: CheckView = { status: c.status, summary: c.summary, evidence: c.evidence };
+    checks[c.id as (typeof GATE_CHECKS)[number]] = view;
+  }
+  const [logs, run] = await Promise.all([facts.logs(), facts.run()]);
+  const label = new Map((logs?.files ?? []).map((f) => [f.path, f.process ?? f.path]));
+  const lockWaits = (logs?.scan.findings ?? []).filter((f) => LOCK_CODES.has(f.code))
+    .map((f) => ({ code: f.code, count: f.count, file: label.get(f.file) ?? f.file, line: f.line, text: f.text }));
+  const { describeEnd } = await import('./losses.js');
+  const lost = (run?.lost ?? []).map((l) => ({ name: l.name, how: describeEnd(l), at: l.at ?? null }));
+  return { checks, lockWaits, lost, live: run?.live === true };
+}
+
+/** The planned worker process names and the count the frontend should see. */
+export function plannedWorkerNames(plan: Plan): { names: string[]; count: number | null } {
+  return { names: plan.processes.filter((p) => p.role !== 'frontend').map((p) => p.name), count: plannedWorkers({ processes: [], plan }) };
+}

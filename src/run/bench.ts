@@ -1,0 +1,254 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { Plan } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
+import type { UpEvent } from './events.js';
+import type { VariantSpec } from '../bench/variants.js';
+import type { LoadShape } from '../bench/presets.js';
+import type { GateFacts } from '../bench/gates/types.js';
+import { firstFailed, judgeGates, type GateResult } from '../bench/gates/registry.js';
+import { aiperfArgs } from '../bench/aiperf-argv.js';
+import { metricsFromExport, type RunMetrics } from '../bench/aiperf-export.js';
+import { findExport, runAiperf, type AiperfProgram, type AiperfRun } from '../host/aiperf.js';
+import { plannedWorkerNames, readRunFacts } from './bench-facts.js';
+
+// One bench, variant after variant (issue 23): for each, doctor's preflight and the start as
+// `up --detach` does them (startVariant: the command hands up's own path in), the gates on the live
+// run, AIPerf at each concurrency x repeat, the gates again (a process that died during the load),
+// then teardown, and the next. The document is written after every step that changes it, so an
+// interrupt (or a crash) keeps what was measured.
+
+export type VariantStatus = 'measured' | 'invalid' | 'failed' | 'missing';
+
+export interface BenchRunEntry {
+  concurrency: number;
+  repeat: number;
+  export: string;
+  metrics: RunMetrics;
+}
+
+export interface BenchVariantDoc {
+  name: string;
+  recipe: string;
+  sets: Record<string, string>;
+  model: string;
+  tokenizer: string;
+  plan: Plan | Record<string, never>;
+  doctor: { id: string; status: string; summary: string }[];
+  status: VariantStatus;
+  reason: string | null;
+  gates: GateResult[];
+  runs: BenchRunEntry[];
+  /** The run id under runs/ (its logs), null when nothing was started. */
+  runId: string | null;
+}
+
+export interface BenchDoc {
+  schemaVersion: 1;
+  id: string;
+  startedAt: string;
+  endedAt: string | null;
+  argv: string[];
+  preset: string | null;
+  seed: number;
+  requests: number;
+  concurrency: number[];
+  repeats: number;
+  interrupted: boolean;
+  machine: Record<string, unknown>;
+  load: LoadShape;
+  variants: BenchVariantDoc[];
+}
+
+/** What starting a variant told: up's events (plan, preflight, ready or failed) and its exit code. */
+export interface Started {
+  code: number;
+  runId: string | null;
+  plan: Plan | null;
+  preflight: { id: string; status: string; summary: string }[];
+  failed: string | null;
+}
+
+export interface PreparedVariant extends VariantSpec {
+  recipeObj: Recipe;
+  tokenizer: string;
+}
+
+export type BenchEvent =
+  | { event: 'variant'; index: number; total: number; name: string }
+  | { event: 'up'; name: string; runId: string | null; code: number; reason: string | null }
+  | { event: 'gates'; name: string; phase: 'ready' | 'after-load'; gates: GateResult[] }
+  | { event: 'load'; name: string; concurrency: number; repeat: number; metrics: RunMetrics | null; error: string | null }
+  | { event: 'teardown'; name: string; runId: string; remaining: number; ms: number }
+  | { event: 'done'; name: string; status: VariantStatus; reason: string | null };
+
+export interface BenchDeps {
+  env: NodeJS.ProcessEnv;
+  stateDir: string;
+  python: (v: PreparedVariant) => string;
+  start(v: PreparedVariant): Promise<Started>;
+  teardown(runId: string): Promise<{ remaining: number }>;
+  aiperf: AiperfProgram;
+  onEvent(e: BenchEvent): void;
+  /** Fires once on the first interrupt (Ctrl-C, SIGTERM, SIGHUP). */
+  interrupted: { readonly yes: boolean; on(f: () => void): void };
+  now?: () => Date;
+}
+
+export interface BenchPlan {
+  doc: BenchDoc;
+  dir: string;
+  variants: PreparedVariant[];
+}
+
+/** Writes result.json whole (a temp file renamed over it): a reader never sees half a document. */
+export function writeDoc(dir: string, doc: BenchDoc): void {
+  const tmp = join(dir, `.result.json.${process.pid}`);
+  writeFileSync(tmp, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o644 });
+  renameSync(tmp, join(dir, 'result.json'));
+}
+
+export function readDoc(dir: string): BenchDoc {
+  return JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8')) as BenchDoc;
+}
+
+const empty = (v: PreparedVariant, status: VariantStatus, reason: string | null): BenchVariantDoc => ({
+  name: v.name, recipe: v.recipe, sets: v.sets, model: v.recipeObj.model, tokenizer: v.tokenizer,
+  plan: {}, doctor: [], status, reason, gates: [], runs: [], runId: null,
+});
+
+/** Runs every variant in order; returns the finished document (also on disk). */
+export async function runBench(b: BenchPlan, d: BenchDeps): Promise<BenchDoc> {
+  const { doc, dir } = b;
+  const now = d.now ?? (() => new Date());
+  // Every variant is listed from the start as missing: an interrupt leaves the rest so, with the reason.
+  doc.variants = b.variants.map((v) => empty(v, 'missing', v.unmeasurable ?? 'not run: the bench was interrupted before it'));
+  writeDoc(dir, doc);
+  let reference: GateFacts['reference'] = null;
+  for (const [i, v] of b.variants.entries()) {
+    if (d.interrupted.yes) break;
+    d.onEvent({ event: 'variant', index: i, total: b.variants.length, name: v.name });
+    if (v.unmeasurable) {
+      d.onEvent({ event: 'done', name: v.name, status: 'missing', reason: v.unmeasurable });
+      continue;
+    }
+    const out = await runVariant(v, i, b, d, reference);
+    doc.variants[i] = out;
+    if (reference === null && out.status !== 'missing') reference = { variant: v.name, model: out.model, tokenizer: out.tokenizer };
+    writeDoc(dir, doc);
+    d.onEvent({ event: 'done', name: v.name, status: out.status, reason: out.reason });
+  }
+  doc.interrupted = d.interrupted.yes;
+  doc.endedAt = now().toISOString();
+  writeDoc(dir, doc);
+  return doc;
+}
+
+async function runVariant(v: PreparedVariant, index: number, b: BenchPlan, d: BenchDeps, reference: GateFacts['reference']): Promise<BenchVariantDoc> {
+  const out = empty(v, 'failed', null);
+  const started = await d.start(v);
+  out.runId = started.runId;
+  out.plan = started.plan ?? {};
+  out.doctor = started.preflight;
+  d.onEvent({ event: 'up', name: v.name, runId: started.runId, code: started.code, reason: started.failed });
+  if (started.code !== 0 || !started.runId || !started.plan) {
+    // up stopped what it started (a failure, or the interrupt before ready: exit 130).
+    if (d.interrupted.yes || started.code === 130) return { ...out, status: 'missing', reason: 'interrupted while starting; nothing was measured' };
+    return { ...out, status: 'failed', reason: started.failed ?? `up exited ${started.code}` };
+  }
+  const runId = started.runId;
+  const plan = started.plan;
+  try {
+    const python = d.python(v);
+    const workers = plannedWorkerNames(plan);
+    const base = {
+      engine: plan.engine, router: { mode: plan.router.mode, kvEvents: plan.router.kvEvents }, workers: workers.names,
+      model: v.recipeObj.model, tokenizer: v.tokenizer, reference,
+    };
+    const judge = async (phase: 'ready' | 'after-load', loaded: boolean) => {
+      const f = await readRunFacts({ env: d.env, stateDir: d.stateDir, runId, recipe: v.recipeObj, plan, python });
+      const gates = judgeGates({ ...base, checks: f.checks, lockWaits: f.lockWaits, lost: loaded ? f.lost : null });
+      d.onEvent({ event: 'gates', name: v.name, phase, gates });
+      return gates;
+    };
+    out.gates = await judge('ready', false);
+    const early = firstFailed(out.gates);
+    if (early) return { ...out, status: 'invalid', reason: `${early.id}: ${early.summary}` };
+    if (d.interrupted.yes) return { ...out, status: 'missing', reason: 'interrupted before the load' };
+
+    const url = frontendUrl(plan);
+    for (const concurrency of b.doc.concurrency) {
+      for (let repeat = 0; repeat < b.doc.repeats; repeat++) {
+        if (d.interrupted.yes) return { ...out, status: 'missing', reason: 'interrupted during the load; the runs measured before are kept' };
+        const artifactDir = join(b.dir, 'exports', slug(index, v.name), `c${concurrency}-r${repeat}`);
+        mkdirSync(artifactDir, { recursive: true });
+        const args = aiperfArgs({
+          url, model: v.recipeObj.model, tokenizer: v.tokenizer, concurrency, requests: b.doc.requests,
+          seed: b.doc.seed + repeat, shape: b.doc.load, artifactDir,
+        });
+        const run: AiperfRun = runAiperf(d.aiperf, args, { env: d.env, logFile: join(artifactDir, 'aiperf.log'), cwd: artifactDir });
+        d.interrupted.on(() => run.stop());
+        const ended = await run.done;
+        if (d.interrupted.yes) return { ...out, status: 'missing', reason: 'interrupted during the load; the runs measured before are kept' };
+        const file = findExport(artifactDir);
+        let metrics: RunMetrics | null = null;
+        let error: string | null = null;
+        if (ended.error) error = `AIPerf did not start: ${ended.error}`;
+        else if (ended.code !== 0) error = `AIPerf exited ${ended.code ?? ended.signal} (log: ${relative(b.dir, join(artifactDir, 'aiperf.log'))})`;
+        else if (!file) error = `AIPerf wrote no export in ${relative(b.dir, artifactDir)}`;
+        else {
+          try {
+            metrics = metricsFromExport(readFileSync(file, 'utf8'));
+          } catch (err) {
+            error = `AIPerf's export ${relative(b.dir, file)} could not be read: ${(err as Error).message}`;
+          }
+        }
+        d.onEvent({ event: 'load', name: v.name, concurrency, repeat, metrics, error });
+        if (error || !metrics) {
+          // A load that broke may be a worker that died: the gates say which, before the reason.
+          out.gates = await judge('after-load', true);
+          const bad = firstFailed(out.gates);
+          if (bad) return { ...out, runs: [], status: 'invalid', reason: `${bad.id}: ${bad.summary}` };
+          return { ...out, status: 'failed', reason: error };
+        }
+        out.runs.push({ concurrency, repeat, export: relative(b.dir, file!), metrics });
+      }
+    }
+    out.gates = await judge('after-load', true);
+    const late = firstFailed(out.gates);
+    // Invalid is never a number: what was measured on a run that failed a gate is not reported.
+    if (late) return { ...out, runs: [], status: 'invalid', reason: `${late.id}: ${late.summary}` };
+    return { ...out, status: 'measured', reason: null };
+  } finally {
+    const t0 = Date.now();
+    const td = await d.teardown(runId);
+    d.onEvent({ event: 'teardown', name: v.name, runId, remaining: td.remaining, ms: Date.now() - t0 });
+  }
+}
+
+function frontendUrl(plan: Plan): string {
+  const fe = plan.processes.find((p) => p.role === 'frontend');
+  return `http://127.0.0.1:${fe?.ports.http ?? 8000}`;
+}
+
+/** A folder name for a variant's exports: its position and name, safe as one path part. */
+export const slug = (index: number, name: string) => `${String(index + 1).padStart(2, '0')}-${name.replace(/[^\w.-]+/g, '_')}`;
+
+/** Helper for start(): the facts of up's NDJSON events (plan, preflight, ready, failed). */
+export function startedFrom(events: UpEvent[], code: number): Started {
+  let runId: string | null = null;
+  let plan: Plan | null = null;
+  let preflight: Started['preflight'] = [];
+  let failed: string | null = null;
+  for (const e of events) {
+    if (e.event === 'plan') {
+      plan = e.plan;
+      runId = e.runId ?? runId;
+    }
+    else if (e.event === 'run' || e.event === 'ready') runId = e.runId;
+    else if (e.event === 'preflight') preflight = e.checks.map(({ id, status, summary }) => ({ id, status, summary }));
+    else if (e.event === 'failed' && failed === null) failed = e.process ? `${e.process}: ${e.reason}` : e.reason;
+    else if (e.event === 'stopped' && runId === null) runId = e.runId;
+  }
+  return { code, runId, plan, preflight, failed };
+}

@@ -1,0 +1,58 @@
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
+
+// bench's bad input through the built binary: one line naming the flag, exit 2, nothing started
+// (no bench folder, no run). AIPerf is the fake of test/fixtures/aiperf/bin where it must be found.
+const home = tempHomes('dd-bench-in-');
+const withAiperf = (h: ReturnType<typeof home>) => {
+  const env = fakeEnv(h);
+  return { ...env, PATH: [join(FIXTURES, 'aiperf', 'bin'), env.PATH].join(delimiter) };
+};
+const nothingStarted = (h: ReturnType<typeof home>) => {
+  expect(existsSync(join(h.stateDir, 'bench'))).toBe(false);
+  expect(existsSync(join(h.stateDir, 'runs'))).toBe(false);
+};
+
+describe('bench: bad input is one line, exit 2, nothing started', () => {
+  it.each([
+    [['bench', '--preset', 'nope'], 'dynamo-dev: --preset: unknown preset "nope"; valid: routing, agg-vs-disagg, frontend-overhead'],
+    [['bench', 'mocker', '--vary', 'frontend.routerMod=kv,random'], 'dynamo-dev: --vary frontend.routerMod=kv,random: mocker (built-in): unknown field "frontend.routerMod"; did you mean "frontend.routerMode"?'],
+    [['bench', 'mocker', '--vary', 'frontend.routerMode'], 'dynamo-dev: --vary "frontend.routerMode": expected KEY=V1,V2,... (a recipe field path and its values), e.g. --vary frontend.routerMode=kv,round-robin,random'],
+    [['bench', 'mocker', '--concurrency', '0'], 'dynamo-dev: --concurrency: "0" is not a whole number >= 1 (e.g. --concurrency 1,4)'],
+    [['bench', 'mocker', '--preset', 'routing'], 'dynamo-dev: give recipes or --preset, not both (a preset names its own recipes)'],
+  ])('%j', async (args, line) => {
+    const h = home();
+    const r = await runCli(args, withAiperf(h));
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toBe(line);
+    expect(r.stdout).toBe('');
+    nothingStarted(h);
+  });
+
+  it('zero requests', async () => {
+    const h = home();
+    const r = await runCli(['bench', 'mocker', '--requests', '0'], withAiperf(h));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--requests must be a whole number >= 1/);
+    nothingStarted(h);
+  });
+
+  it('no AIPerf: says how to get it', async () => {
+    const h = home();
+    const r = await runCli(['bench', 'mocker', '--python', '/bin/false'], fakeEnv(h, { vars: { PATH: '/usr/bin:/bin' } }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^dynamo-dev: AIPerf is not installed: no `aiperf` on PATH and `\/bin\/false -m aiperf` has none/);
+    expect(r.stderr).toMatch(/fix: install NVIDIA AIPerf: `pip install aiperf`/);
+    nothingStarted(h);
+  });
+
+  it('neither a recipe nor a preset', async () => {
+    const h = home();
+    const r = await runCli(['bench'], withAiperf(h));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^dynamo-dev: bench needs a recipe or --preset \(routing, agg-vs-disagg, frontend-overhead\)/);
+    nothingStarted(h);
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { expandVariants, parseConcurrency, parseVary, presetVariants, findPreset, setArgs } from '../../../src/bench/variants.js';
+import { PRESETS } from '../../../src/bench/presets.js';
+
+describe('bench variants', () => {
+  it('crosses each recipe with every --vary value, in the order given; the first is the reference', () => {
+    const v = expandVariants(['mocker'], [parseVary('frontend.routerMode=kv,round-robin,random')]);
+    expect(v.map((x) => x.name)).toEqual(['routerMode=kv', 'routerMode=round-robin', 'routerMode=random']);
+    expect(v[1].sets).toEqual({ 'frontend.routerMode': 'round-robin' });
+    expect(setArgs(v[1])).toEqual(['frontend.routerMode=round-robin']);
+  });
+
+  it('names variants by recipe when there are several, and crosses two --vary keys', () => {
+    const v = expandVariants(['agg', 'mocker'], [parseVary('frontend.routerMode=kv,random'), parseVary('workers.0.replicas=1,2')]);
+    expect(v).toHaveLength(8);
+    expect(v[0].name).toBe('agg routerMode=kv replicas=1');
+    expect(v[7].name).toBe('mocker routerMode=random replicas=2');
+    expect(expandVariants(['agg', 'mocker'], []).map((x) => x.name)).toEqual(['agg', 'mocker']);
+  });
+
+  it('refuses a bad --vary, a repeated key, a repeated value, a recipe given twice', () => {
+    expect(() => parseVary('frontend.routerMode')).toThrow(/--vary "frontend.routerMode": expected KEY=V1,V2/);
+    expect(() => parseVary('a=x,,y')).toThrow(/expected KEY=V1,V2/);
+    expect(() => parseVary('a=x,x')).toThrow(/given twice/);
+    expect(() => expandVariants(['agg'], [parseVary('a=1'), parseVary('a=2')])).toThrow(/--vary a is given twice/);
+    expect(() => expandVariants(['agg', 'agg'], [])).toThrow(/would run twice/);
+  });
+
+  it('--concurrency: whole numbers >= 1, duplicates dropped', () => {
+    expect(parseConcurrency(['1', '4', '4'])).toEqual([1, 4]);
+    expect(() => parseConcurrency(['0'])).toThrow(/--concurrency: "0" is not a whole number >= 1/);
+    expect(() => parseConcurrency(['1.5'])).toThrow(/--concurrency/);
+  });
+
+  it('an unknown preset is an input error naming the valid ones', () => {
+    expect(() => findPreset('nope')).toThrow('--preset: unknown preset "nope"; valid: routing, agg-vs-disagg, frontend-overhead');
+    expect(() => findPreset('constructor')).toThrow(/unknown preset/);
+  });
+});
+
+describe('bench presets', () => {
+  it('routing: five variants on the mocker without a GPU, 12 prefixes, concurrency 1, 72 requests (12 x 6)', () => {
+    const p = PRESETS.routing;
+    const v = presetVariants(p, 'mocker');
+    expect(v.map((x) => x.name)).toEqual(['kv-events', 'kv-approx', 'round-robin', 'random', 'kv-events-off']);
+    expect(v.every((x) => x.recipe === 'mocker')).toBe(true);
+    expect(v[4].sets).toEqual({ 'workers.0.args': '["--no-enable-prefix-caching"]' });
+    expect(p.load.prefixes?.count).toBe(12);
+    expect(p.requests).toBe(12 * 6);
+    expect(p.concurrency).toEqual([1]);
+    expect(presetVariants(p, 'vllm').every((x) => x.recipe === 'agg-router')).toBe(true);
+  });
+
+  it('agg-vs-disagg: the mocker in its disaggregation mode, concurrency 1 and 4, 64 output tokens', () => {
+    const v = presetVariants(PRESETS['agg-vs-disagg'], 'mocker');
+    expect(v[1]).toMatchObject({ name: 'disagg', recipe: 'disagg-same-gpu', sets: { engine: 'mocker' } });
+    expect(PRESETS['agg-vs-disagg'].concurrency).toEqual([1, 4]);
+    expect(PRESETS['agg-vs-disagg'].load.outputTokens).toBe(64);
+    expect(presetVariants(PRESETS['agg-vs-disagg'], 'vllm')[1].sets).toEqual({});
+  });
+
+  it('frontend-overhead on the mocker says plainly that the engine alone cannot be measured', () => {
+    const v = presetVariants(PRESETS['frontend-overhead'], 'mocker');
+    expect(v[0].unmeasurable).toBeNull();
+    expect(v[1].unmeasurable).toMatch(/mocker has no OpenAI server of its own/);
+  });
+
+  it('--vary on a preset crosses each of its variants', () => {
+    const v = presetVariants(PRESETS['agg-vs-disagg'], 'mocker', [parseVary('maxModelLen=2048,4096')]);
+    expect(v.map((x) => x.name)).toEqual(['agg maxModelLen=2048', 'agg maxModelLen=4096', 'disagg maxModelLen=2048', 'disagg maxModelLen=4096']);
+    expect(v[3].sets).toEqual({ engine: 'mocker', maxModelLen: '4096' });
+  });
+});
