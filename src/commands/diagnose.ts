@@ -40,14 +40,22 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   // A fix's placeholders filled where the log tells them, so the command can be pasted: MODEL from
   // the quoted line (a lock's cache folder) or the run's model; PROCESS and RUN from the run whose
   // process wrote the log (`dynamo-dev logs agg-0 --lines 80`).
-  const { fillFix, modelNamedIn } = await import('../diagnose/fill-fix.js');
-  const writers = new Map<string, { process: string; run: string; model: string }>();
-  for (const r of runs) for (const p of r.record.processes) writers.set(resolve(p.log), { process: p.name, run: r.record.id, model: r.record.model });
+  const [{ fillFix, modelNamedIn }, { chooseFix, planContext }, { signatureFor }] = await Promise.all([
+    import('../diagnose/fill-fix.js'), import('../diagnose/choose-fix.js'), import('../diagnose/signatures.js'),
+  ]);
+  const writers = new Map<string, { process: string; run: string; model: string; ctx: ReturnType<typeof planContext> }>();
+  for (const r of runs) {
+    const ctx = planContext(r.record.plan);
+    for (const p of r.record.processes) writers.set(resolve(p.log), { process: p.name, run: r.record.id, model: r.record.model, ctx });
+  }
   result = {
     ...result,
     findings: result.findings.map((f) => {
       const w = writers.get(resolve(f.file));
-      return { ...f, fix: fillFix(f.fix, { model: modelNamedIn(f.text) ?? w?.model, process: w?.process, run: w?.run }) };
+      // A run's log: the fix chosen again with what its plan shows (recipe settings, workers sharing the GPU).
+      const sig = signatureFor(f.code);
+      const fix = w && sig && f.code !== 'run.process-exited' ? chooseFix(f.code, f.text, sig.fix, w.ctx) : f.fix;
+      return { ...f, fix: fillFix(fix, { model: modelNamedIn(f.text) ?? w?.model, process: w?.process, run: w?.run }) };
     }),
   };
   // Only folders can yield no file (a file named is always scanned): "no failure found" would

@@ -1,6 +1,7 @@
 import { formatClock } from '../format-duration.js';
 import { describeEnd, lossKind, type LostProcess } from '../run/losses.js';
 import type { ProcessRecord, RunRecord } from '../run/types.js';
+import { chooseFix, planContext } from './choose-fix.js';
 import { EXIT_SIGNATURE, signatureFor } from './signatures.js';
 import type { FileFinding, Finding, ScanResult } from './types.js';
 
@@ -50,7 +51,7 @@ export function exitFindings(rec: RunRecord, scan: ScanResult, o: { lost?: reado
         cause ? `Its log's cause is ${cause.code} (reported on its own too).`
           : tail ? 'No known failure signature is in its log: the quoted line is its last.'
             : 'Its log is empty or missing: it ended before writing a line.'}`,
-      fix: cause ? signatureFor(cause.code)?.fix ?? EXIT_SIGNATURE.fix : `read its log: \`dynamo-dev logs ${p.name} --run ${rec.id} --lines 80\`; check the machine with \`dynamo-dev doctor\``,
+      fix: cause ? chooseFix(cause.code, cause.text, signatureFor(cause.code)?.fix ?? EXIT_SIGNATURE.fix, planContext(rec.plan)) : `read its log: \`dynamo-dev logs ${p.name} --run ${rec.id} --lines 80\`; check the machine with \`dynamo-dev doctor\``,
     };
   });
 }

@@ -20,10 +20,25 @@ const CACHE_FOLDER = /\bmodels--((?:[\w.]|-(?!-))+)(?:--((?:[\w.]|-(?!-))+))?/;
 // Dynamo's tracing field on router diagnostics: `model="Qwen/Qwen3-0.6B"`.
 const MODEL_FIELD = /\bmodel="([^"\s]+)"/;
 
-/** The model a log line names (a cache folder of a lock or download, or Dynamo's model field); null when none. */
+// A hub id in the errors of a model that could not be loaded (transformers utils/hub.py, huggingface_hub errors.py):
+// "ORG/NAME is not a local folder ...", "Access to model ORG/NAME is restricted", "Repo model ORG/NAME is gated",
+// "https://huggingface.co/ORG/NAME/resolve/...". A path (leading / . ~) is no hub id.
+const HUB_ID = String.raw`([\w][\w.-]*/[\w][\w.-]*)`;
+const NAMED_ID = [
+  new RegExp(String.raw`(?:^|[\s'"(])${HUB_ID} is not a local folder`),
+  new RegExp(String.raw`\bAccess to model ${HUB_ID} is restricted`),
+  new RegExp(String.raw`\bRepo model ${HUB_ID} is gated`),
+  new RegExp(String.raw`huggingface\.co/${HUB_ID}/resolve/`),
+];
+
+/** The model a log line names (a cache folder of a lock or download, Dynamo's model field, a hub id in an error); null when none. */
 export function modelNamedIn(text: string): string | null {
   const field = MODEL_FIELD.exec(text);
   if (field) return field[1];
+  for (const re of NAMED_ID) {
+    const m = re.exec(text);
+    if (m) return m[1].replace(/\.$/, '');
+  }
   const cache = CACHE_FOLDER.exec(text);
   if (!cache) return null;
   return cache[2] ? `${cache[1]}/${cache[2]}` : cache[1];

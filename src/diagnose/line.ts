@@ -9,22 +9,51 @@ const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
 // docker compose: `worker-1  | ` (v2) or `worker_1  | ` (v1): a service name with a replica number.
 const COMPOSE_PREFIX = /^[A-Za-z0-9][\w.-]*[-_]\d+\s+\| ?/;
 
+// Prefixes a collector puts in front of the program's own line; the root error line hides behind
+// them (an uncaught exception must start its line). Each is stripped where the line starts with it:
+// - an RFC 3339 timestamp and one space: `docker logs --timestamps` (`2025-01-01T00:00:00.123456789Z`),
+//   GitHub Actions / Azure Pipelines raw logs (`2021-03-06T10:08:42.4803870Z`), and Buildkite's
+//   bracketed `[2026-02-24T20:21:58Z] ` (vLLM's and PyTorch's CI). Not when a log level follows
+//   (other than vLLM's `LEVEL MM-DD HH:MM:SS`): then it is the program's own timestamp (Dynamo's
+//   tracing lines), which stays in the quote.
+// - journald's short format: `Jan 28 10:40:07 HOST IDENT[PID]: ` (journalctl -o short, syslog).
+// - kubectl logs --prefix: `[pod/NAME/CONTAINER] `.
+const OUTER_TIMESTAMP = /^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]? (?!\s*(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL)\b(?! \d\d-\d\d ))/;
+const JOURNALD = /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:[\]]+(?:\[\d+\])?: /;
+const KUBECTL = /^\[pod\/[^/\]\s]+\/[^\]\s]+\] /;
+
 // vLLM subprocess prefixes (FACTS §3): `(EngineCore pid=1309) `, `(EngineCore_DP0 pid=1309) `,
-// `(VllmWorker rank=0 pid=1309) `, `(APIServer pid=1309) `. Requiring `pid=` keeps ordinary
-// parenthesised text intact.
-const PROCESS_PREFIX = /^\([A-Za-z][\w-]*(?: [A-Za-z_]+=[\w-]+)* pid=\d+\)\s*/;
+// `(VllmWorker rank=0 pid=1309) `, `(APIServer pid=1309) `, and Ray's `(RayWorkerWrapper pid=206994,
+// ip=192.168.10.25) `. Requiring `pid=` keeps ordinary parenthesised text intact.
+const PROCESS_PREFIX = /^\([A-Za-z][\w-]*(?: [A-Za-z_]+=[\w-]+)* pid=\d+(?:, [A-Za-z_]+=[\w.:-]+)*\)\s*/;
 
 export function stripAnsi(s: string): string {
   // Stryker disable next-line StringLiteral: includes('') holds for every string, and the replace then finds nothing to strip: the same text
   return s.includes('\x1b') ? s.replace(ANSI, '') : s;
 }
 
-/** Removes the prefixes real logs carry (compose first, then any process prefixes). */
-export function stripPrefixes(s: string): string {
+/** Removes the collectors' prefixes (timestamps, journald, kubectl, compose), in any nesting. */
+function stripOuter(s: string): string {
   let out = s;
-  // Stryker disable next-line ConditionalExpression: speed only: the pattern needs a '|'
-  const compose = out.includes('|') ? COMPOSE_PREFIX.exec(out) : null;
-  if (compose) out = out.slice(compose[0].length);
+  // A few at most: `docker logs -t` of a compose service, kubectl of a timestamped container.
+  for (let i = 0; i < 4; i++) {
+    const c = out.charCodeAt(0);
+    // Stryker disable next-line ConditionalExpression: speed only: each pattern checks its own first character
+    const m = c === 91 /* [ */ ? (KUBECTL.exec(out) ?? OUTER_TIMESTAMP.exec(out))
+      : c >= 48 && c <= 57 ? OUTER_TIMESTAMP.exec(out)
+        : c >= 65 && c <= 90 ? JOURNALD.exec(out)
+          : null;
+    const compose = m ? null : out.includes('|') ? COMPOSE_PREFIX.exec(out) : null;
+    const cut = m ?? compose;
+    if (!cut) break;
+    out = out.slice(cut[0].length);
+  }
+  return out;
+}
+
+/** Removes the prefixes real logs carry (collectors' first, then any process prefixes). */
+export function stripPrefixes(s: string): string {
+  let out = stripOuter(s);
   // Nested prefixes happen (a worker's engine core under compose); strip a few at most.
   // Stryker disable next-line StringLiteral: startsWith('') runs the loop once more, where PROCESS_PREFIX fails and breaks: the same text
   for (let i = 0; i < 3 && out.startsWith('('); i++) {
@@ -39,10 +68,7 @@ const ENGINE_CORE_PREFIX = /^\(EngineCore[\w-]*(?: [A-Za-z_]+=[\w-]+)* pid=\d+\)
 
 /** The line was written by vLLM's engine core process (`(EngineCore_DP0 pid=N) ...`), inside a worker's log. */
 export function isEngineCoreLine(raw: string): boolean {
-  let s = stripAnsi(raw);
-  const compose = COMPOSE_PREFIX.exec(s);
-  if (compose) s = s.slice(compose[0].length);
-  return ENGINE_CORE_PREFIX.test(s);
+  return ENGINE_CORE_PREFIX.test(stripOuter(stripAnsi(raw)));
 }
 
 const TRACING_KEYS = new Set(['timestamp', 'time', 'ts', 'level', 'target', 'message', 'msg', 'fields', 'span', 'spans']);

@@ -1,3 +1,4 @@
+import { chooseFix } from './choose-fix.js';
 import { isEngineCoreLine, normalizeLine, parseKvTokens } from './line.js';
 import { NeedleSearch, newMatches, type Needle } from './needle-search.js';
 import { NEEDLE_WINDOWS } from './needle-windows.js';
@@ -246,7 +247,8 @@ export class Scanner {
         else {
           merged.set(code, {
             code, severity: sig.severity, count: hit.count, file, line: hit.line, text: hit.text,
-            explanation: sig.explanation, fix: sig.fix,
+            // The fix the quoted line calls for; a run's context (diagnose of a run's logs) may choose again.
+            explanation: sig.explanation, fix: chooseFix(code, hit.text, sig.fix),
           });
         }
       }
@@ -263,25 +265,30 @@ export class Scanner {
 }
 
 /**
- * A symptom is dropped for a file when a code that explains it was found in the same file; the
- * fallback (generic exception) when any specific cause was. The fallback itself explains '*' symptoms.
+ * A symptom is dropped for a file when a code that explains it was found in the same file; a
+ * fallback (Rust panic, generic exception, bare ERROR line) when any specific cause was, or a
+ * fallback of a lower rank. Fallbacks themselves explain '*' symptoms.
  */
 function isExplained(sig: SignatureSpec, present: Set<string>): boolean {
   if (!sig.symptomOf && !sig.fallback) return false;
   if (sig.fallback || sig.symptomOf === '*') {
     for (const code of present) {
-      // Stryker disable next-line ConditionalExpression: the signature itself is a fallback (python.exception) or a '*' symptom, skipped by the checks below
+      // Stryker disable next-line ConditionalExpression: the signature itself is a fallback or a '*' symptom, skipped by the checks below
       if (code === sig.code) continue;
       const other = SIGNATURES.find((s) => s.code === code);
-      if (!other || other.severity !== 'error' || other.symptomOf) continue;
-      // Stryker disable next-line ConditionalExpression: python.exception is the only fallback, and it is skipped as itself above
-      if (sig.fallback && other.fallback) continue;
+      if (!other || other.severity !== 'error' || isSymptomHere(other, present)) continue;
+      if (sig.fallback && other.fallback && other.fallback >= sig.fallback) continue;
       return true;
     }
     return false;
   }
-  // Stryker disable next-line MethodExpression: every symptomOf list holds one code today (ucx.unreachable); some and every agree on one
+  // Stryker disable next-line MethodExpression: every symptomOf list is small; some and every agree where it holds one code
   return sig.symptomOf!.some((c) => present.has(c));
+}
+
+/** A code that is a mere consequence in this file: a '*' symptom, or one whose named cause is present. */
+function isSymptomHere(sig: SignatureSpec, present: Set<string>): boolean {
+  return sig.symptomOf === '*' || (sig.symptomOf !== undefined && sig.symptomOf.some((c) => present.has(c)));
 }
 
 /** Scans a whole text at once (tests, small inputs). */

@@ -18,10 +18,11 @@ export interface SignatureSpec extends Signature {
    */
   needles: readonly string[];
   /**
-   * A last-resort cause (the generic uncaught exception): reported for a file only when no specific
-   * error explains it, yet it explains the '*' symptoms (EngineDeadError) itself.
+   * A last-resort cause: reported for a file only when no specific error explains it, nor a
+   * fallback of a lower rank (1: a Rust panic, 2: an uncaught exception, 3: a bare ERROR line),
+   * yet it explains the '*' symptoms (EngineDeadError) itself.
    */
-  fallback?: true;
+  fallback?: 1 | 2 | 3;
   /**
    * Which occurrence a file's finding quotes: the first (default), or the last one, preferring the
    * engine core's lines (`(EngineCore... pid=N)`): the root cause of a crash is the engine's final
@@ -35,9 +36,15 @@ export interface SignatureSpec extends Signature {
 // NewLineFormatter repeats the `ERROR MM-DD HH:MM:SS [core.py:710] ` prefix on every traceback line;
 // multiprocessing then prints the re-raised exception bare). Only ERROR/CRITICAL records count:
 // a warning that mentions an exception is no crash.
-const LOGGED = String.raw`(?:(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]]+\] )?`;
-/** `RuntimeError: ...`, `torch.AcceleratorError: ...`, `vllm.v1.engine.exceptions.EngineDeadError: ...`, at the start of the line. */
-const exceptionLine = (names: string): RegExp => new RegExp(String.raw`^\s*${LOGGED}(?:[A-Za-z_][\w]*\.)*(?:${names}): \S`);
+// Before vLLM 0.8 the file:line had no opening bracket (`ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] `).
+const LOGGED = String.raw`(?:(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+\] )?`;
+/**
+ * `RuntimeError: ...`, `torch.AcceleratorError: ...`, `vllm.v1.engine.exceptions.EngineDeadError: ...`, at the start of the
+ * line; also Ray's wrapper of a worker's exception, `ray.exceptions.RayTaskError(ValueError): ...`.
+ */
+// Not a bare `Error: ...`: that is how a Rust program's main reports the error it returns (Dynamo's `Error: task 20
+// panicked ...`), after the ERROR line that logged it.
+const exceptionLine = (names: string): RegExp => new RegExp(String.raw`^\s*${LOGGED}(?!Error: )(?:[A-Za-z_][\w]*\.)*(?:${names})(?:\([\w.]+\))?: \S`);
 
 const TEARDOWN = 'dynamo-dev teardown --orphans';
 
@@ -142,7 +149,11 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     needles: ['Error in memory profiling'],
     patterns: [/Error in memory profiling/],
     title: 'vLLM memory profiling disturbed by another process',
-    explanation: 'Free GPU memory changed while vLLM profiled its own use: two workers on one GPU started (and profiled) at the same time.',
+    // vLLM worker/utils: "Error in memory profiling. Initial free memory X, current free memory Y. This happens when the
+    // GPU memory was not properly cleaned up before initializing the vLLM instance."
+    explanation:
+      'Free GPU memory changed while vLLM profiled its own use: another process on the GPU allocated or freed memory meanwhile ' +
+      '(memory not yet released by a process that ended, or, in a run of several workers on one GPU, a worker starting at the same time).',
     fix: 'start workers on the same GPU one after another, each after the previous one logged its KV cache size (recipe startup: sequential, the default of `dynamo-dev up`)',
   },
   {
@@ -175,6 +186,27 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     fix: 'download the model once before starting (`hf download MODEL`); if no process holds the lock (`dynamo-dev doctor --only hf.locks`), remove the stale .lock file it names',
   },
   {
+    code: 'hf.model-not-found',
+    severity: 'error',
+    needles: ['not a local folder', 'HFValidationError', 'RepositoryNotFoundError', 'GatedRepoError', 'gated repo', 'LocalEntryNotFoundError', 'Invalid repository ID'],
+    // transformers utils/hub.py cached_files: "X is not a local folder and is not a valid model identifier listed on
+    // 'https://huggingface.co/models'"; huggingface_hub utils/_validators.py validate_repo_id: HFValidationError "Repo id
+    // must be in the form ..." (a local path that does not exist is taken for a repo id); huggingface_hub errors.py:
+    // RepositoryNotFoundError, GatedRepoError ("Cannot access gated repo for url ..."), LocalEntryNotFoundError (offline,
+    // not cached); vLLM transformers_utils/config.py get_config: "Invalid repository ID or local directory specified".
+    patterns: [
+      /is not a local folder and is not a valid model identifier/, /\bHFValidationError: /, /\bRepositoryNotFoundError: /,
+      /\bGatedRepoError: /, /\bCannot access gated repo\b/, /\bLocalEntryNotFoundError: /, /Invalid repository ID or local directory specified/,
+    ],
+    title: 'The model was not found (no such folder or hub id, gated, or not cached offline)',
+    explanation:
+      'The model named with --model could not be loaded: it is neither an existing local folder (with config.json) nor a model ' +
+      'id the Hugging Face hub serves to this machine. The quoted line says which: a path that does not exist (taken for a hub ' +
+      'id), an id with no such repository, a gated repository this token may not read, or a model missing from the local cache ' +
+      'while the hub cannot be reached (HF_HUB_OFFLINE=1, no network).',
+    fix: 'check the model name: a local folder must exist and hold config.json and the tokenizer; a hub id is ORG/NAME (`hf download MODEL` shows whether the hub serves it to you)',
+  },
+  {
     code: 'ucx.no-am-transport',
     severity: 'error',
     needles: ['active messages'],
@@ -193,6 +225,20 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     title: 'UCX destination unreachable',
     explanation: 'UCX found no transport to the peer (NIXL KV transfer between prefill and decode): usually a UCX_TLS that excludes every usable transport.',
     fix: 'unset UCX_TLS, or use e.g. UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp; check with `dynamo-dev doctor --only ucx.transports`',
+    symptomOf: ['ucx.no-am-transport', 'ucx.error'],
+  },
+  {
+    code: 'ucx.error',
+    severity: 'error',
+    needles: ['UCX  ERROR', 'UCX ERROR'],
+    // UCX's log line: `[TIME] [HOST:PID:TID] FILE:LINE UCX  ERROR message` (ucs/debug/log.c: the level padded to 5).
+    patterns: [/\bUCX {1,2}ERROR\b/],
+    title: 'UCX reported an error (NIXL KV transfer)',
+    explanation:
+      'UCX, the transport library under NIXL\'s KV-cache transfers, logged an error: the quoted line names the transport, device ' +
+      'or call that failed (a transport UCX_TLS asks for that this machine lacks, an RDMA device that does not work, no ' +
+      'transport that can reach or listen on the address).',
+    fix: 'see which transports and devices UCX finds with `ucx_info -d`, then unset UCX_TLS or list only those (e.g. UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp); check with `dynamo-dev doctor --only ucx.transports`',
     symptomOf: ['ucx.no-am-transport'],
   },
   {
@@ -232,11 +278,39 @@ export const SIGNATURES: readonly SignatureSpec[] = [
   {
     code: 'net.port-in-use',
     severity: 'error',
-    needles: ['Address already in use', 'EADDRINUSE'],
-    patterns: [/Address already in use/, /\bEADDRINUSE\b/],
+    needles: ['Address already in use', 'EADDRINUSE', 'could not bind'],
+    // Dynamo's HTTP service before ai-dynamo/dynamo #3587 panicked with "could not bind to address: 0.0.0.0:8000".
+    patterns: [/Address already in use/, /\bEADDRINUSE\b/, /\bcould not bind to address\b/],
     title: 'Port already in use',
     explanation: 'A port the process wanted to bind (HTTP, system/metrics, KV events, NIXL side channel) is taken, often by a leftover process of an earlier run.',
     fix: `find the holder with \`ss -ltnp\`, stop leftovers with \`${TEARDOWN}\`, or move the recipe's ports (frontend.httpPort, ports.*); check with \`dynamo-dev doctor --only ports.free\``,
+  },
+  {
+    code: 'dynamo.discovery-unreachable',
+    severity: 'error',
+    needles: ['Failed to connect to etcd', 'Unable to create lease', 'Failed to connect to NATS'],
+    // dynamo-runtime (lib/runtime): "Failed to connect to etcd server with config ...", "Unable to create lease. Check etcd
+    // server status at URL" (storage/kv.rs), "Failed to connect to NATS: ..." (ai-dynamo/dynamo #1188, #3612).
+    patterns: [/Failed to connect to etcd\b/, /Unable to create lease\b/, /Failed to connect to NATS\b/],
+    title: 'Dynamo cannot reach etcd or NATS',
+    explanation:
+      'The process was started for Dynamo\'s distributed setup, which registers workers in etcd and sends events through NATS, ' +
+      'and the server it names refused the connection or is not running.',
+    fix: 'start etcd and NATS where the quoted line says (or point ETCD_ENDPOINTS / NATS_SERVER at them), or run on one machine without them: file discovery with the TCP request plane and ZMQ events (dynamo-dev\'s recipes: discovery: file)',
+  },
+  {
+    code: 'nccl.error',
+    severity: 'error',
+    needles: ['NCCL error', 'ncclUnhandledCuda', 'ncclSystemError', 'ncclInternalError', 'ncclRemoteError', 'ncclInvalid'],
+    // torch ProcessGroupNCCL "NCCL error in: FILE:LINE, unhandled cuda error ...", vLLM pynccl_wrapper NCCL_CHECK
+    // "NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)". Not the source line that raises it.
+    patterns: [/\bNCCL error(?: in)?: (?!\{)/, /\bnccl(?:UnhandledCuda|System|Internal|Remote)Error\b/, /\bncclInvalid(?:Usage|Argument)\b/],
+    title: 'NCCL (GPU collective communication) failed',
+    explanation:
+      'NCCL, which tensor/pipeline-parallel workers use to exchange tensors, failed while setting up or running a collective; ' +
+      'the kind is in the quoted line (a CUDA call inside NCCL, a system call such as shared memory or sockets, a remote peer). ' +
+      'Details are logged only with NCCL_DEBUG=INFO.',
+    fix: 'start again with NCCL_DEBUG=INFO exported and read the NCCL WARN lines before the error',
   },
   {
     code: 'cuda.illegal-address',
@@ -294,17 +368,52 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     symptomOf: '*',
   },
   {
+    code: 'rust.panic',
+    severity: 'error',
+    needles: ["' panicked at", '::unwrap()`'],
+    // Rust's panic message: `thread 'NAME' panicked at FILE:LINE:COL:` with the message on the next line (Rust >= 1.73),
+    // before that `thread 'NAME' panicked at 'MESSAGE', FILE:LINE:COL`; `called `Result::unwrap()` on an `Err` value: ...`.
+    patterns: [/\bthread '[^']*' panicked at\b/, /\bcalled `(?:Result|Option)::unwrap\(\)` on an? `(?:Err|None)` value/],
+    title: 'A Rust panic in Dynamo\'s runtime (no known signature)',
+    explanation:
+      'Dynamo\'s Rust core (dynamo-runtime, dynamo-llm, kvbm) panicked: a thread hit an error it does not handle and the process ' +
+      'ends (a Python traceback that follows, RustPanic or PanicException, is its consequence). The panic line names the Rust ' +
+      'source file and line; the message is on it or on the next line.',
+    fix: 'read the line after the quoted one for the panic message (`dynamo-dev logs PROCESS --lines 80`); RUST_BACKTRACE=1 exported shows where it came from; search the message in the Dynamo issue tracker',
+    fallback: 1,
+  },
+  {
     code: 'python.exception',
     severity: 'error',
-    needles: ['Error: ', 'Exception: '],
+    needles: ['Error: ', 'Exception: ', 'Error): '],
     patterns: [exceptionLine(String.raw`(?:[A-Z]\w*)?(?:Error|Exception)`)],
     title: 'Uncaught exception (no known signature)',
     explanation:
       'An exception ended the process, or was logged at ERROR level, and no known failure signature explains it. The quoted line ' +
       'is the last exception the engine core logged (else the last one of the process): the root cause, with its traceback above it.',
     fix: 'read the traceback above the quoted line (`dynamo-dev logs PROCESS --lines 80`); check the machine with `dynamo-dev doctor`; search the exception text in the vLLM and Dynamo issue trackers',
-    fallback: true,
+    fallback: 2,
     quote: 'last-engine',
+  },
+  {
+    code: 'log.error',
+    severity: 'error',
+    needles: ['ERROR 0', 'ERROR 1', 'CRITICAL 0', 'CRITICAL 1', 'Z ERROR', '[31mERROR', '[ERROR]', '"ERROR"'],
+    // Lines logged at ERROR without an exception class. vLLM's format (logging_utils/formatter.py: `LEVEL MM-DD HH:MM:SS
+    // [file.py:N] msg`; no bracket before 0.8); Dynamo's Rust tracing and Python logging (`TIMESTAMP ERROR target: msg`,
+    // ANSI red `\x1b[31mERROR`, JSON lines `"level":"ERROR"`); `[ERROR]` after a timestamp. A traceback's frames and
+    // headers logged at ERROR are not a cause of their own.
+    patterns: [
+      new RegExp(String.raw`^(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+\] (?!Traceback \(most recent call last\)|The above exception|During handling of the above|\^)\S`),
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ERROR +\S/,
+      /^(?:\S+ )?\[ERROR\] \S/,
+    ],
+    title: 'An error was logged (no known signature)',
+    explanation:
+      'A line was logged at ERROR level and no known failure signature explains the file. The quoted line is the first such ' +
+      'line: the errors that follow it are usually its consequences.',
+    fix: 'read the lines around the quoted one (`dynamo-dev logs PROCESS --lines 80`); check the machine with `dynamo-dev doctor`; search the message in the vLLM and Dynamo issue trackers',
+    fallback: 3,
   },
   {
     code: 'vllm.kv-size',

@@ -1,3 +1,4 @@
+import type { FixContext } from '../diagnose/choose-fix.js';
 import type { Finding } from '../diagnose/types.js';
 
 // The crash report's "why": the findings of the process's own log (the signature table), the root
@@ -18,8 +19,8 @@ export interface Diagnosis {
 
 /** Findings that follow from another one (the engine failed *because of* the 804), ranked last. */
 const CONSEQUENCES = new Set(['vllm.engine-failed', 'vllm.engine-dead', 'ucx.unreachable']);
-/** The generic uncaught exception: a cause, but only when nothing specific is known. */
-const GENERIC = new Set(['python.exception']);
+/** The generic causes (a Rust panic, an uncaught exception, a bare ERROR line): only when nothing specific is known. */
+const GENERIC = new Set(['rust.panic', 'python.exception', 'log.error']);
 const RANK = { error: 0, warn: 1, info: 2 } as const;
 const kind = (code: string) => (CONSEQUENCES.has(code) ? 2 : GENERIC.has(code) ? 1 : 0);
 
@@ -43,12 +44,18 @@ export const toDiagnosis = (f: Finding, title?: string): Diagnosis => ({
 });
 
 /** Scans one log with the signature table; null when nothing known matched or the scan failed. */
-export async function diagnoseLog(path: string): Promise<{ top: Diagnosis | null; all: Diagnosis[] }> {
+export async function diagnoseLog(path: string, ctx: FixContext = {}): Promise<{ top: Diagnosis | null; all: Diagnosis[] }> {
   try {
-    const [{ scanPaths }, { signatureFor }] = await Promise.all([import('../host/log-scan.js'), import('../diagnose/signatures.js')]);
+    const [{ scanPaths }, { signatureFor }, { chooseFix }] = await Promise.all([
+      import('../host/log-scan.js'), import('../diagnose/signatures.js'), import('../diagnose/choose-fix.js'),
+    ]);
     // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, without missingOk a missing log throws and the catch below returns the same empty diagnosis
     const scan = await scanPaths([path], { missingOk: true });
-    const ranked = rankFindings(scan.findings).map((f) => toDiagnosis(f, signatureFor(f.code)?.title));
+    // The fix chosen for the run the log belongs to (its plan: recipe settings, workers sharing the GPU).
+    const ranked = rankFindings(scan.findings).map((f) => {
+      const sig = signatureFor(f.code);
+      return toDiagnosis(sig ? { ...f, fix: chooseFix(f.code, f.text, sig.fix, ctx) } : f, sig?.title);
+    });
     return { top: ranked[0] ?? null, all: ranked };
   } catch {
     // A scan that fails (log unreadable) only costs the diagnosis; the last lines still show.

@@ -1,4 +1,5 @@
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import type { FixContext } from '../diagnose/choose-fix.js';
 import { realClock, type Clock } from './clock.js';
 import { diagnoseLog, type Diagnosis } from './diagnosis.js';
 import { followFile, type FollowOptions, type Follower } from './follow.js';
@@ -25,7 +26,8 @@ export interface SupervisorDeps {
   /** The readiness completion (a POST to the frontend). */
   post: HttpPoster;
   /** The log's root cause from the signature table. */
-  diagnose(logFile: string): Promise<{ top: Diagnosis | null }>;
+  /** `ctx`: the run's plan as the fix chooser reads it (choose-fix.ts). */
+  diagnose(logFile: string, ctx?: FixContext): Promise<{ top: Diagnosis | null }>;
   /** Live descendants of pid (engine processes to record for teardown). */
   descendants(pid: number): DescendantRecord[];
   /** SIGTERM -> grace -> SIGKILL of the targets (stop.ts), escalatable. */

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { planContext } from '../diagnose/choose-fix.js';
 import type { Plan, PlannedProcess } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
 import type { EndDiagnosis, ProcessRecord, ProcessState, RunRecord, RunState } from './types.js';
@@ -461,7 +462,7 @@ export class Supervisor extends EventEmitter {
     if (this.watching) return this.recordDeath(p, info);
     p.follower?.drain();
     this.setState(p, 'failed');
-    const { top } = await this.d.diagnose(p.rec.log);
+    const { top } = await this.d.diagnose(p.rec.log, planContext(this.o.plan));
     p.rec.diagnosis = endDiagnosis(top);
     if (this.finishing) return;
     this.emitEvent({
@@ -480,7 +481,7 @@ export class Supervisor extends EventEmitter {
   private async recordDeath(p: Proc, info: ExitInfo): Promise<void> {
     this.setState(p, info.code === 0 && info.signal === null ? 'exited' : 'failed');
     this.setRunState('degraded');
-    const { top } = await this.d.diagnose(p.rec.log);
+    const { top } = await this.d.diagnose(p.rec.log, planContext(this.o.plan));
     p.rec.diagnosis = endDiagnosis(top);
     this.writer.persist();
     this.emitEvent({
@@ -515,7 +516,7 @@ export class Supervisor extends EventEmitter {
     let diagnosis = f.diagnosis ?? null;
     if (p && f.diagnosis === undefined) {
       p.follower?.drain();
-      diagnosis = (await this.d.diagnose(p.rec.log)).top;
+      diagnosis = (await this.d.diagnose(p.rec.log, planContext(this.o.plan))).top;
     }
     if (p && !p.rec.diagnosis) p.rec.diagnosis = endDiagnosis(diagnosis);
     if (p && p.rec.state !== 'failed') this.setState(p, 'failed');

@@ -40,7 +40,8 @@ describe('diagnose in an 80x24 terminal', () => {
     expect(fix.some((l) => l.includes('export UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp'))).toBe(true);
     expect(fix.some((l) => l.includes('`dynamo-dev doctor --only ucx.transports`'))).toBe(true);
     expect(lines.some((l) => l.includes('`dynamo-dev teardown --orphans`'))).toBe(true);
-    expect(lines.some((l) => l.includes('--set workers.0.gpuMemoryUtilization=0.3'))).toBe(true);
+    // Logs named by path (no run): vLLM's flag with the free share the quoted line reports, whole on its line.
+    expect(lines.some((l) => l.includes('--gpu-memory-utilization 0.3'))).toBe(true);
   });
 
   it('piped, the same report keeps each field on one line (scripts and grep see it whole)', async () => {

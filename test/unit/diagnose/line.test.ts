@@ -58,3 +58,28 @@ describe('line normalisation', () => {
     expect(parseKvTokens('GPU KV cache size: 1,234,567 tokens')).toBe(1234567);
   });
 });
+
+describe('the prefixes collectors put in front of a line', () => {
+  const vllm = 'ERROR 06-30 13:53:19 [core.py:515] EngineCore failed to start.';
+  it('strips docker --timestamps, CI, Buildkite, journald and kubectl prefixes, nested too', () => {
+    for (const p of [
+      '2025-01-01T00:00:00.123456789Z ', '2021-03-06T10:08:42.4805754Z ', '[2026-02-24T20:21:58Z] ', 'Jan 28 10:40:07 localhost bash[367371]: ',
+      'Dec  5 14:00:00 gpu-host python3[4242]: ', '[pod/vllm-agg-0/main] ', '[pod/vllm-agg-0/main] 2025-01-01T00:00:00.5Z ',
+    ]) expect(normalizeLine(`${p}(EngineCore_DP0 pid=7) ${vllm}`), p).toBe(vllm);
+  });
+
+  it('keeps a program\'s own timestamp followed by its level (Dynamo\'s tracing), under docker\'s too', () => {
+    const dyn = '2025-10-13T18:18:46.927697Z ERROR dynamo_llm::http::service::service_v2: Failed to bind server';
+    expect(normalizeLine(dyn)).toBe(dyn);
+    expect(normalizeLine(`2025-10-13T18:18:47.000000001Z ${dyn}`)).toBe(dyn);
+  });
+
+  it('strips Ray\'s and nested vLLM process prefixes', () => {
+    expect(normalizeLine(`(RayWorkerWrapper pid=206994, ip=192.168.10.25) ${vllm}`)).toBe(vllm);
+    expect(normalizeLine(`(vLLMHttpServer pid=6840) (Worker pid=7181) ${vllm}`)).toBe(vllm);
+  });
+
+  it('leaves lines that only look alike', () => {
+    for (const l of ['2025 was a good year', 'Jan 28 meeting: notes', '[pod] done', '[2026-02-24] release']) expect(normalizeLine(l)).toBe(l);
+  });
+});

@@ -6,6 +6,8 @@ import { SIGNATURES } from '../../../src/diagnose/signatures.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
 const sample = (name: string, lineNo: number) => readFileSync(join(SAMPLES, 'logs', name), 'utf8').split('\n')[lineNo - 1];
+/** A line of a real log from a public thread (test/fixtures/corpus, sources in its manifest.json). */
+const corpus = (name: string, lineNo: number) => readFileSync(join(SAMPLES, '..', 'corpus', name), 'utf8').split('\n')[lineNo - 1];
 
 // Every code: real lines (from the samples in test/fixtures/samples/logs and the texts in FACTS.md)
 // and healthy near-misses that share words or numbers with them.
@@ -156,14 +158,78 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
       sample('worker-engine-unknown-error.log', 29),
       "KeyError: 'model_type'",
       'vllm.v1.engine.exceptions.SomethingNewException: the engine refused',
-      'Error: failed to bind the request plane',
+      corpus('pytorch-175666-buildkite-raytaskerror.log', 3),
+      corpus('vllm-12474-journald-engine-failed.log', 3),
     ],
     misses: [
+      // A Rust main's returned error, after the ERROR line that logged it (log.error quotes that one).
+      corpus('dynamo-847-model-name-slash.log', 2),
       sample('worker-engine-unknown-error.log', 20),
       sample('worker-engine-unknown-error.log', 21),
       'WARNING 10-07 05:12:04 [config.py:100] ValueError: tokenizer_mode "auto" falls back to "slow"',
       '2026-10-07T05:12:21.001002Z  INFO dynamo_llm::http::service: request failed: ValueError: prompt too long status=400',
       '    raise ValueError(f"bad value: {x}")',
+    ],
+  },
+  'hf.model-not-found': {
+    hits: [
+      corpus('vllm-14518-hfvalidation-kaggle-path.log', 1),
+      corpus('vllm-ascend-135-hfvalidation-local-path.log', 1),
+      corpus('lm-eval-995-not-local-folder.log', 1),
+      corpus('vast-ai-128-not-local-folder-joined-lines.log', 1),
+      corpus('neosapiens-3-gated-repo.log', 13),
+      corpus('neosapiens-3-gated-repo.log', 15),
+      corpus('kserve-3456-local-entry-not-found.log', 8),
+      "ValueError: Invalid repository ID or local directory specified: '/mnt/models'.",
+    ],
+    misses: [corpus('neosapiens-3-gated-repo.log', 12), corpus('kserve-3456-local-entry-not-found.log', 7), 'INFO 10-07 05:12:09 [model.py:645] Resolved architecture: Qwen3ForCausalLM'],
+  },
+  'ucx.error': {
+    hits: [
+      corpus('ucx-9610-no-usable-transports.log', 2),
+      corpus('ucx-6457-ci-timestamps.log', 7),
+      corpus('dynamo-814-ucx-ibv-create-ah.log', 4),
+      corpus('dynamo-285-ucx-ud-qp-segfault.log', 2),
+      corpus('ucx-4623-listener-unreachable.log', 7),
+    ],
+    misses: [corpus('ucx-9610-no-usable-transports.log', 1), corpus('healthy-arrow-12442-ucx-info.log', 6), corpus('dynamo-814-ucx-ibv-create-ah.log', 5)],
+  },
+  'dynamo.discovery-unreachable': {
+    hits: [
+      corpus('dynamo-1188-etcd-refused.log', 1),
+      corpus('dynamo-851-etcd-exception.log', 17),
+      corpus('dynamo-3612-nats-refused.log', 8),
+      corpus('beam-36966-dynamo-etcd-lease-panic.log', 3),
+    ],
+    misses: ['2026-10-07T05:12:01.104233Z  INFO dynamo_runtime::distributed: Initializing distributed runtime discovery_backend="file"'],
+  },
+  'nccl.error': {
+    hits: [
+      corpus('vllm-7896-nccl-unhandled-cuda-ray.log', 3),
+      'torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1',
+    ],
+    misses: [corpus('vllm-7896-nccl-unhandled-cuda-ray.log', 2), corpus('vllm-10453-worker-init-device-error.log', 2)],
+  },
+  'rust.panic': {
+    hits: [corpus('dynamo-4122-kvbm-otel-panic.log', 3), corpus('beam-36966-dynamo-etcd-lease-panic.log', 2), corpus('dynamo-3587-bind-panic-before.log', 3)],
+    misses: [corpus('dynamo-2294-frontend-bind-panic.log', 3), corpus('dynamo-3587-bind-panic-before.log', 8)],
+  },
+  'log.error': {
+    hits: [
+      corpus('vllm-10453-worker-init-device-error.log', 7),
+      corpus('verl-6677-workerproc-failed.log', 1),
+      corpus('dynamo-847-model-name-slash.log', 1),
+      corpus('dynamo-843-ucx-local-protection.log', 10),
+      '\x1b[2m2026-10-07T05:41:37.512904Z\x1b[0m \x1b[31mERROR\x1b[0m \x1b[2mdynamo_runtime::worker\x1b[0m\x1b[2m:\x1b[0m Application shutdown with error',
+      '{"time":"2026-10-07T05:41:37.512904Z","level":"ERROR","target":"dynamo_runtime::worker","message":"Application shutdown with error"}',
+      '2025-04-03T01:36:38+0000 [ERROR] [cli] Service failed',
+    ],
+    misses: [
+      corpus('vllm-10453-worker-init-device-error.log', 8),
+      corpus('vllm-10453-worker-init-device-error.log', 9),
+      corpus('vllm-20305-free-memory-single.log', 6),
+      corpus('healthy-proxmox-2047-journald.log', 4),
+      corpus('healthy-dynamo-5095-router-warn.log', 3),
     ],
   },
   'vllm.kv-size': {

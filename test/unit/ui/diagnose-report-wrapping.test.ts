@@ -74,7 +74,8 @@ describe.each([40, 80, 120])('diagnose report at %i columns', (width) => {
     }
     // Unquoted commands in prose too: a flag with its value, an export with its assignment.
     const free = field(lines, 'fix:', lines.findIndex((l) => l.includes(' vllm.free-memory  ')));
-    expect(free.some((l) => l.includes('--set workers.0.gpuMemoryUtilization=0.3'))).toBe(true);
+    // A log named by path (no run): vLLM's own flag, with the share of the GPU its line says is free (2.41/7.60 GiB).
+    expect(free.some((l) => l.includes('--gpu-memory-utilization 0.3'))).toBe(true);
     const ucx = field(lines, 'fix:', lines.findIndex((l) => l.includes(' ucx.no-am-transport  ')));
     expect(ucx.some((l) => l.includes('export UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp'))).toBe(true);
   });
