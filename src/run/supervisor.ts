@@ -655,7 +655,7 @@ export class Supervisor extends EventEmitter {
     if (job.phase === 'ending') return; // given up on at the deadline: endRestart said why
     job.phase = 'ending';
     this.setState(p, 'failed');
-    const { top } = await this.d.diagnose(p.rec.log);
+    const { top } = await this.d.diagnose(p.rec.log, planContext(this.o.plan));
     p.rec.diagnosis = endDiagnosis(top);
     const how = info.error ? `could not be started: ${info.error}` : info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
     this.endRestart(p, job, `${p.spec.name} ${how} while starting again`, top);
@@ -673,7 +673,7 @@ export class Supervisor extends EventEmitter {
     p.follower?.drain();
     if (p.restart !== job) return;
     this.setState(p, 'failed');
-    const { top } = await this.d.diagnose(p.rec.log);
+    const { top } = await this.d.diagnose(p.rec.log, planContext(this.o.plan));
     p.rec.diagnosis = endDiagnosis(top);
     this.endRestart(p, job, `${p.spec.name} was not ready within ${Math.round(timeoutMs / 1000)} s (waiting for ${waiting}); stopped again`, top);
   }
