@@ -98,6 +98,7 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
 
   const cases: [string, string, string, string | null][] = [
     ['Error 804', 'error804', 'cuda.error804', null],
+    ['no GPU visible (the real 1.6.1 worker\'s output)', 'no-gpu', 'gpu.not-visible', null],
     ['free memory less than desired', 'free-memory', 'vllm.free-memory', null],
     ['UCX without an active-message transport', 'ucx-no-am', 'ucx.no-am-transport', 'disagg-same-gpu'],
   ];
