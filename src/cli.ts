@@ -177,6 +177,15 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .action(lazy(() => import('./commands/up.js')));
 
   program
+    .command('setup')
+    .description('build a Python environment with the Dynamo (and vLLM) release this machine can run')
+    .option('--release <x.y.z>', 'this Dynamo release instead of the newest that fits')
+    .option('--engine <engine>', 'vllm (needs a GPU) or mocker (Dynamo alone, no GPU); default: vllm with a GPU, else mocker')
+    .option('--dir <path>', 'build the environment here (default ${XDG_CACHE_HOME:-~/.cache}/dynamo-dev/envs/<release>-<engine>)')
+    .option('--json', 'NDJSON events, the last one the result')
+    .action(lazy(() => import('./commands/setup.js')));
+
+  program
     .command('teardown')
     .alias('down')
     .description('stop live runs and verify nothing of them remains')

@@ -17,6 +17,14 @@ const EXAMPLES: Record<string, { lines: [string, string][]; doc: string }> = {
     ],
     doc: 'checks.md',
   },
+  setup: {
+    lines: [
+      ['dynamo-dev setup', 'the newest Dynamo (and vLLM) this driver and GPU run; no GPU: Dynamo alone, for the mocker'],
+      ['dynamo-dev setup --engine mocker', 'Dynamo alone (no vLLM, no torch), for `dynamo-dev up mocker`'],
+      ['dynamo-dev setup --release 1.6.1 --dir ./venv', 'a given release, in a folder of your own'],
+    ],
+    doc: 'setup.md',
+  },
   up: {
     lines: [
       ['dynamo-dev up', 'start the default recipe (agg) and supervise it; Ctrl-C stops it'],

@@ -47,12 +47,17 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const recipeText = opts.recipe ? (await readRecipeSource(opts.recipe)).text : null;
   // The probes start now, the Python probe first, while the recipe (yaml, zod) and the report
   // code load: the wall time is then the slowest probe, not probes after loading.
+  const guess = guessProbeTarget({ python: ctx.python, recipeText, run: runView });
+  // Without --python: the recipe's python, or the environment `dynamo-dev setup` made when that
+  // one has no Dynamo (host/python.ts, as up decides).
+  const resolved = ctx.python ? null : await (await import('../host/python.js')).resolvePython({ given: undefined, recipePython: guess.interpreter, engine: guess.engine, env: ctx.env, timeoutMs: opts.timeout });
+  const python = resolved?.source === 'managed' ? resolved.interpreter : ctx.python;
   const early = startEarlyProbes({
-    env: ctx.env, timeoutMs: opts.timeout, wants: earlyFactsFor(checks), python: guessProbeTarget({ python: ctx.python, recipeText, run: runView }),
+    env: ctx.env, timeoutMs: opts.timeout, wants: earlyFactsFor(checks), python: { ...guess, interpreter: python ?? guess.interpreter },
   });
   const report = import('../ui/doctor-report.js');
   const system = ctx.json ? null : probeSystem();
-  const target = await resolveDoctorTarget({ recipeRef: opts.recipe, run: runView, stateDir: ctx.stateDir, python: ctx.python });
+  const target = await resolveDoctorTarget({ recipeRef: opts.recipe, run: runView, stateDir: ctx.stateDir, python });
   const logRun = chooseLogRun({ runs, runId: opts.run, recipeName: opts.recipe ? target.recipe.name : undefined, now: Date.now() });
   const { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } = await report;
   const facts = createFacts({
@@ -64,7 +69,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     runs,
     logRun,
     logPaths: opts.logs,
-    python: ctx.python ?? target.recipe.python,
+    python: python ?? target.recipe.python,
     timeoutMs: opts.timeout,
     early,
   });

@@ -30,6 +30,9 @@ export interface ExportK8sOptions {
 const PROBE_TIMEOUT_MS = 15_000;
 
 /** `dynamo-dev export k8s [RECIPE]`: the recipe's plan as one DynamoGraphDeployment (CLI.md). */
+/** What a cluster's mocker serves in place of the embedded model: a small public model's tokenizer. */
+const CLUSTER_MOCKER_MODEL = 'Qwen/Qwen3-0.6B';
+
 export default async function exportK8s(ctx: CommandContext, recipeRef: string | undefined, opts: ExportK8sOptions): Promise<number> {
   // Every flag first: bad input costs nothing and writes nothing.
   const api = parseApi(opts.api);
@@ -43,8 +46,13 @@ export default async function exportK8s(ctx: CommandContext, recipeRef: string |
   const ref = recipeRef ?? 'agg';
   const sets = [...(opts.set ?? [])];
   if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
-  const recipe = await loadRecipe(ref, sets);
-  const python = ctx.python ?? recipe.python;
+  let recipe = await loadRecipe(ref, sets);
+  // The embedded model is a folder of this machine: pods download a model by Hugging Face id, so
+  // the manifest names the model the mocker recipe named before it had one of its own.
+  const { EMBEDDED_MODEL, isEmbeddedModel } = await import('../plan/embedded-model.js');
+  const swapped = isEmbeddedModel(recipe.model);
+  if (swapped) recipe = { ...recipe, model: CLUSTER_MOCKER_MODEL };
+  const python = (await (await import('../host/python.js')).resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, env: ctx.env })).interpreter;
   const dir = runDir(ctx.stateDir, newRunId(recipe.name));
   // The same validated plan as `up` (no GPU facts: the cluster's GPUs are not this machine's).
   const plan = buildPlan({ recipe, runDir: dir, python, source: ref });
@@ -66,6 +74,7 @@ export default async function exportK8s(ctx: CommandContext, recipeRef: string |
     text = toYaml(rendered, headerLines(model, rendered));
   }
   const notes = model.notes.map(formatNote);
+  if (swapped) notes.unshift(formatNote({ who: 'model', from: EMBEDDED_MODEL, to: CLUSTER_MOCKER_MODEL, why: 'the embedded model is a folder on this machine; pods download by Hugging Face id; --model to choose another' }));
   const tag = imageTag(image);
   if (givenImage !== undefined && (tag === null || !isReleaseVersion(tag))) {
     notes.push(`note: image ${image} has no X.Y.Z tag; newer operators then want runtimeVersionOverride on each component (docs/export.md)`);

@@ -12,6 +12,7 @@ import { formatNdjson, type UpEvent } from '../run/events.js';
 import type { UpRenderer } from '../ui/up-plain.js';
 import type { SupervisionOptions, SupervisorResult } from '../run/supervisor.js';
 import type { DetachedResult } from '../run/detached.js';
+import type { ResolvedPython } from '../host/python.js';
 
 export interface UpOptions {
   model?: string;
@@ -43,9 +44,11 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   const recipe = await loadRecipe(recipeRef ?? 'agg', sets);
   // The first line at once: probing the GPU and reading the model's config can take seconds.
   if (!opts.dryRun && !opts.script && !ctx.json) ctx.stdout.write((await import('../ui/up-report.js')).formatHeader(recipe.name, recipe.model));
-  const python = ctx.python ?? recipe.python;
+  // --python, $DYNAMO_DEV_PYTHON, the recipe's python, or the environment `dynamo-dev setup` made.
+  const from = await (await import('../host/python.js')).resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, env: ctx.env, timeoutMs: PROBE_TIMEOUT_MS });
+  const python = from.interpreter;
   let runId = newRunId(recipe.name);
-  const planAt = await planner(ctx, recipe, python, recipeRef ?? 'agg');
+  const planAt = await planner(ctx, recipe, from, recipeRef ?? 'agg');
   let plan = planAt(runDir(ctx.stateDir, runId));
   await warnHiddenKvLine(ctx, plan);
 
@@ -190,7 +193,8 @@ async function superviseDetached(ctx: CommandContext, o: SupervisionOptions, emi
 }
 
 /** The plan for a run dir, with what the machine tells: the GPU's total memory, the model's KV shape when cached. */
-async function planner(ctx: CommandContext, recipe: Recipe, python: string, recipeSource: string): Promise<(dir: string) => Plan> {
+async function planner(ctx: CommandContext, recipe: Recipe, from: ResolvedPython, recipeSource: string): Promise<(dir: string) => Plan> {
+  const python = from.interpreter;
   let gpuTotalMiB: number | null = null;
   let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
   // Flags and env follow the installed Dynamo; read concurrently with the GPU and model probes.
@@ -205,7 +209,7 @@ async function planner(ctx: CommandContext, recipe: Recipe, python: string, reci
     model = info;
   }
   const dynamoVersion = await version;
-  return (dir: string) => buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python, source: recipeSource, dynamoVersion });
+  return (dir: string) => buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python, pythonFrom: from, source: recipeSource, dynamoVersion });
 }
 
 /** Readiness by the KV line cannot work when VLLM_LOGGING_LEVEL hides INFO: say so before anything starts. */

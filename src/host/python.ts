@@ -205,3 +205,39 @@ export async function venvDistVersion(interpreter: string): Promise<string | nul
   }
   return null;
 }
+
+/** Where the interpreter a command runs came from. */
+export type PythonSource = 'given' | 'recipe' | 'managed';
+
+export interface ResolvedPython {
+  interpreter: string;
+  /** `given`: --python or $DYNAMO_DEV_PYTHON; `recipe`: the recipe's `python` (python3 by default); `managed`: an environment `dynamo-dev setup` made. */
+  source: PythonSource;
+  /** The managed environment's folder and release, when source is managed. */
+  managed: { dir: string; release: string; engine: 'vllm' | 'mocker' } | null;
+}
+
+/** Exits 0 when `dynamo` can be imported (found, not imported: quick even with torch installed). */
+const HAS_DYNAMO = 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("dynamo") else 3)';
+
+/**
+ * The one place an interpreter is chosen (up, doctor, export, bench): --python or
+ * $DYNAMO_DEV_PYTHON as given; else the recipe's python when it can import Dynamo; else the
+ * newest environment `dynamo-dev setup` completed that serves the engine (plan/setup-install.ts
+ * preferEnv); else the recipe's python anyway, so python.env says what is missing. Asks the
+ * recipe's python only when a managed environment exists: without one nothing is run.
+ */
+export async function resolvePython(o: {
+  given: string | undefined; recipePython: string; engine: 'vllm' | 'mocker'; env: Env; timeoutMs?: number;
+}): Promise<ResolvedPython> {
+  if (o.given) return { interpreter: o.given, source: 'given', managed: null };
+  const recipe: ResolvedPython = { interpreter: o.recipePython, source: 'recipe', managed: null };
+  const [{ listManagedEnvs }, { preferEnv }, { compareVersions }] = await Promise.all([
+    import('./managed-env.js'), import('../plan/setup-install.js'), import('../plan/dynamo-releases.js'),
+  ]);
+  const best = preferEnv(listManagedEnvs(o.env), o.engine, compareVersions);
+  if (!best) return recipe;
+  const r = await runProgram(o.recipePython, ['-c', HAS_DYNAMO], { env: { ...o.env, PYTHONDONTWRITEBYTECODE: '1' }, timeoutMs: o.timeoutMs ?? 5000 });
+  if (r.exitCode === 0) return recipe;
+  return { interpreter: best.python, source: 'managed', managed: { dir: best.dir, release: best.marker.release, engine: best.marker.engine } };
+}

@@ -6,6 +6,7 @@ import { releaseFor } from './dynamo-releases.js';
 import { flagValue } from './argv.js';
 import { autoShare, expandWorkers, fractionTotals } from './workers.js';
 import { modelInPath, modelReadyUrl } from './model-ready.js';
+import { EMBEDDED_MODEL, isEmbeddedModel, modelSource } from './embedded-model.js';
 import { kvTokensFor, overheadMiB } from './kv-math.js';
 import { KV_LINE_PATTERN, type Plan, type PlannedProcess } from './types.js';
 
@@ -19,6 +20,8 @@ export interface PlanInput {
   model?: { bytesPerToken: number; weightsMiB: number | null } | null;
   /** Interpreter override (--python, $DYNAMO_DEV_PYTHON). */
   python?: string;
+  /** Where `python` came from (host/python.ts resolvePython); recorded in the plan. */
+  pythonFrom?: NonNullable<Plan['python']>;
   /** Where the recipe came from (file or built-in name): errors name it, so the user knows which file to edit. */
   source?: string;
   /** The installed Dynamo (ai-dynamo) version; flags and env follow it (dynamo-releases.ts). */
@@ -97,6 +100,9 @@ function planOf(input: PlanInput): Plan {
   const routerMode = recipe.frontend.routerMode;
   const kvRouterWithEvents = routerMode === 'kv' && recipe.frontend.kvEvents;
   const mocker = recipe.engine === 'mocker';
+  if (!mocker && isEmbeddedModel(recipe.model)) {
+    throw new UserError(`model: ${EMBEDDED_MODEL} is dynamo-dev's embedded tokenizer-only model (no weights): only the mocker engine serves it; give a real model (--model Qwen/Qwen3-0.6B) or use engine: mocker`);
+  }
   const common: Record<string, string> = { ...recipe.env };
   if (recipe.discovery === 'file') {
     Object.assign(common, {
@@ -165,7 +171,8 @@ function planOf(input: PlanInput): Plan {
       // The mocker serves the model under --model-path unless --model-name is given
       // (dynamo/mocker/args.py: "Model name for API responses (default: derived from model-path)"):
       // naming it makes the id the frontend lists exactly the plan's model, in every release.
-      argv = [python, '-m', 'dynamo.mocker', '--model-path', recipe.model, '--model-name', recipe.model];
+      // The embedded model is read from the package's folder and served under its id.
+      argv = [python, '-m', 'dynamo.mocker', '--model-path', modelSource(recipe.model), '--model-name', recipe.model];
     } else {
       argv = [python, '-m', 'dynamo.vllm', '--model', recipe.model,
         '--gpu-memory-utilization', String(w.fraction), '--max-model-len', String(recipe.maxModelLen)];
@@ -243,6 +250,7 @@ function planOf(input: PlanInput): Plan {
     model: recipe.model,
     engine: recipe.engine,
     dynamo: { version: release.version, plannedFor: release.plannedFor, assumed: release.assumed },
+    ...(input.pythonFrom ? { python: input.pythonFrom } : {}),
     gpu: { index: recipe.gpu, totalMiB: total },
     budget: {
       fractionSum: mocker ? 0 : fractionSum,

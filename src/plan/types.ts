@@ -43,6 +43,12 @@ export interface Plan {
   engine: 'vllm' | 'mocker';
   /** The installed Dynamo version the plan follows (assumed: none could be read, the verified release's facts are used). */
   dynamo?: { version: string | null; plannedFor: string; assumed: boolean };
+  /**
+   * The interpreter every process runs and where it came from (absent in runs recorded before it
+   * existed): `given` --python / $DYNAMO_DEV_PYTHON, `recipe` the recipe's python, `managed` an
+   * environment `dynamo-dev setup` made (its folder and release).
+   */
+  python?: { interpreter: string; source: 'given' | 'recipe' | 'managed'; managed: { dir: string; release: string; engine: 'vllm' | 'mocker' } | null };
   gpu: { index: number; totalMiB: number | null };
   budget: { fractionSum: number; limit: number; budgetMiB: number | null };
   maxModelLen: number;

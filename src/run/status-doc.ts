@@ -52,6 +52,11 @@ export interface RunStatusDoc {
   detached: boolean;
   supervisor: { pid: number; alive: boolean };
   logsDir: string;
+  /**
+   * The interpreter the run's processes ran, and where it came from (plan.python; runs recorded
+   * before it: the first process's argv[0], source null).
+   */
+  python?: { interpreter: string; source: 'given' | 'recipe' | 'managed' | null; managedDir: string | null } | null;
   processes: ProcessStatus[];
   /** Live processes of the run that no record names, found by the run marker in their environment
    *  (a helper that double-forked out of its group, a spawn a SIGKILLed `up` never recorded). */
@@ -128,6 +133,7 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
     detached: Boolean(rec.supervisor?.detached),
     supervisor: { pid: rec.supervisor?.pid ?? 0, alive: l.supervisor },
     logsDir: join(runDir(stateDir, rec.id), 'logs'),
+    python: pythonOf(rec),
     processes,
     unrecorded: (l.marked ?? []).map((pid) => ({ pid, cmd: cmdOf(pid) })),
     lost: lost.map((x) => ({ ...x, gpuMiB: null })),
@@ -190,4 +196,15 @@ export async function collectStatus(stateDir: string, o: { runId?: string; all?:
   const apps = await probeComputeApps(o.env ?? process.env, 3000).catch(() => null);
   if (!apps?.ok) return shown;
   return withLeftoverMemory(shown, new Map(apps.apps.map((a) => [a.pid, a.usedMiB])));
+}
+
+/** Which interpreter a run used: its plan says, else the first command line's program. */
+function pythonOf(rec: RunRecord): RunStatusDoc['python'] {
+  const py = (rec.plan as { python?: { interpreter?: unknown; source?: unknown; managed?: { dir?: unknown } | null } } | undefined)?.python;
+  if (py && typeof py.interpreter === 'string') {
+    const source = py.source === 'given' || py.source === 'recipe' || py.source === 'managed' ? py.source : null;
+    return { interpreter: py.interpreter, source, managedDir: typeof py.managed?.dir === 'string' ? py.managed.dir : null };
+  }
+  const first = rec.processes[0]?.argv?.[0];
+  return typeof first === 'string' ? { interpreter: first, source: null, managedDir: null } : null;
 }

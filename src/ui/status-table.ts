@@ -149,6 +149,10 @@ function stillRunning(d: RunStatusDoc): string {
   return `${n} of ${of} process${of === 1 ? '' : 'es'} still running`;
 }
 
+const PY_SOURCE: Record<string, string> = {
+  managed: ' (the environment dynamo-dev setup made)', given: ' (--python / DYNAMO_DEV_PYTHON)', recipe: " (the recipe's python)",
+};
+
 export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: string | null; now?: number } = {}): string {
   const columns = o.columns ?? Infinity;
   const now = o.now ?? Date.now();
@@ -219,6 +223,7 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
   }
   // A path is copied: on a terminal it goes whole on a line of its own rather than be cut mid-word.
   lines.push(...wrapWords(`  logs: ${d.logsDir}`, columns, '    ').map((l) => chalk.dim(l)));
+  if (d.python) lines.push(...wrapWords(`  python: ${d.python.interpreter}${PY_SOURCE[d.python.source ?? ''] ?? ''}`, columns, '    ').map((l) => chalk.dim(l)));
   return `${lines.join('\n')}\n`;
 }
 

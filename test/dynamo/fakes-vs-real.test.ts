@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { FIXTURES } from '../helpers/cli.js';
 import { stripAnsi } from '../../src/diagnose/line.js';
 import { cleanup, cli, json, logOf, portBlock, portSets, python, realHome, until, type Home } from './helpers.js';
+import { EMBEDDED_MODEL } from '../../src/plan/embedded-model.js';
 
 // The fakes of test/fixtures/python stand in for Dynamo in `npm test`. Here a fact of each fake is
 // compared with the released process it imitates, so they cannot drift from reality unnoticed:
@@ -14,7 +15,8 @@ import { cleanup, cli, json, logOf, portBlock, portSets, python, realHome, until
 
 afterEach(cleanup);
 
-const MODEL = 'Qwen/Qwen3-0.6B';
+// The mocker recipe's own model (models/tiny in the package), served with no Hugging Face cache.
+const MODEL = EMBEDDED_MODEL;
 
 /** The structure of a JSON value: object keys (sorted) with their structure, an array's first item, typeof. */
 function shape(v: unknown): unknown {

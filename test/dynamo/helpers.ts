@@ -35,6 +35,8 @@ export function realHome(vars: Record<string, string | undefined> = {}): Home {
     PYTHONDONTWRITEBYTECODE: '1',
     DYNAMO_DEV_PYTHON: undefined,
     VLLM_LOGGING_LEVEL: undefined,
+    // Environments `dynamo-dev setup` made on this machine are not the test's (setup.test.ts makes its own).
+    XDG_CACHE_HOME: join(h.dir, 'cache'),
     ...vars,
   };
   const home = { ...h, env };

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { scanProc } from '../../src/run/proc.js';
 import { bindable } from '../helpers/ports.js';
 import { cleanup, cli, expectCleanDiagnose, foreground, json, portBlock, portSets, python, realHome, records, survivors, upDetached } from './helpers.js';
+import { EMBEDDED_MODEL } from '../../src/plan/embedded-model.js';
 
 // `up mocker` as a new user runs it, against the released frontend and mocker: the built-in recipe
 // unchanged (model Qwen/Qwen3-0.6B, here the tiny model in an offline Hugging Face cache), the
@@ -11,7 +12,8 @@ import { cleanup, cli, expectCleanDiagnose, foreground, json, portBlock, portSet
 
 afterEach(cleanup);
 
-const MODEL = 'Qwen/Qwen3-0.6B';
+// The mocker recipe's own model (models/tiny in the package), served with no Hugging Face cache.
+const MODEL = EMBEDDED_MODEL;
 
 /** Live processes started with this home's state dir in their environment (what up would start). */
 const startedFrom = (home: { stateDir: string }): number[] => scanProc().filter((p) => {

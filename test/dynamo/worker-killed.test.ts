@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSameProcess } from '../../src/run/proc.js';
 import { cleanup, cli, json, portBlock, portSets, python, realHome, records, until } from './helpers.js';
+import { EMBEDDED_MODEL } from '../../src/plan/embedded-model.js';
 
 // The lie this tool exists to prevent, on the released Dynamo: one real mocker worker of a detached
 // run dies by SIGKILL (the OOM killer's signal) after ready. The real frontend keeps counting it
@@ -9,7 +10,8 @@ import { cleanup, cli, json, portBlock, portSets, python, realHome, records, unt
 
 afterEach(cleanup);
 
-const MODEL = 'Qwen/Qwen3-0.6B';
+// The mocker recipe's own model (models/tiny in the package), served with no Hugging Face cache.
+const MODEL = EMBEDDED_MODEL;
 
 interface Lost { name: string; how: string; signal: string | null; at: string | null }
 interface StatusDoc { runs: { id: string; state: string; lost: Lost[]; processes: { name: string; alive: boolean; ready: boolean }[] }[] }

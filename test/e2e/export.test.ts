@@ -110,12 +110,23 @@ describe('dynamo-dev export k8s: the four built-in recipes x both API versions',
 });
 
 describe('dynamo-dev export k8s: round trip over every built-in recipe', () => {
+  it('the mocker recipe\'s embedded model (a folder here) becomes Qwen/Qwen3-0.6B, said in one stderr line; --model is taken as given', async () => {
+    const r = await runCli(['export', 'k8s', 'mocker'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.split('\n')[0]).toBe('model: dynamo-dev/tiny -> Qwen/Qwen3-0.6B (the embedded model is a folder on this machine; pods download by Hugging Face id; --model to choose another)');
+    expect(r.stdout).not.toContain('models/tiny');
+    const given = await runCli(['export', 'k8s', 'mocker', '--model', 'Qwen/Qwen3-8B'], env);
+    expect(given.stderr).not.toContain('dynamo-dev/tiny');
+    expect(given.stdout).toContain('Qwen/Qwen3-8B');
+  });
+
   it("each exported worker's args are the plan's argv minus the local-only items; env likewise", async () => {
     const list = JSON.parse((await runCli(['recipes', '--json'], env)).stdout).recipes.map((r: { name: string }) => r.name);
     expect(list).toEqual(expect.arrayContaining(['agg', 'agg-router', 'agg-router-approx', 'disagg-same-gpu', 'mocker']));
     for (const recipe of list) {
       const [planRun, exp] = await Promise.all([
-        runCli(['up', recipe, '--dry-run', '--json'], env),
+        // The mocker's embedded model is exported as Qwen/Qwen3-0.6B (a folder here, an id there).
+        runCli(['up', recipe, ...(recipe === 'mocker' ? ['--model', 'Qwen/Qwen3-0.6B'] : []), '--dry-run', '--json'], env),
         runCli(['export', 'k8s', recipe, '--json'], env),
       ]);
       expect([recipe, planRun.code, exp.code]).toEqual([recipe, 0, 0]);

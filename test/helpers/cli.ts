@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import { afterAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killHomeProcesses } from './home-processes.js';
 
@@ -83,6 +83,8 @@ export function fakeEnv(home: { stateDir: string; hfCache: string }, o: FakeEnvO
     PYTHONPATH: o.python ? join(FIXTURES, 'python') : undefined,
     PYTHONDONTWRITEBYTECODE: '1',
     DYNAMO_DEV_PYTHON: undefined,
+    // The environments `dynamo-dev setup` made on this machine are not the test's: its own cache.
+    XDG_CACHE_HOME: join(dirname(home.stateDir), 'cache'),
     FAKE_NVIDIA_SMI: o.gpu,
     FAKE_UCX_INFO: o.ucx,
     ...(o.host ? { FAKE_HOST: JSON.stringify(o.host), NODE_OPTIONS: `--require "${join(FIXTURES, 'host', 'fake-host.cjs')}"` } : {}),

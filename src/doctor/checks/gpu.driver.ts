@@ -17,6 +17,9 @@ const FIXES = {
   error: 'run `nvidia-smi` by hand to see the error',
 } as const;
 
+/** Said under a missing GPU: what runs here anyway, and how (docs/setup.md). */
+export const MOCKER_HERE = 'without a GPU, the mocker engine (Dynamo\'s simulated worker) runs here: `dynamo-dev setup` then `dynamo-dev up mocker`';
+
 const check: Check = {
   id: 'gpu.driver',
   title: 'NVIDIA driver and GPU',
@@ -28,7 +31,8 @@ const check: Check = {
       const evidence = { reason: g.reason, message: g.message };
       // The mocker engine simulates a worker without a GPU: no GPU is not a problem for it.
       if (mocker) return skip(`no GPU, which the mocker engine does not need (${summary})`, evidence);
-      const details = g.reason === 'not-installed' ? [] : [`nvidia-smi: ${g.message}`];
+      // Without a GPU the main job still runs: Dynamo's mock engine needs none.
+      const details = [...(g.reason === 'not-installed' ? [] : [`nvidia-smi: ${g.message}`]), MOCKER_HERE];
       return fail(summary, FIXES[g.reason], details, evidence);
     }
     const evidence = {

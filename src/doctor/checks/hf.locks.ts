@@ -1,4 +1,5 @@
 import { isLocalModelPath } from '../../host/hf-paths.js';
+import { EMBEDDED_MODEL_DIR, isEmbeddedModel } from '../../plan/embedded-model.js';
 import { fail, pass, skip, warn, type Check } from '../types.js';
 
 // Several workers started on a model that is not cached race on huggingface_hub's download locks:
@@ -17,6 +18,7 @@ const check: Check = {
   title: 'Model cached, no download lock held',
   async run(facts) {
     const model = facts.recipe.model;
+    if (isEmbeddedModel(model)) return skip(`model is dynamo-dev's embedded ${model} (${EMBEDDED_MODEL_DIR}): nothing to download`, { model, folder: EMBEDDED_MODEL_DIR });
     if (isLocalModelPath(model)) return skip(`model is a local path (${model}): no hub download locks`, { model });
 
     const hf = await facts.hfModel();

@@ -73,7 +73,7 @@ describe('planToComponents: built-in recipes', () => {
   });
 
   it('mocker: CPU only, the dynamo.mocker command, no memory note', async () => {
-    const { model } = await exported('mocker');
+    const { model } = await exported('mocker', ['model=Qwen/Qwen3-0.6B']);
     expect(model.engine).toBe('mocker');
     expect(model.components[1]).toMatchObject({
       name: 'MockerWorker', replicas: 2, gpus: 0, command: ['python3', '-m', 'dynamo.mocker'], args: ['--model-path', 'Qwen/Qwen3-0.6B', '--model-name', 'Qwen/Qwen3-0.6B'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import check, { describeGpu } from '../../../src/doctor/checks/gpu.driver.js';
+import check, { describeGpu, MOCKER_HERE } from '../../../src/doctor/checks/gpu.driver.js';
 import type { GpuFacts } from '../../../src/host/types.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import { fakeFacts, healthyGpu, recipeFrom } from '../../helpers/facts.js';
@@ -13,12 +13,12 @@ const mockerFacts = (values: Parameters<typeof fakeFacts>[0]) => {
 };
 
 describe('gpu.driver: nvidia-smi fails', () => {
-  it('a missing nvidia-smi prints only its message and the install fix, no echo of it as a detail', async () => {
+  it('a missing nvidia-smi prints its message, what runs here without a GPU (the mocker, and how) and the install fix, no echo of it as a detail', async () => {
     const r = await check.run(fakeFacts({ gpu: { ok: false, reason: 'not-installed', message: NOT_FOUND } }));
     expect(r).toEqual({
       status: 'fail',
       summary: NOT_FOUND,
-      details: [],
+      details: ['without a GPU, the mocker engine (Dynamo\'s simulated worker) runs here: `dynamo-dev setup` then `dynamo-dev up mocker`'],
       fix: 'install the NVIDIA driver (e.g. `sudo ubuntu-drivers install`, then reboot) or add the directory holding nvidia-smi to PATH',
       evidence: { reason: 'not-installed', message: NOT_FOUND },
     });
@@ -30,7 +30,7 @@ describe('gpu.driver: nvidia-smi fails', () => {
     expect(r).toEqual({
       status: 'fail',
       summary: `nvidia-smi failed: ${message}`,
-      details: [`nvidia-smi: ${message}`],
+      details: [`nvidia-smi: ${message}`, MOCKER_HERE],
       fix: 'load the NVIDIA kernel module (`sudo modprobe nvidia`) or reinstall the driver and reboot; check `dmesg | grep -i nvidia`',
       evidence: { reason: 'no-driver', message },
     });

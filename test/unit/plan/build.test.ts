@@ -4,6 +4,10 @@ import { buildPlan, planPorts, resolveFractions } from '../../../src/plan/build.
 import { validateRecipe } from '../../../src/recipe/load.js';
 import { UserError } from '../../../src/errors.js';
 import { KV_LINE_PATTERN } from '../../../src/plan/types.js';
+import { EMBEDDED_MODEL, EMBEDDED_MODEL_DIR } from '../../../src/plan/embedded-model.js';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from '../../helpers/cli.js';
 
 const RUN = '/state/runs/r1';
 const QWEN = { bytesPerToken: 114_688, weightsMiB: 1145 };
@@ -92,7 +96,7 @@ describe('buildPlan: built-in recipes', () => {
   });
 
   it('mocker: --model-path and --model-name, no GPU fraction or budget, ready through the frontend, workers start together', async () => {
-    const p = await plan('mocker', [], { model: QWEN });
+    const p = await plan('mocker', ['model=Qwen/Qwen3-0.6B'], { model: QWEN });
     const w = proc(p, 'agg-0');
     expect(w.argv).toEqual(['python3', '-m', 'dynamo.mocker', '--model-path', 'Qwen/Qwen3-0.6B', '--model-name', 'Qwen/Qwen3-0.6B']);
     expect(w.gpuMemoryUtilization).toBeNull();
@@ -115,6 +119,28 @@ describe('buildPlan: built-in recipes', () => {
       'frontend.http=9100', 'agg-0.system=9200', 'agg-0.kvEvents=9300', 'agg-1.system=9201', 'agg-1.kvEvents=9301',
     ]);
     expect(p.frontendUrl).toBe('http://127.0.0.1:9100');
+  });
+});
+
+describe('buildPlan: the embedded model', () => {
+  it('the mocker recipe serves dynamo-dev/tiny from the package\'s models/tiny, listed under its id; its readiness asks /v1/models/dynamo-dev%2Ftiny/ready', async () => {
+    const p = await plan('mocker');
+    expect(p.model).toBe(EMBEDDED_MODEL);
+    expect(proc(p, 'agg-0').argv).toEqual(['python3', '-m', 'dynamo.mocker', '--model-path', join(ROOT, 'models', 'tiny'), '--model-name', 'dynamo-dev/tiny']);
+    expect(proc(p, 'frontend').ready.modelReady).toBe('http://127.0.0.1:8000/v1/models/dynamo-dev%2Ftiny/ready');
+  });
+
+  it('the folder holds what the frontend needs: a config with a real model_type, a tokenizer, a chat template; no weights; under 300 KB', () => {
+    const files = readdirSync(EMBEDDED_MODEL_DIR).sort();
+    expect(files).toEqual(['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(JSON.parse(readFileSync(join(EMBEDDED_MODEL_DIR, 'config.json'), 'utf8')).model_type).toBe('qwen3');
+    expect(JSON.parse(readFileSync(join(EMBEDDED_MODEL_DIR, 'tokenizer_config.json'), 'utf8')).chat_template).toContain('add_generation_prompt');
+    expect(files.reduce((n, f) => n + statSync(join(EMBEDDED_MODEL_DIR, f)).size, 0)).toBeLessThan(300_000);
+  });
+
+  it('a vLLM recipe cannot serve it (no weights): exit 2 naming the model and what to do', async () => {
+    await expect(plan('agg', [`model=${EMBEDDED_MODEL}`])).rejects.toThrow(/agg \(built-in\)|model: dynamo-dev\/tiny is dynamo-dev's embedded tokenizer-only model \(no weights\): only the mocker engine serves it/);
+    await expect(plan('agg', [`model=${EMBEDDED_MODEL}`])).rejects.toThrow(UserError);
   });
 });
 

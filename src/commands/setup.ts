@@ -1,0 +1,152 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { UserError } from '../errors.js';
+import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
+
+// `dynamo-dev setup`: read the machine, choose a release (plan/choose-release.ts), build or find
+// the managed environment (host/installer.ts), report. The choice and the command lines are pure;
+// this file only wires them to the renderers.
+
+export interface SetupOptions {
+  release?: string;
+  engine?: string;
+  dir?: string;
+}
+
+const GPU_TIMEOUT_MS = 10_000;
+
+export default async function setup(ctx: CommandContext, opts: SetupOptions): Promise<number> {
+  const t0 = Date.now();
+  if (opts.engine !== undefined && opts.engine !== 'vllm' && opts.engine !== 'mocker') {
+    throw new UserError(`--engine: "${opts.engine}" is not an engine setup installs; use vllm or mocker`);
+  }
+  if (opts.release !== undefined && !/^\d+\.\d+\.\d+$/.test(opts.release)) {
+    throw new UserError(`--release: "${opts.release}" is not a release; give X.Y.Z, e.g. --release 1.6.1`);
+  }
+  const [{ probeGpu }, { chooseSetup }, setupPlan, installer, { readManagedEnv }] = await Promise.all([
+    import('../host/nvidia-smi.js'), import('../plan/setup-choice.js'), import('../plan/setup-install.js'),
+    import('../host/installer.js'), import('../host/managed-env.js'),
+  ]);
+  const emit = (e: Record<string, unknown>) => {
+    if (ctx.json) ctx.stdout.write(`${JSON.stringify({ ...e, ts: new Date().toISOString() })}\n`);
+  };
+  const columns = ctx.interactive ? ctx.stdout.columns || Infinity : Infinity;
+  const ui = ctx.json ? null : await import('../ui/setup-report.js');
+  const say = (text: string) => ui && ctx.stdout.write(`${ui.fit(text, columns)}\n`);
+
+  // The machine: GPUs, driver and the CUDA it accepts, compute capabilities.
+  const gpu = await probeGpu(ctx.env, GPU_TIMEOUT_MS);
+  const machine = gpu.ok
+    ? { driverVersion: gpu.driverVersion, cudaVersion: gpu.cudaVersion, computeCaps: gpu.gpus.map((g) => g.computeCap).filter((c): c is string => c !== null) }
+    : null;
+  emit({ event: 'machine', gpu: gpu.ok ? { ...machine, gpus: gpu.gpus.map((g) => ({ index: g.index, name: g.name, computeCap: g.computeCap })) } : null, noGpu: gpu.ok ? null : gpu.message });
+  say(gpu.ok
+    ? `machine: ${gpu.gpus.map((g) => `${g.name}${g.computeCap ? ` (compute ${g.computeCap})` : ''}`).join(', ')}, driver ${gpu.driverVersion ?? 'unknown'} (CUDA up to ${gpu.cudaVersion ?? 'unknown'})`
+    : `machine: no NVIDIA GPU (${gpu.message})`);
+
+  const choice = chooseSetup(machine, { release: opts.release, engine: opts.engine as 'vllm' | 'mocker' | undefined }, null);
+  if (!choice.ok) {
+    emit({ event: 'result', ok: false, code: EXIT.usage, reasons: choice.reasons, wouldFit: choice.wouldFit, durationMs: Date.now() - t0 });
+    if (ui) {
+      ctx.stderr.write(`dynamo-dev: no release fits this machine: ${choice.reasons.join('; ')}\n`);
+      if (choice.wouldFit.length) ctx.stderr.write(`would fit: ${choice.wouldFit.join('; ')}\n`);
+    }
+    return EXIT.usage;
+  }
+  const { release, engine } = choice;
+  const dir = opts.dir ? resolve(opts.dir) : join(setupPlan.envsRoot(ctx.env, homedir()), setupPlan.envFolderName(release, engine));
+  emit({ event: 'choice', release, engine, reasons: choice.reasons, dir });
+  say(`chose: ai-dynamo ${release} for the ${engine} engine: ${choice.reasons.join('; ')}`);
+
+  const done = (o: { env: { python: string; marker: import('../plan/setup-install.js').EnvMarker }; already: boolean; log: string }) => {
+    const m = o.env.marker;
+    emit({
+      event: 'result', ok: true, code: EXIT.ok, alreadyComplete: o.already, release: m.release, engine: m.engine, dir, python: o.env.python,
+      installer: m.installer, dependencies: m.dependencies, placeholder: m.placeholder, log: o.log, durationMs: Date.now() - t0,
+    });
+    if (!ui) return;
+    const head = o.already
+      ? `${ui.ok} ready: ai-dynamo ${m.release} (${m.engine}) was already set up in ${dir}`
+      : `${ui.ok} ready in ${Math.round((Date.now() - t0) / 1000)} s: ai-dynamo ${m.release} (${m.engine}) in ${dir}`;
+    say(head);
+    say(`  python  ${o.env.python}`);
+    if (m.dependencies === 'without-placeholder' && m.placeholder) say(`  note    installed without the placeholder ${m.placeholder.name} (NVIDIA's index was out of reach); recorded in ${join(dir, setupPlan.MARKER_FILE)}`);
+    const next = m.engine === 'mocker' ? 'dynamo-dev up mocker' : 'dynamo-dev doctor && dynamo-dev up';
+    ctx.stdout.write(`${ui.fitCommand('  next    ', next, columns, '          ')}\n`);
+  };
+
+  const existing = readManagedEnv(dir);
+  if (existing) {
+    if (existing.marker.release !== release || existing.marker.engine !== engine) {
+      throw new UserError(`--dir ${dir} already holds ai-dynamo ${existing.marker.release} (${existing.marker.engine}); choose another folder, or remove it first (rm -rf ${dir})`);
+    }
+    done({ env: existing, already: true, log: join(dir, setupPlan.LOG_FILE) });
+    return EXIT.ok;
+  }
+  const state = installer.dirState(dir, false);
+  if (state === 'foreign') {
+    throw new UserError(`--dir ${dir} exists and is not an environment dynamo-dev setup made; give a new or empty folder`);
+  }
+
+  const lock = installer.lockFolder(dir);
+  if ('heldBy' in lock) {
+    const cause = `another dynamo-dev setup (pid ${lock.heldBy}) is building ${dir}; wait for it to finish`;
+    emit({ event: 'result', ok: false, code: EXIT.failed, cause, durationMs: Date.now() - t0 });
+    if (ui) ctx.stderr.write(`dynamo-dev: ${cause}\n`);
+    return EXIT.failed;
+  }
+  try {
+    const { found, tried } = await installer.findBasePython(ctx.env);
+    if (!found) {
+      const cause = `no Python 3.10-3.13 on PATH (ai-dynamo needs one; tried ${tried.join(', ')})`;
+      emit({ event: 'result', ok: false, code: EXIT.failed, cause, durationMs: Date.now() - t0 });
+      if (ui) ctx.stderr.write(`dynamo-dev: ${cause}\nfix: install Python 3.12 (e.g. \`sudo apt install python3.12-venv\`, or \`uv python install 3.12\`) and run setup again\n`);
+      return EXIT.failed;
+    }
+    const uv = installer.onPath('uv', ctx.env);
+    const tools = { installer: uv ? 'uv' as const : 'pip' as const, uv: uv ?? undefined, basePython: found.path, dir };
+    emit({ event: 'tools', python: found, installer: tools.installer, uv });
+    say(`installing: ${state === 'ours-incomplete' ? 'again (an earlier setup did not complete), ' : ''}Python ${found.version} (${found.path}) with ${uv ? `uv (${uv})` : 'venv + pip (uv is not on PATH)'} into ${dir}`);
+
+    const abort = new AbortController();
+    const onSignal = () => abort.abort();
+    const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+    for (const s of signals) process.on(s, onSignal);
+    const view = ui ? ui.createStepView(ctx.stdout, ctx.interactive, columns) : null;
+    let result: Awaited<ReturnType<typeof installer.buildEnvironment>>;
+    try {
+      result = await installer.buildEnvironment({
+        dir, release, engine, tools, basePython: found, env: ctx.env, signal: abort.signal,
+        onEvent: (e) => {
+          view?.onEvent(e);
+          if (e.event === 'step') emit({ event: 'step', id: e.id, label: e.label, argv: e.argv, index: e.index, of: e.of });
+          else if (e.event === 'progress') emit({ event: 'progress', id: e.id, ...e.progress, ms: e.ms });
+          else if (e.event === 'step-done') emit({ event: 'step-done', id: e.id, ms: e.ms, ...e.progress });
+          else if (e.event === 'fallback') emit({ event: 'fallback', placeholder: e.placeholder, line: ui?.placeholderLine(e.placeholder) ?? null });
+        },
+      });
+    } finally {
+      for (const s of signals) process.off(s, onSignal);
+    }
+    if (!result.ok) {
+      view?.fail();
+      const code = result.interrupted ? EXIT.interrupted : EXIT.failed;
+      const cause = result.interrupted
+        ? `${result.cause}: nothing was marked complete; \`dynamo-dev setup\` starts it again`
+        : result.cause;
+      emit({ event: 'result', ok: false, code, cause, step: result.step, tail: result.tail, log: result.log, dir, durationMs: Date.now() - t0 });
+      if (ui) {
+        ctx.stderr.write(`dynamo-dev: setup ${result.interrupted ? 'interrupted' : 'failed'}: ${cause}\n`);
+        for (const l of result.tail) ctx.stderr.write(`  ${l}\n`);
+        ctx.stderr.write(`log: ${result.log}\n`);
+      }
+      return code;
+    }
+    view?.stop();
+    done({ env: { python: result.marker.python, marker: result.marker }, already: false, log: result.log });
+    return EXIT.ok;
+  } finally {
+    lock.release();
+  }
+}

@@ -1,0 +1,308 @@
+import { spawn } from 'node:child_process';
+import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, type WriteStream } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import {
+  advance, dynamoOnly, envPython, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
+  requirementsFor, requirementsInstall, venvStep, verifyStep,
+  type EnvMarker, type InstallProgress, type InstallTools, type PlaceholderFailure, type SetupEngine, type Step,
+} from '../plan/setup-install.js';
+import { runProgram } from './run-program.js';
+
+// The installer behind `dynamo-dev setup`: the only code that builds an environment. It runs the
+// steps plan/setup-install.ts describes (uv, or venv + pip), writes every line they print to the
+// environment's setup.log, reports progress, falls back when the placeholder package fails, and
+// writes the completion marker last (a rename, so it is there whole or not at all).
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface BasePython {
+  /** sys.executable of the interpreter found. */
+  path: string;
+  version: string;
+}
+
+/** Python versions ai-dynamo installs on (Requires-Python >= 3.10; 3.14 has no aisimulate or runtime wheels in 1.6.1's METADATA markers). */
+const PY_MIN = [3, 10];
+const PY_MAX = [3, 13];
+const CANDIDATES = ['python3.13', 'python3.12', 'python3.11', 'python3.10', 'python3'];
+
+/** The newest Python 3.10-3.13 on PATH, with what was tried (for the message when none is). */
+export async function findBasePython(env: Env): Promise<{ found: BasePython | null; tried: string[] }> {
+  const ask = 'import sys; print(sys.executable); print("%d.%d.%d" % sys.version_info[:3])';
+  const seen = await Promise.all(CANDIDATES.map(async (c) => {
+    const r = await runProgram(c, ['-c', ask], { env, timeoutMs: 10_000 });
+    const [path, version] = r.exitCode === 0 ? r.stdout.trim().split('\n') : [];
+    return { c, path: path?.trim() ?? null, version: version?.trim() ?? null };
+  }));
+  const fits = (v: string) => {
+    const [a, b] = v.split('.').map(Number);
+    return a === 3 && b >= PY_MIN[1] && b <= PY_MAX[1];
+  };
+  const found = seen.find((s) => s.path && s.version && fits(s.version));
+  return {
+    found: found ? { path: found.path!, version: found.version! } : null,
+    tried: seen.map((s) => `${s.c}: ${s.version ?? 'not found'}`),
+  };
+}
+
+/** A program's path on env.PATH, or null. */
+export function onPath(name: string, env: Env): string | null {
+  for (const d of (env.PATH ?? '').split(delimiter)) {
+    if (!d) continue;
+    const p = join(d, name);
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+export type DirState = 'absent' | 'complete' | 'ours-incomplete' | 'empty' | 'foreign';
+
+/**
+ * What is at an environment's folder: nothing, a complete environment, one of ours left
+ * incomplete (setup.log there, no marker: interrupted or failed, rebuilt from scratch), an empty
+ * folder, or something else, which setup never deletes.
+ */
+export function dirState(dir: string, complete: boolean): DirState {
+  if (complete) return 'complete';
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 'absent';
+  }
+  if (names.length === 0) return 'empty';
+  return names.includes(LOG_FILE) ? 'ours-incomplete' : 'foreign';
+}
+
+export type InstallEvent =
+  | { event: 'step'; id: Step['id']; label: string; argv: string[]; index: number; of: number }
+  | { event: 'progress'; id: Step['id']; progress: InstallProgress; ms: number }
+  | { event: 'step-done'; id: Step['id']; ms: number; progress: InstallProgress }
+  | { event: 'fallback'; placeholder: PlaceholderFailure };
+
+export interface BuildInput {
+  dir: string;
+  release: string;
+  engine: SetupEngine;
+  tools: InstallTools;
+  basePython: BasePython;
+  env: Env;
+  onEvent: (e: InstallEvent) => void;
+  signal: AbortSignal;
+}
+
+export type BuildResult =
+  | { ok: true; marker: EnvMarker; log: string }
+  | { ok: false; interrupted: boolean; cause: string; step: Step['id'] | null; tail: string[]; log: string };
+
+interface StepOutcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+  startError: string | null;
+}
+
+/** Keeps at most this much of a step's output in memory (the log file has all of it). */
+const KEEP_CHARS = 4 * 1024 * 1024;
+/** Progress events at most this often per step (the last state always comes with step-done). */
+const PROGRESS_EVERY_MS = 250;
+
+function runStep(step: Step, env: Env, log: WriteStream, signal: AbortSignal, onLine: (line: string) => void): Promise<StepOutcome> {
+  return new Promise((resolve) => {
+    const childEnv: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
+    // Plain output: no pip version nag, no colour codes in the log.
+    Object.assign(childEnv, { PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PIP_NO_COLOR: '1', NO_COLOR: '1', PYTHONUNBUFFERED: '1' });
+    log.write(`$ ${step.argv.map((a) => (/^[\w@%+=:,./[\]-]+$/.test(a) ? a : JSON.stringify(a))).join(' ')}\n`);
+    let output = '';
+    let partial = '';
+    const take = (d: Buffer) => {
+      const text = d.toString('utf8');
+      log.write(text);
+      if (output.length < KEEP_CHARS) output += text;
+      const parts = (partial + text).split(/\r?\n|\r/);
+      partial = parts.pop() ?? '';
+      for (const l of parts) onLine(l);
+    };
+    // Its own process group: a Ctrl-C at the terminal reaches setup alone, which stops the
+    // whole group (pip's build subprocesses too) and says so.
+    const child = spawn(step.argv[0], step.argv.slice(1), { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let startError: string | null = null;
+    const stop = () => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // gone already
+      }
+      setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }, 3000).unref();
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    child.stdout!.on('data', take);
+    child.stderr!.on('data', take);
+    child.once('error', (e: NodeJS.ErrnoException) => {
+      startError = `${step.argv[0]}: ${e.code ?? e.message}`;
+    });
+    child.once('close', (code, sig) => {
+      signal.removeEventListener('abort', stop);
+      if (partial) onLine(partial);
+      log.write(`\n[exit ${code ?? sig ?? startError}]\n`);
+      resolve({ code, signal: sig, output, startError });
+    });
+  });
+}
+
+/** The last lines worth showing of a failed step (pip's error block). */
+export function tailOf(output: string, n = 12): string[] {
+  return output.split(/\r?\n/).map((l) => l.trimEnd()).filter((l) => l.trim() !== '').slice(-n);
+}
+
+/** Writes the marker: a temporary file renamed over it, so a reader sees all of it or none. */
+export function writeMarker(dir: string, marker: EnvMarker): void {
+  const tmp = join(dir, `.${MARKER_FILE}.${process.pid}.tmp`);
+  writeFileSync(tmp, `${JSON.stringify(marker, null, 2)}\n`);
+  renameSync(tmp, join(dir, MARKER_FILE));
+}
+
+/** Builds the environment in input.dir (absent, empty or an incomplete one of ours: cleared first). */
+export async function buildEnvironment(input: BuildInput): Promise<BuildResult> {
+  const t0 = Date.now();
+  const { dir, tools, signal } = input;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const logPath = join(dir, LOG_FILE);
+  const log = createWriteStream(logPath, { flags: 'a' });
+  log.write(`dynamo-dev setup: ai-dynamo ${input.release} (${input.engine}) with ${tools.installer}, Python ${input.basePython.version} (${input.basePython.path}), ${new Date(t0).toISOString()}\n`);
+  const closeLog = () => new Promise<void>((r) => log.end(r));
+  const steps = 3;
+  const indexOf: Record<Step['id'], number> = { venv: 1, install: 2, 'install-dynamo': 2, 'install-requirements': 2, verify: 3 };
+  let placeholder: PlaceholderFailure | null = null;
+
+  const run = async (step: Step): Promise<StepOutcome> => {
+    const s0 = Date.now();
+    input.onEvent({ event: 'step', id: step.id, label: step.label, argv: step.argv, index: indexOf[step.id], of: steps });
+    let progress = NO_PROGRESS;
+    let sent = 0;
+    const out = await runStep(step, input.env, log, signal, (line) => {
+      const parsed = parseInstallLine(line);
+      if (!parsed) return;
+      progress = advance(progress, parsed);
+      const now = Date.now();
+      if (now - sent >= PROGRESS_EVERY_MS) {
+        sent = now;
+        input.onEvent({ event: 'progress', id: step.id, progress, ms: now - s0 });
+      }
+    });
+    if (out.code === 0) input.onEvent({ event: 'step-done', id: step.id, ms: Date.now() - s0, progress });
+    return out;
+  };
+  const failed = async (step: Step, out: StepOutcome, cause?: string): Promise<BuildResult> => {
+    await closeLog();
+    const interrupted = signal.aborted;
+    const how = out.startError ?? (out.code !== null ? `exit code ${out.code}` : `signal ${out.signal}`);
+    return {
+      ok: false, interrupted, step: step.id, log: logPath, tail: interrupted ? [] : tailOf(out.output),
+      cause: interrupted ? `interrupted during "${step.label}"` : cause ?? `"${step.label}" failed (${how})`,
+    };
+  };
+
+  const venv = venvStep(tools);
+  let out = await run(venv);
+  if (out.code !== 0) return failed(venv, out);
+
+  const normal = normalInstall(tools, input.release, input.engine);
+  out = await run(normal);
+  if (out.code !== 0) {
+    placeholder = signal.aborted ? null : placeholderFailure(out.output);
+    if (!placeholder) return failed(normal, out);
+    input.onEvent({ event: 'fallback', placeholder });
+    const only = dynamoOnly(tools, input.release);
+    out = await run(only);
+    if (out.code !== 0) return failed(only, out);
+    const req = await runProgram(envPython(dir), ['-c', READ_REQUIRES], { env: input.env, timeoutMs: 30_000 });
+    if (req.exitCode !== 0) {
+      return failed(only, { code: req.exitCode, signal: req.signal, output: req.stderr, startError: req.startError }, `could not read ai-dynamo ${input.release}'s requirements: ${tailOf(req.stderr, 1)[0] ?? 'no output'}`);
+    }
+    const reqs = requirementsFor(req.stdout.split('\n'), extrasFor(input.engine), [placeholder.name]);
+    const file = join(dir, 'requirements-without-placeholder.txt');
+    writeFileSync(file, `# ai-dynamo ${input.release}'s requirements (its METADATA) without the placeholder ${placeholder.name}; written by dynamo-dev setup\n${reqs.join('\n')}\n`);
+    log.write(`\ndynamo-dev setup: ${placeholder.name} ${placeholder.version ?? ''} is a placeholder that downloads from NVIDIA's index, which did not answer; installing ai-dynamo ${input.release} with --no-deps and its ${reqs.length} requirements without it (${file})\n`);
+    const rest = requirementsInstall(tools, file, reqs.length);
+    out = await run(rest);
+    if (out.code !== 0) return failed(rest, out);
+  }
+
+  const verify = verifyStep(tools, input.engine);
+  out = await run(verify);
+  if (out.code !== 0) return failed(verify, out, `the installed environment cannot ${verify.label} (${tailOf(out.output, 1)[0] ?? `exit code ${out.code}`})`);
+  if (signal.aborted) return failed(verify, out);
+
+  const marker: EnvMarker = {
+    schema: 1,
+    release: input.release,
+    engine: input.engine,
+    installer: tools.installer,
+    dependencies: placeholder ? 'without-placeholder' : 'normal',
+    placeholder,
+    python: envPython(dir),
+    basePython: input.basePython,
+    completedAt: new Date().toISOString(),
+    durationMs: Date.now() - t0,
+  };
+  log.write(`dynamo-dev setup: complete in ${Math.round(marker.durationMs / 1000)} s\n`);
+  await closeLog();
+  writeMarker(dir, marker);
+  return { ok: true, marker, log: logPath };
+}
+
+/** A lock on building one folder: null when taken, else a release function. A lock whose pid is gone is taken over. */
+export function lockFolder(dir: string): { release: () => void } | { heldBy: number } {
+  const file = `${dir}.lock`;
+  mkdirSync(dirname(file), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+      return { release: () => rmSync(file, { force: true }) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readText(file).trim());
+      if (Number.isSafeInteger(pid) && pid > 0 && alive(pid)) return { heldBy: pid };
+      try {
+        unlinkSync(file);
+      } catch {
+        // another setup took it over first
+      }
+    }
+  }
+  return { heldBy: Number(readText(file).trim()) || 0 };
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export { existsSync as pathExists };

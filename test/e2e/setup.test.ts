@@ -1,0 +1,211 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FIXTURES, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
+import { portBlock } from '../helpers/runs.js';
+import { startUp, type Ev } from '../helpers/up-run.js';
+
+// `dynamo-dev setup` through the built binary, with a fake Python 3.13 (and a fake uv) first on
+// PATH whose environments' pip acts out what the real one did (test/fixtures/bin/setup): the
+// normal install, the placeholder package failing (pip 23.2's real text) and the fallback, an
+// install that fails, one interrupted, a second setup that finds the environment complete; then
+// other commands using the environment it made.
+
+const home = tempHomes('dd-setup-');
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+function setupEnv(h: ReturnType<typeof home>, vars: Record<string, string | undefined> = {}, o: { uv?: boolean } = {}) {
+  const base = fakeEnv(h);
+  const dirs = [join(FIXTURES, 'bin', 'setup'), ...(o.uv ? [join(FIXTURES, 'bin', 'setup-uv')] : [])];
+  return { ...base, PATH: [...dirs, base.PATH].join(delimiter), FAKE_SETUP_FIXTURES: FIXTURES, FAKE_SETUP_LOG: join(h.dir, 'commands.log'), ...vars };
+}
+const envDir = (h: ReturnType<typeof home>, name = '1.6.1-mocker') => join(h.dir, 'cache', 'dynamo-dev', 'envs', name);
+const ndjson = (text: string): Ev[] => text.trim().split('\n').map((l) => JSON.parse(l));
+
+describe('setup on a machine without a GPU', () => {
+  it('the placeholder fails as on a network without pypi.nvidia.com: ai-dynamo --no-deps plus its 12 requirements, said in one line and recorded; a second setup is a no-op under 2 s', async () => {
+    const h = home();
+    const env = setupEnv(h, { FAKE_PIP: 'placeholder' });
+    const r = await runCli(['setup'], env, { timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const dir = envDir(h);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toBe('machine: no NVIDIA GPU (nvidia-smi not found: the NVIDIA driver is not installed (or not on PATH))');
+    expect(lines[1]).toBe('chose: ai-dynamo 1.6.1 for the mocker engine: no NVIDIA GPU here: Dynamo alone, for the mocker engine (no vLLM, no torch); release 1.6.1, the newest our real-Dynamo tests run');
+    expect(lines[2]).toBe(`installing: Python 3.13.0 (${join(FIXTURES, 'bin', 'setup', 'python3.13')}) with venv + pip (uv is not on PATH) into ${dir}`);
+    expect(r.stdout).toMatch(/^! \[2\/3\] install ai-dynamo==1\.6\.1 {2}failed on aisimulate$/m);
+    expect(lines.filter((l) => l.includes('is a placeholder package'))).toHaveLength(1);
+    expect(r.stdout).toMatch(/^✓ \[2\/3\] install its 12 pinned requirements {2}2 installed, 5\.7 MB, /m);
+    expect(r.stdout).toMatch(new RegExp(`^✓ ready in \\d+ s: ai-dynamo 1\\.6\\.1 \\(mocker\\) in ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    expect(r.stdout).toContain('  next    dynamo-dev up mocker');
+
+    // What ran, in order: the venv, the normal install, the fallback's two installs, the import check.
+    const ran = readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter((l) => !l.includes('sys.executable'));
+    expect(ran.slice(0, 5)).toEqual([
+      `python3.13 -m venv ${dir}`, 'env-python -m pip install ai-dynamo==1.6.1', 'env-python -m pip install --no-deps ai-dynamo==1.6.1',
+      expect.stringMatching(/^env-python -c import importlib\.metadata/), `env-python -m pip install -r ${join(dir, 'requirements-without-placeholder.txt')}`,
+    ]);
+    const reqs = readFileSync(join(dir, 'requirements-without-placeholder.txt'), 'utf8');
+    expect(reqs).not.toMatch(/^aisimulate/m);
+    expect(reqs.split('\n').filter((l) => l && !l.startsWith('#'))).toHaveLength(12);
+    const marker = JSON.parse(readFileSync(join(dir, 'dynamo-dev-setup.json'), 'utf8'));
+    expect(marker).toMatchObject({ release: '1.6.1', engine: 'mocker', installer: 'pip', dependencies: 'without-placeholder', placeholder: { name: 'aisimulate', version: '0.13.0' }, python: join(dir, 'bin', 'python') });
+    // The whole installer output is kept beside the environment.
+    expect(readFileSync(join(dir, 'setup.log'), 'utf8')).toContain('This is a special placeholder package');
+
+    const again = await runCli(['setup'], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`✓ ready: ai-dynamo 1.6.1 (mocker) was already set up in ${dir}`);
+    expect(again.durationMs).toBeLessThan(2000);
+    expect(readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter((l) => l.includes('pip install'))).toHaveLength(3);
+  });
+
+  it('--json: NDJSON events (machine, choice, tools, steps with progress, result), one document per line, nothing else on stdout', async () => {
+    const h = home();
+    const r = await runCli(['setup', '--json'], setupEnv(h), { timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const events = ndjson(r.stdout);
+    expect(events.map((e) => e.event).filter((e) => e !== 'progress')).toEqual(['machine', 'choice', 'tools', 'step', 'step-done', 'step', 'step-done', 'step', 'step-done', 'result']);
+    expect(events[0]).toMatchObject({ gpu: null });
+    expect(events[1]).toMatchObject({ release: '1.6.1', engine: 'mocker', dir: envDir(h) });
+    expect(events.find((e) => e.event === 'step' && e.id === 'install')).toMatchObject({ index: 2, of: 3, argv: [join(envDir(h), 'bin', 'python'), '-m', 'pip', 'install', 'ai-dynamo==1.6.1'] });
+    expect(events.find((e) => e.event === 'step-done' && e.id === 'install')).toMatchObject({ packages: 2, downloads: 2, bytes: 5_700_000, installed: 2 });
+    expect(events.at(-1)).toMatchObject({ event: 'result', ok: true, code: 0, alreadyComplete: false, dependencies: 'normal', placeholder: null, installer: 'pip', python: join(envDir(h), 'bin', 'python') });
+    for (const e of events) expect(typeof e.ts).toBe('string');
+  });
+
+  it('uv on PATH: uv venv --python BASE and uv pip install --python ENV; recorded as uv', async () => {
+    const h = home();
+    const env = setupEnv(h, {}, { uv: true });
+    const r = await runCli(['setup', '--json'], env, { timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const dir = envDir(h);
+    const ran = readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter((l) => l.startsWith('uv '));
+    expect(ran).toEqual([
+      `uv venv --quiet --seed --python ${join(FIXTURES, 'bin', 'setup', 'python3.13')} ${dir}`,
+      `uv pip install --python ${join(dir, 'bin', 'python')} ai-dynamo==1.6.1`,
+    ]);
+    expect(ndjson(r.stdout).at(-1)).toMatchObject({ ok: true, installer: 'uv' });
+  });
+
+  it('an install that fails: exit 1, the cause, pip\'s last lines and the log path; nothing marked complete, so the next setup starts over and says so', async () => {
+    const h = home();
+    const r = await runCli(['setup'], setupEnv(h, { FAKE_PIP: 'fail' }), { timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    const dir = envDir(h);
+    expect(r.stderr.split('\n')).toEqual([
+      'dynamo-dev: setup failed: "install ai-dynamo==1.6.1" failed (exit code 1)',
+      '  ERROR: Could not find a version that satisfies the requirement ai-dynamo==1.6.1 (from versions: none)',
+      '  ERROR: No matching distribution found for ai-dynamo==1.6.1',
+      `log: ${join(dir, 'setup.log')}`,
+    ]);
+    expect(r.stdout).toMatch(/^✗ \[2\/3\] install ai-dynamo==1\.6\.1 /m);
+    expect(existsSync(join(dir, 'dynamo-dev-setup.json'))).toBe(false);
+    expect(readFileSync(join(dir, 'setup.log'), 'utf8')).toContain('No matching distribution found');
+
+    const again = await runCli(['setup'], setupEnv(h), { timeoutMs: 60_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('installing: again (an earlier setup did not complete), Python 3.13.0');
+  });
+
+  it('Ctrl-C mid-download: the installer\'s process group is stopped, exit 130, nothing marked complete; a setup killed outright leaves nothing complete either', async () => {
+    const h = home();
+    const pidFile = join(h.dir, 'pip.pid');
+    const run = startUp(['setup', '--json'], setupEnv(h, { FAKE_PIP: 'hang', FAKE_PIP_PID: pidFile }), children);
+    await run.waitEvent((e) => e.event === 'progress' && e.id === 'install');
+    const pip = Number(readFileSync(pidFile, 'utf8'));
+    run.child.kill('SIGINT');
+    expect(await run.exit).toEqual({ code: 130, signal: null });
+    expect(run.events.at(-1)).toMatchObject({ event: 'result', ok: false, code: 130, cause: expect.stringMatching(/^interrupted during "install ai-dynamo==1\.6\.1": nothing was marked complete; `dynamo-dev setup` starts it again$/) });
+    expect(alive(pip)).toBe(false);
+    expect(existsSync(join(envDir(h), 'dynamo-dev-setup.json'))).toBe(false);
+
+    // SIGKILL: setup cannot clean up, its (hanging) installer lives on; still nothing is complete.
+    rmSync(pidFile);
+    const killed = startUp(['setup', '--json'], setupEnv(h, { FAKE_PIP: 'hang', FAKE_PIP_PID: pidFile }), children);
+    await killed.waitEvent((e) => e.event === 'progress' && e.id === 'install');
+    expect(existsSync(pidFile)).toBe(true);
+    const pip2 = Number(readFileSync(pidFile, 'utf8'));
+    killed.child.kill('SIGKILL');
+    await killed.exit;
+    process.kill(-pip2, 'SIGKILL');
+    expect(existsSync(join(envDir(h), 'dynamo-dev-setup.json'))).toBe(false);
+    const up = await runCli(['up', 'mocker', '--dry-run', '--json'], setupEnv(h));
+    expect(JSON.parse(up.stdout).python).toMatchObject({ source: 'recipe', interpreter: 'python3' });
+  });
+
+  it('bad input: exit 2, one line, nothing built', async () => {
+    const h = home();
+    const foreign = join(h.dir, 'mine');
+    mkdirSync(foreign);
+    writeFileSync(join(foreign, 'notes.txt'), 'keep me');
+    const cases: [string[], RegExp][] = [
+      [['--engine', 'sglang'], /^dynamo-dev: --engine: "sglang" is not an engine setup installs; use vllm or mocker$/],
+      [['--release', '1.6'], /^dynamo-dev: --release: "1\.6" is not a release; give X\.Y\.Z, e\.g\. --release 1\.6\.1$/],
+      [['--dir', foreign], /^dynamo-dev: --dir .*\/mine exists and is not an environment dynamo-dev setup made; give a new or empty folder$/],
+    ];
+    for (const [args, line] of cases) {
+      const r = await runCli(['setup', ...args], setupEnv(h));
+      expect([args, r.code]).toEqual([args, 2]);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(line);
+    }
+    expect(readFileSync(join(foreign, 'notes.txt'), 'utf8')).toBe('keep me');
+    expect(existsSync(join(h.dir, 'commands.log'))).toBe(false);
+  });
+
+  it('no release fits: the vllm engine without a GPU, a release outside the table: exit 2 with what would fit', async () => {
+    const h = home();
+    const vllm = await runCli(['setup', '--engine', 'vllm'], setupEnv(h));
+    expect(vllm.code).toBe(2);
+    expect(vllm.stderr).toBe('dynamo-dev: no release fits this machine: no NVIDIA GPU here (nvidia-smi lists none), and vLLM needs one\nwould fit: --engine mocker (Dynamo alone; `dynamo-dev up mocker` runs on the CPU)');
+    const old = await runCli(['setup', '--release', '0.4.0', '--json'], setupEnv(h));
+    expect(old.code).toBe(2);
+    expect(ndjson(old.stdout).at(-1)).toMatchObject({ event: 'result', ok: false, code: 2, reasons: ['--release 0.4.0 is older than the plans support'], wouldFit: ['--release 1.6.1', expect.stringContaining('releases from 0.9.0')] });
+    expect(existsSync(join(h.dir, 'cache'))).toBe(false);
+  });
+});
+
+describe('other commands use the environment setup made', () => {
+  it('when python3 has no Dynamo: up plans with its interpreter, records it, status shows it; --python and a python3 with Dynamo win', async () => {
+    const h = home();
+    const env = setupEnv(h);
+    expect((await runCli(['setup'], env, { timeoutMs: 60_000 })).code).toBe(0);
+    const py = join(envDir(h), 'bin', 'python');
+
+    const plan = JSON.parse((await runCli(['up', 'mocker', '--dry-run', '--json'], env)).stdout);
+    expect(plan.python).toEqual({ interpreter: py, source: 'managed', managed: { dir: envDir(h), release: '1.6.1', engine: 'mocker' } });
+    expect(plan.processes.map((p: { argv: string[] }) => p.argv[0])).toEqual([py, py, py]);
+    // A vLLM recipe: a mocker environment has no vLLM, so the recipe's python stays.
+    expect(JSON.parse((await runCli(['up', 'agg', '--dry-run', '--json'], env)).stdout).python.source).toBe('recipe');
+    const given = JSON.parse((await runCli(['--python', '/usr/bin/python3', 'up', 'mocker', '--dry-run', '--json'], env)).stdout);
+    expect(given.python).toMatchObject({ interpreter: '/usr/bin/python3', source: 'given' });
+    const withDynamo = JSON.parse((await runCli(['up', 'mocker', '--dry-run', '--json'], { ...env, PYTHONPATH: join(FIXTURES, 'python') })).stdout);
+    expect(withDynamo.python).toMatchObject({ interpreter: 'python3', source: 'recipe' });
+
+    // doctor probes the same interpreter.
+    const doc = JSON.parse((await runCli(['doctor', '--recipe', 'mocker', '--only', 'python.env', '--json'], env)).stdout);
+    expect(doc.checks[0].evidence.interpreter).toBe(py);
+
+    const base = await portBlock(27_000, 300);
+    const up = await runCli(['up', 'mocker', '--detach', '--no-preflight', '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`], env, { timeoutMs: 60_000 });
+    expect(up.code, up.stdout + up.stderr).toBe(0);
+    const st = await runCli(['status'], env);
+    expect(st.stdout).toContain(`  python: ${py} (the environment dynamo-dev setup made)`);
+    expect(JSON.parse((await runCli(['status', '--json'], env)).stdout).runs[0].python).toEqual({ interpreter: py, source: 'managed', managedDir: envDir(h) });
+    expect((await runCli(['teardown'], env)).code).toBe(0);
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
