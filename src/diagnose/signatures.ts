@@ -107,7 +107,8 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     code: 'gpu.not-visible',
     severity: 'error',
     needles: ['infer device type'],
-    patterns: [/Failed to infer device type/],
+    // Not the traceback's source line `raise RuntimeError("Failed to infer device type")` (vllm PR #12227's log has both).
+    patterns: [/(?<!\(["'])Failed to infer device type/],
     title: 'No GPU visible to the worker',
     explanation:
       'vLLM found no usable GPU platform (it asks NVML, the NVIDIA driver\'s management library): the process sees no NVIDIA ' +

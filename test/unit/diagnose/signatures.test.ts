@@ -48,6 +48,8 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
       'INFO 12-05 14:20:30 [__init__.py:216] Automatically detected platform cuda.',
       'DEBUG 12-05 14:20:30 [__init__.py:44] Checking if CUDA platform is available.',
       'device type: cuda (inferred)',
+      // The traceback's source line above the exception (vllm PR #12227's log, test/fixtures/corpus).
+      corpus('vllm-12227-failed-infer-device-macos.log', 16),
     ],
   },
   'cuda.oom': {
