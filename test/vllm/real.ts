@@ -5,7 +5,8 @@ import { inject } from 'vitest';
 
 // Calls into the installed ai-dynamo[vllm] of the tier's venv (test/vllm/*.py run by its python).
 
-const HERE = dirname(fileURLToPath(import.meta.url));
+/** test/vllm, where the Python helpers are. */
+export const HERE = dirname(fileURLToPath(import.meta.url));
 
 export const vllmPython = (): string => inject('vllmPython');
 
