@@ -75,7 +75,7 @@ function freeMemoryFix(text: string, base: string, ctx: FixContext): string {
   if (!m) return ctx.ours ? base : `find what else holds memory on this GPU with \`nvidia-smi\` and stop it (leftover engine processes: ${TEARDOWN}), or lower --gpu-memory-utilization`;
   const [free, total, asked] = [Number(m[1]), Number(m[2]), Number(m[4])];
   const fit = fittingFraction(free, total);
-  const held = `${round2(total - free)} of its ${total} GiB`;
+  const held = `${round2(total - free)} GiB of its ${total} GiB`;
   const lower = ctx.ours ? `--set workers.0.gpuMemoryUtilization=${fit}` : `--gpu-memory-utilization ${fit}`;
   const sum = ctx.ours && (ctx.workersOnGpu ?? 0) > 1 ? '; the fractions of all workers on the GPU must sum to what is free' : '';
   return `something else holds ${held} on this GPU (${free} GiB were free, the worker asked for ${asked} GiB): find it with \`nvidia-smi\` and stop it (leftover engine processes of an earlier run: ${TEARDOWN}), or ask for what is free: ${lower}${sum}`;

@@ -20,7 +20,7 @@ describe('chooseFix', () => {
   it('free memory, one worker of our run: the recipe setting that fits what is free, no word of starting together', () => {
     const fix = chooseFix('vllm.free-memory', FREE, base('vllm.free-memory'), planContext({ processes: [frontend, worker([])] }));
     expect(fix).toContain('--set workers.0.gpuMemoryUtilization=0.79');
-    expect(fix).toContain('0.78 of its 4 GiB');
+    expect(fix).toContain('0.78 GiB of its 4 GiB');
     expect(fix).not.toMatch(/one after another|sequential|sum to/);
   });
 

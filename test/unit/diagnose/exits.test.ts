@@ -21,6 +21,20 @@ describe('exitFindings', () => {
     expect(f.fix).toContain('teardown --orphans');
   });
 
+  it('a run\'s exit gives the fix its plan makes true: start order only for workers sharing the GPU that started together', () => {
+    const line = '(EngineCore_DP0 pid=17374) ERROR 09-28 15:47:24 [core.py:718] ValueError: Free memory on device (3.22/4.0 GiB) on startup is less than desired GPU memory utilization (0.9, 3.6 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.';
+    const scan = scanText('/s/agg-1.log', `${line}\n`);
+    const planned = (waitFor: string[]) => ({ processes: [
+      { gpuMemoryUtilization: null, waitFor: [] }, { gpuMemoryUtilization: 0.45, waitFor: [] }, { gpuMemoryUtilization: 0.45, waitFor },
+    ] }) as unknown as ReturnType<typeof record>['plan'];
+    const withPlan = (waitFor: string[]) => ({ ...record([proc('agg-1', { state: 'failed', exitCode: 1 })]), plan: planned(waitFor) });
+    expect(exitFindings(withPlan([]), scan)[0].fix).toContain('start workers one after another');
+    const sequential = exitFindings(withPlan(['agg-0']), scan)[0].fix;
+    expect(sequential).not.toContain('one after another');
+    expect(sequential).toContain('--set workers.0.gpuMemoryUtilization=0.79');
+    expect(sequential).toContain('must sum to what is free');
+  });
+
   it('nothing for processes stopped by the user, still running, or waiting', () => {
     const rec = record([proc('frontend', { state: 'stopped', signal: 'SIGTERM' }), proc('agg-0', { state: 'ready' }), proc('agg-1', { pid: null, state: 'waiting' })]);
     expect(exitFindings(rec, scanText('/s/agg-0.log', ''))).toEqual([]);
