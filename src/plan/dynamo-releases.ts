@@ -28,6 +28,18 @@ export interface ReleaseFacts {
   health: 'worker-gated' | 'always-healthy' | 'discovery-gated';
   /** GET /v1/models/<model>/ready answers the model's readiness with worker counts. */
   modelReadyEndpoint: boolean;
+  /**
+   * The frontend's answers carry `usage.prompt_tokens_details.cached_tokens` (streamed with
+   * `stream_options.include_usage`): probe can count prefix-cache hits. Without it a hit cannot be
+   * told from a miss by anything the frontend returns.
+   */
+  cachedTokens: boolean;
+  /**
+   * The KV router logs `kv_event_publisher_disabled` (and `kv_event_source_not_observed` /
+   * `_ambiguous`) when it runs with events on while workers publish none. Before, that failure
+   * leaves no line at all: diagnose, up's live warning and `doctor --logs` cannot see it.
+   */
+  kvEventDiagnostics: boolean;
   /** Where the facts of this entry come from. */
   sources: string[];
 }
@@ -44,6 +56,8 @@ const FIRST: Facts = {
   vllmKvEventsByDefault: true,
   health: 'worker-gated',
   modelReadyEndpoint: false,
+  cachedTokens: false,
+  kvEventDiagnostics: false,
 };
 
 /** Oldest first: each release with only what it changed (and where that is read). */
@@ -92,14 +106,26 @@ const CHANGES: readonly (Partial<Facts> & Pick<ReleaseFacts, 'since' | 'sources'
     sources: ['ai-dynamo/dynamo#6404 (ai-dynamo 1.1.0 dynamo/vllm/args.py): no KV events unless --kv-events-config enables them'],
   },
   {
-    since: '1.5.0',
-    health: 'discovery-gated',
-    sources: ['FACTS §4 (lib/llm/src/http/service/health.rs): 503 not_ready during initial discovery, then healthy with or without workers'],
+    since: '1.3.0',
+    modelReadyEndpoint: true,
+    sources: [
+      'ai-dynamo-runtime 1.3.0.post1 and 1.3.1 dynamo/_core.abi3.so: the route /v1/models/{model_id}/ready (absent from 1.2.1\'s); a 1.3.1 frontend answers it (test/dynamo, the release matrix)',
+      'FACTS §4: its answer observed on 1.6.1: {"model","ready","namespaces":{ns:{"worker_types":{"aggregated":{"workers":N}}}}}',
+    ],
   },
   {
-    since: '1.6.0',
-    modelReadyEndpoint: true,
-    sources: ['FACTS §4: GET /v1/models/<model>/ready (observed on 1.6.1: {"model","ready","namespaces":{ns:{"worker_types":{"aggregated":{"workers":N}}}}})'],
+    since: '1.4.0',
+    kvEventDiagnostics: true,
+    sources: ['ai-dynamo-runtime 1.4.0 dynamo/_core.abi3.so: the first with the strings kv_event_publisher_disabled and kv_event_source_not_observed (none in 1.3.1\'s)'],
+  },
+  {
+    since: '1.5.0',
+    health: 'discovery-gated',
+    cachedTokens: true,
+    sources: [
+      'FACTS §4 (lib/llm/src/http/service/health.rs): 503 not_ready during initial discovery, then healthy with or without workers',
+      'measured: the 1.3.1 and 1.4.2 frontends in front of the mocker answer without usage.prompt_tokens_details.cached_tokens; 1.5 on report it (test/dynamo, the release matrix)',
+    ],
   },
 ];
 
@@ -169,4 +195,163 @@ export function versionSupport(version: string): VersionSupport {
   const p = parseVersion(version);
   const v = parseVersion(VERIFIED)!;
   return p && !p.pre && p.nums.every((n, i) => n === v.nums[i]) ? 'verified' : 'supported';
+}
+
+// ---------------------------------------------------------------------------------------------
+// What each release installs for the vllm engine (`pip install "ai-dynamo[vllm]==X"`) and what
+// that build needs of the machine. Read from the released wheels on PyPI:
+// - ai-dynamo X's METADATA (`pip download --no-deps ai-dynamo==X`): the vllm extra's pins of vLLM
+//   and NIXL, Requires-Python, the aisimulate placeholder;
+// - vLLM's METADATA (pip's --dry-run --report): its torch pin and Requires-Python;
+// - torch's wheel: torch/version.py (`cuda = '13.0'`) and the SASS architectures in the
+//   .nv_fatbin section of torch/lib/libtorch_cuda.so;
+// - vLLM's wheel: vllm/_C*.so and vllm/_moe_C*.so, their NEEDED libcudart.so.N, the nvcc that built
+//   them ("Cuda compilation tools, release 12.9, V12.9.86") and their .nv_fatbin architectures.
+// The minimum driver is NVIDIA's for the newer of the two CUDA versions (CUDA Toolkit release
+// notes, table 3 "CUDA Toolkit and Corresponding Driver Versions": 12.9 GA >= 575.51.03,
+// 13.0 GA >= 580.65.06; src/host/cuda-rules.ts TOOLKIT_DRIVER_MIN holds the whole table).
+
+/** A compute capability: "8.6" (sm_86), "12.0" (sm_120). */
+export type ComputeCapability = string;
+
+export interface ReleaseBuild {
+  /** The ai-dynamo release. */
+  release: string;
+  /** Python versions both ai-dynamo and the pinned vLLM accept: >= min, < below. */
+  python: { min: string; below: string };
+  /** The placeholder requirement (`aisimulate==0.13.0`, Python 3.11-3.13 only), when the release has one. */
+  placeholder: string | null;
+  /** ai-dynamo[vllm]'s pins. */
+  vllm: string;
+  nixl: string;
+  /** vLLM's own pin of torch. */
+  torch: string;
+  /** torch.version.cuda of that torch wheel on PyPI. */
+  torchCuda: string;
+  /** The CUDA that built vLLM's kernels (their nvcc); its libcudart major is the same. */
+  vllmCuda: string;
+  /** The newer of torchCuda and vllmCuda: what the driver must accept. */
+  cuda: string;
+  /** NVIDIA's minimum Linux driver for `cuda`. */
+  minDriver: string;
+  /** GPU architectures with kernels (SASS) in the torch wheel, and in vLLM's. */
+  torchArchs: readonly ComputeCapability[];
+  vllmArchs: readonly ComputeCapability[];
+  sources: readonly string[];
+}
+
+const TORCH = {
+  '2.9.1': { cuda: '12.8', archs: ['7.0', '7.5', '8.0', '8.6', '8.9', '9.0', '10.0', '12.0'] },
+  '2.10.0': { cuda: '12.8', archs: ['7.0', '7.5', '8.0', '8.6', '8.9', '9.0', '10.0', '12.0'] },
+  '2.11.0': { cuda: '13.0', archs: ['7.5', '8.0', '8.6', '8.9', '9.0', '10.0', '10.3', '12.0', '12.1'] },
+  '2.13.0': { cuda: '13.0', archs: ['7.5', '8.0', '8.6', '8.9', '9.0', '10.0', '10.3', '12.0', '12.1'] },
+} as const;
+
+/** vLLM wheels on PyPI: their nvcc and SASS architectures (sm_52 of a few generic kernels left out: torch has none). */
+const VLLM = {
+  '0.14.1': { torch: '2.9.1', cuda: '12.9', below: '3.14', archs: ['7.0', '7.5', '8.0', '8.9', '9.0', '10.0', '12.0'] },
+  '0.16.0': { torch: '2.9.1', cuda: '12.9', below: '3.14', archs: ['7.0', '7.5', '8.0', '8.9', '9.0', '10.0', '12.0'] },
+  '0.19.0': { torch: '2.10.0', cuda: '12.9', below: '3.14', archs: ['7.0', '7.5', '8.0', '8.9', '9.0', '10.0', '12.0'] },
+  '0.20.1': { torch: '2.11.0', cuda: '13.0', below: '3.15', archs: ['7.5', '8.0', '8.6', '8.9', '9.0', '10.0', '12.0'] },
+  '0.23.0': { torch: '2.11.0', cuda: '13.0', below: '3.15', archs: ['7.5', '8.0', '8.6', '8.9', '9.0', '10.0', '12.0'] },
+  '0.26.0': { torch: '2.11.0', cuda: '13.0', below: '3.15', archs: ['7.5', '8.0', '8.6', '8.9', '9.0', '10.0', '12.0'] },
+  '0.28.0': { torch: '2.13.0', cuda: '13.0', below: '3.15', archs: ['7.5', '8.0', '8.6', '8.9', '9.0', '10.0', '12.0'] },
+  '0.31.0': { torch: '2.13.0', cuda: '13.0', below: '3.15', archs: ['7.5', '8.0', '8.6', '8.9', '9.0', '10.0', '12.0'] },
+} as const;
+
+/** NVIDIA's minimum drivers (CUDA Toolkit release notes, table 3), for the CUDA versions builds here need. */
+const DRIVER_FOR_CUDA: Readonly<Record<string, string>> = { '12.9': '575.51.03', '13.0': '580.65.06' };
+
+function build(release: string, vllm: keyof typeof VLLM, nixl: string, placeholder: string | null = null): ReleaseBuild {
+  const v = VLLM[vllm];
+  const t = TORCH[v.torch];
+  const cuda = compareVersions(v.cuda, t.cuda) >= 0 ? v.cuda : t.cuda;
+  return {
+    release,
+    python: { min: '3.10', below: v.below },
+    placeholder,
+    vllm,
+    nixl,
+    torch: v.torch,
+    torchCuda: t.cuda,
+    vllmCuda: v.cuda,
+    cuda,
+    minDriver: DRIVER_FOR_CUDA[cuda],
+    torchArchs: t.archs,
+    vllmArchs: v.archs,
+    sources: [
+      `ai-dynamo ${release} METADATA: vllm[flashinfer,otel,runai]==${vllm}, ${nixl}${placeholder ? `, ${placeholder}` : ''}; Requires-Python >=3.10`,
+      `vllm ${vllm} METADATA: torch==${v.torch}, Requires-Python <${v.below}; vllm/_C*.so built by nvcc ${v.cuda} (libcudart.so.${v.cuda.split('.')[0]}), SASS sm_${v.archs.map((a) => a.replace('.', '')).join(', sm_')}`,
+      `torch ${v.torch} (PyPI, Linux x86_64): torch/version.py cuda = '${t.cuda}'; libtorch_cuda.so SASS sm_${t.archs.map((a) => a.replace('.', '')).join(', sm_')}`,
+      `NVIDIA CUDA Toolkit release notes, table 3: CUDA ${cuda} GA needs Linux driver >= ${DRIVER_FOR_CUDA[cuda]}`,
+    ],
+  };
+}
+
+const AISIM_12 = 'aisimulate==0.12.0';
+
+/** Every release with a vllm extra the chooser may install, oldest first. */
+export const BUILDS: readonly ReleaseBuild[] = [
+  build('0.9.0', '0.14.1', 'nixl[cu12]<=0.9.0'),
+  build('0.9.1', '0.14.1', 'nixl[cu12]<=0.9.0'),
+  build('1.0.0', '0.16.0', 'nixl[cu12]<=0.10.1'),
+  build('1.0.1', '0.16.0', 'nixl[cu12]<=0.10.1'),
+  build('1.0.2', '0.16.0', 'nixl[cu12]<=0.10.1'),
+  build('1.1.0', '0.19.0', 'nixl[cu12]<=0.10.1'),
+  build('1.1.1', '0.19.0', 'nixl[cu12]<=0.10.1'),
+  // 1.2 pins a CUDA 12 NIXL beside a CUDA 13 torch and vLLM (its METADATA as it is).
+  build('1.2.0.post1', '0.20.1', 'nixl[cu12]<=0.10.1'),
+  build('1.2.1', '0.20.1', 'nixl[cu12]<=0.10.1'),
+  build('1.3.0.post1', '0.23.0', 'nixl[cu13]==1.1.0'),
+  build('1.3.1', '0.23.0', 'nixl[cu13]==1.1.0'),
+  build('1.4.0', '0.26.0', 'nixl[cu13]==1.3.2'),
+  build('1.4.1', '0.26.0', 'nixl[cu13]==1.3.2'),
+  build('1.4.2', '0.26.0', 'nixl[cu13]==1.3.2'),
+  build('1.5.0', '0.28.0', 'nixl[cu13]==1.3.2', AISIM_12),
+  build('1.5.1', '0.28.0', 'nixl[cu13]==1.3.2', AISIM_12),
+  build('1.6.0', '0.31.0', 'nixl[cu13]==1.4.1', 'aisimulate>0.13.0.dev1,<0.14.0'),
+  build('1.6.1', '0.31.0', 'nixl[cu13]==1.4.1', 'aisimulate==0.13.0'),
+];
+
+/** The build facts of a release (exact version; "1.3.0" finds "1.3.0.post1"); null when the table has none. */
+export function buildOf(version: string | null | undefined): ReleaseBuild | null {
+  if (!version) return null;
+  const exact = BUILDS.find((b) => b.release === version);
+  if (exact) return exact;
+  const p = parseVersion(version);
+  if (!p || p.pre) return null;
+  return BUILDS.find((b) => {
+    const q = parseVersion(b.release)!;
+    return q.nums.every((n, i) => n === p.nums[i]);
+  }) ?? null;
+}
+
+/** "8.6" -> [8, 6]; null when not a compute capability. */
+export function parseCapability(cc: string): [number, number] | null {
+  const m = /^\s*(\d+)\.(\d+)\s*$/.exec(cc);
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+/**
+ * Whether kernels built for `archs` run on a GPU of compute capability `cc`: a cubin for sm_XY
+ * runs on X.Z for Z >= Y (same major; CUDA C++ Programming Guide, "Binary Compatibility"). The
+ * wheels' PTX is not counted: torch's have none, so JIT from vLLM's alone would not make it run.
+ */
+export function archsRun(archs: readonly ComputeCapability[], cc: ComputeCapability): boolean {
+  const g = parseCapability(cc);
+  if (!g) return false;
+  return archs.some((a) => {
+    const k = parseCapability(a)!;
+    return k[0] === g[0] && k[1] <= g[1];
+  });
+}
+
+/** Whether both the torch and the vLLM kernels of a build run on this GPU. */
+export const buildRunsOn = (b: ReleaseBuild, cc: ComputeCapability): boolean => archsRun(b.torchArchs, cc) && archsRun(b.vllmArchs, cc);
+
+/** "sm_75..sm_120": the range of a build's common architectures, for messages. */
+export function archRange(b: ReleaseBuild): string {
+  const both = b.torchArchs.filter((a) => archsRun(b.vllmArchs, a));
+  const sm = (a: string) => `sm_${a.replace('.', '')}`;
+  return both.length === 0 ? 'none' : `${sm(both[0])}..${sm(both.at(-1)!)}`;
 }

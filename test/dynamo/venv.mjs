@@ -13,6 +13,15 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const PIN_FILE = resolve(dirname(fileURLToPath(import.meta.url)), 'requirements.txt');
+/**
+ * The releases `npm run test:dynamo` runs its core cases on (up mocker, a completion, probe,
+ * kv.events, teardown), newest first, each with its pin file and so its own cached venv: the
+ * verified release and the oldest the release table supports for those cases.
+ */
+export const MATRIX = [
+  { release: '1.6.1', pinFile: PIN_FILE },
+  { release: '1.3.1', pinFile: resolve(dirname(fileURLToPath(import.meta.url)), 'requirements-1.3.1.txt') },
+];
 const READY_MARK = '.dynamo-dev-ready';
 const DEFAULT_IMPORT_CHECK = ['dynamo.frontend', 'dynamo.mocker', 'tokenizers', 'transformers'];
 const MIN_PYTHON = [3, 10];

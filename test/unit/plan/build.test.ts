@@ -167,8 +167,10 @@ describe('buildPlan: plans follow the installed Dynamo release', () => {
     expect(p.processes).toEqual((await plan('agg-router-approx')).processes);
   });
 
-  it('1.5.1: no /ready sub-resource (readiness counts workers in /health)', async () => {
-    const p = await plan('agg', [], { dynamoVersion: '1.5.1' });
+  it('1.2.1: no /ready sub-resource (readiness counts workers in /health); 1.3.0 has it', async () => {
+    const with13 = await plan('agg', [], { dynamoVersion: '1.3.0.post1' });
+    expect(proc(with13, 'frontend').ready.modelReady).toBe('http://127.0.0.1:8000/v1/models/Qwen%2FQwen3-0.6B/ready');
+    const p = await plan('agg', [], { dynamoVersion: '1.2.1' });
     expect(proc(p, 'frontend').ready).toEqual({ http: 'http://127.0.0.1:8000/v1/models', workers: 1, completion: true });
   });
 

@@ -21,9 +21,9 @@ describe('Dynamo versions', () => {
     for (const r of RELEASES) expect(r.sources.length).toBeGreaterThan(0);
   });
 
-  it('picks the facts of the newest entry at or below the version; a dev build of 1.6.0 is still 1.5', () => {
-    expect(releaseFor('1.6.1').facts.since).toBe('1.6.0');
-    expect(releaseFor('1.6.0.dev20261001').facts.since).toBe('1.5.0');
+  it('picks the facts of the newest entry at or below the version; a dev build of 1.5.0 is still 1.4', () => {
+    expect(releaseFor('1.6.1').facts.since).toBe('1.5.0');
+    expect(releaseFor('1.5.0.dev20261001').facts.since).toBe('1.4.0');
     expect(releaseFor('1.0.2').facts.since).toBe('1.0.0');
     expect(releaseFor('0.9.1').facts.discovery.flag).toBe('--store-kv');
     expect(releaseFor(null)).toMatchObject({ version: null, plannedFor: '1.6.1', assumed: true });
