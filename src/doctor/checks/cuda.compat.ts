@@ -1,6 +1,7 @@
-import { cudaTag, judgeBuild, minDriverFor } from '../../host/cuda-rules.js';
+import { judgeBuild, minDriverFor } from '../../host/cuda-rules.js';
 import { gpuClass } from '../../host/gpu-class.js';
 import { isCompatDir } from '../../host/parse-compat.js';
+import { archGap, fitFix, installedBuild, installFix, type MachineView } from '../../plan/release-fixes.js';
 import { type Check, type CheckResult, PYTHON_PROBE_TIMEOUT_MS, fail, pass, skip, warn } from '../types.js';
 
 // cuda.compat: the Error 804 / 803 family (FACTS §2) before a worker dies of it at engine start:
@@ -62,8 +63,13 @@ const check: Check = {
     const [compat, py] = await Promise.all([facts.compat(), facts.python()]);
     const torch = py.ok ? py.modules.torch : undefined;
     const build = py.ok && torch?.ok ? py.torchCuda : null;
+    const installed = py.ok && py.modules.dynamo?.ok ? py.modules.dynamo.version : null;
+    const view: MachineView = {
+      interpreter: py.interpreter, installed, driverVersion: g.driverVersion, driverCuda: g.cudaVersion,
+      computeCapability: gpu.computeCap, python: py.ok ? py.pythonVersion : null,
+    };
     const evidence: Record<string, unknown> = {
-      gpu: gpu.name, gpuClass: cls, driverVersion: g.driverVersion, driverCuda: g.cudaVersion, torchCuda: build,
+      gpu: gpu.name, gpuClass: cls, computeCapability: gpu.computeCap, dynamoVersion: installed, driverVersion: g.driverVersion, driverCuda: g.cudaVersion, torchCuda: build,
       torchVersion: torch?.version ?? null, ldLibraryPathCompat: compat.ldLibraryPathCompat,
       ldconfigCompat: compat.ldconfigCompat, ldconfigLibcuda: compat.ldconfigLibcuda, ldconfigError: compat.ldconfigError,
     };
@@ -110,7 +116,7 @@ const check: Check = {
         status: 'warn',
         summary: `torch${torch.version ? ` ${torch.version}` : ''} is a CPU build (torch.version.cuda is None): vLLM cannot use the GPU`,
         details: [`interpreter: ${py.interpreter}`],
-        fix: `install a CUDA build of torch/vLLM for CUDA ${g.cudaVersion ?? '12.x'} or older (e.g. \`uv pip install vllm --torch-backend=${g.cudaVersion ? cudaTag(g.cudaVersion) : 'auto'}\`)`,
+        fix: fitFix(view),
       });
     } else if (g.cudaVersion === null) {
       findings.push({
@@ -123,28 +129,41 @@ const check: Check = {
       const v = judgeBuild(build, g.cudaVersion, g.driverVersion, cls);
       const both = `torch is built for CUDA ${build} (${torch.version ?? 'torch'}) but driver ${g.driverVersion ?? '?'} supports CUDA ${g.cudaVersion}`;
       const driverFix = v.kind === 'ok' ? '' : `install an NVIDIA driver >= ${v.needDriver ?? `one supporting CUDA ${build}`} (CUDA ${build})`;
-      const buildFix = `or use a build for CUDA ${g.cudaVersion} or older (${cudaTag(g.cudaVersion)} wheels of vLLM and torch, e.g. \`uv pip install vllm --torch-backend=${cudaTag(g.cudaVersion)}\`)`;
+      const alt = installFix(view);
+      const buildFix = alt === null ? '' : `or ${alt}`;
       const details = [`GPU ${gpu.index}: ${gpu.name}`, `driver ${g.driverVersion ?? '?'} -> CUDA ${g.cudaVersion}`, `${py.interpreter}: torch ${torch.version ?? '?'}, torch.version.cuda ${build}`];
       if (v.kind === 'minor-compat') {
         findings.push({
           status: 'warn',
           summary: `${both}: it starts through minor-version/forward compatibility on this data-center GPU, with reduced features (newer PTX cannot be JIT-compiled)`,
           details,
-          fix: `${driverFix} ${buildFix}`,
+          fix: [driverFix, buildFix].filter(Boolean).join(' '),
         });
       } else if (v.kind === 'minor-newer') {
         const how = cls === 'consumer' || cls === 'unknown'
           ? `vLLM fails at engine start with "${E804}"`
           : 'vLLM fails at engine start ("The NVIDIA driver on your system is too old")';
-        findings.push({ status: 'fail', summary: `${both}: ${how}`, details, fix: `${driverFix}, ${buildFix}` });
+        findings.push({ status: 'fail', summary: `${both}: ${how}`, details, fix: [driverFix, buildFix].filter(Boolean).join(', ') });
       } else if (v.kind === 'major-newer') {
         findings.push({
           status: 'fail',
           summary: `${both}: a CUDA ${build.split('.')[0]}.x build never runs on a CUDA ${g.cudaVersion.split('.')[0]}.x driver (CUDA init fails: driver too old, or Error 804)`,
           details,
-          fix: `${driverFix}, ${buildFix}`,
+          fix: [driverFix, buildFix].filter(Boolean).join(', '),
         });
       }
+    }
+
+    // A GPU older than the installed release's build: torch and vLLM have no kernel for it ("no
+    // kernel image is available for execution on the device" at the first kernel launch).
+    const gap = torch?.ok ? archGap(installedBuild(installed, torch.version), gpu.computeCap) : null;
+    if (gap !== null) {
+      findings.push({
+        status: 'fail',
+        summary: `${gpu.name} has compute capability ${gpu.computeCap}, older than the installed build: ${gap} (CUDA error: no kernel image is available for execution on the device)`,
+        details: [`GPU ${gpu.index}: ${gpu.name}, compute capability ${gpu.computeCap}`, `${py.ok ? py.interpreter : 'python'}: ai-dynamo ${installed}, torch ${torch?.version ?? '?'}`],
+        fix: fitFix(view),
+      });
     }
 
     const fails = findings.filter((f) => f.status === 'fail');

@@ -34,14 +34,14 @@ describe('cuda.compat: the build against the driver', () => {
     expect((await check.run(fakeFacts({ gpu: desktop595, python: torchBuild('12.9') }))).status).toBe('pass');
   });
 
-  it('fails 12.9 on a 12.8 driver (the real Error 804 case), naming both versions, 804 and both ways out', async () => {
+  it('fails 12.9 on a 12.8 driver (the real Error 804 case), naming both versions, 804 and the driver (no release has a CUDA 12.8 vLLM build)', async () => {
     const r = await check.run(fakeFacts({ gpu: laptop570, python: torchBuild('12.9') }));
     expect(r.status).toBe('fail');
     expect(r.summary).toContain('CUDA 12.9');
     expect(r.summary).toContain('supports CUDA 12.8');
     expect(r.summary).toContain('Error 804');
     expect(r.fix).toContain('>= 575.51.03');
-    expect(r.fix).toContain('cu128');
+    expect(r.fix).toBe('install an NVIDIA driver >= 575.51.03 (CUDA 12.9)');
     expect(r.details).toContain('python3: torch 2.8.0+cu129, torch.version.cuda 12.9');
   });
 

@@ -37,7 +37,7 @@ describe('cuda.compat: a matching build passes, and says what it looked at', () 
       fix: null,
       evidence: {
         gpu: LAPTOP, gpuClass: 'consumer', driverVersion: '570.133.07', driverCuda: '12.8', torchCuda: '12.8',
-        torchVersion: '2.8.0+cu128', ldLibraryPathCompat: [], ldconfigCompat: [],
+        torchVersion: '2.8.0+cu128', computeCapability: '8.9', dynamoVersion: '1.0.0', ldLibraryPathCompat: [], ldconfigCompat: [],
         ldconfigLibcuda: ['/lib/x86_64-linux-gnu/libcuda.so.1'], ldconfigError: null,
       },
     });
@@ -143,7 +143,7 @@ describe('cuda.compat: the torch build against the driver', () => {
       status: 'fail',
       summary: `torch is built for CUDA 12.9 (2.8.0+cu129) but driver 570.133.07 supports CUDA 12.8: vLLM fails at engine start with "${E804}"`,
       details: [`GPU 0: ${LAPTOP}`, 'driver 570.133.07 -> CUDA 12.8', '/home/u/venv/bin/python: torch 2.8.0+cu129, torch.version.cuda 12.9'],
-      fix: 'install an NVIDIA driver >= 575.51.03 (CUDA 12.9), or use a build for CUDA 12.8 or older (cu128 wheels of vLLM and torch, e.g. `uv pip install vllm --torch-backend=cu128`)',
+      fix: 'install an NVIDIA driver >= 575.51.03 (CUDA 12.9)',
     });
   });
 
@@ -164,7 +164,7 @@ describe('cuda.compat: the torch build against the driver', () => {
       status: 'warn',
       summary: 'torch is built for CUDA 12.9 (torch) but driver 570.133.07 supports CUDA 12.8: it starts through minor-version/forward compatibility on this data-center GPU, with reduced features (newer PTX cannot be JIT-compiled)',
       details: [`GPU 0: ${H100}`, 'driver 570.133.07 -> CUDA 12.8', '/home/u/venv/bin/python: torch ?, torch.version.cuda 12.9'],
-      fix: 'install an NVIDIA driver >= 575.51.03 (CUDA 12.9) or use a build for CUDA 12.8 or older (cu128 wheels of vLLM and torch, e.g. `uv pip install vllm --torch-backend=cu128`)',
+      fix: 'install an NVIDIA driver >= 575.51.03 (CUDA 12.9)',
     });
   });
 
@@ -174,13 +174,13 @@ describe('cuda.compat: the torch build against the driver', () => {
       status: 'fail',
       summary: 'torch is built for CUDA 13.0 (2.8.0+cu130) but driver ? supports CUDA 12.8: a CUDA 13.x build never runs on a CUDA 12.x driver (CUDA init fails: driver too old, or Error 804)',
       details: [`GPU 0: ${H100}`, 'driver ? -> CUDA 12.8', '/home/u/venv/bin/python: torch 2.8.0+cu130, torch.version.cuda 13.0'],
-      fix: 'install an NVIDIA driver >= 580.65.06 (CUDA 13.0), or use a build for CUDA 12.8 or older (cu128 wheels of vLLM and torch, e.g. `uv pip install vllm --torch-backend=cu128`)',
+      fix: 'install an NVIDIA driver >= 580.65.06 (CUDA 13.0)',
     });
   });
 
   it('a build of a toolkit with no known driver floor asks for "one supporting" it', async () => {
     const r = await check.run(fakeFacts({ gpu: gpuOf(LAPTOP, '570.133.07', '12.8'), python: torchBuild('14.0'), compat: compatOf() }));
-    expect(r.fix).toBe('install an NVIDIA driver >= one supporting CUDA 14.0 (CUDA 14.0), or use a build for CUDA 12.8 or older (cu128 wheels of vLLM and torch, e.g. `uv pip install vllm --torch-backend=cu128`)');
+    expect(r.fix).toBe('install an NVIDIA driver >= one supporting CUDA 14.0 (CUDA 14.0)');
   });
 
   it('a CPU build of torch warns that vLLM cannot use the GPU, with the wheel for this driver', async () => {
@@ -189,14 +189,14 @@ describe('cuda.compat: the torch build against the driver', () => {
       status: 'warn',
       summary: 'torch 2.8.0+cpu is a CPU build (torch.version.cuda is None): vLLM cannot use the GPU',
       details: ['interpreter: /home/u/venv/bin/python'],
-      fix: 'install a CUDA build of torch/vLLM for CUDA 12.8 or older (e.g. `uv pip install vllm --torch-backend=cu128`)',
+      fix: 'no ai-dynamo release has a vLLM build for this machine (driver 570.133.07 accepts CUDA 12.8, and every build for compute capability 8.9 needs CUDA 12.9 or newer (driver >= 575.51.03)): NVIDIA driver >= 580.65.06 (CUDA 13.0) for ai-dynamo 1.6.1 (vLLM 0.31.0)',
     });
   });
 
-  it('a CPU build with no version and no driver CUDA: says 12.x and lets the installer pick', async () => {
+  it('a CPU build with no version and no driver CUDA: the driver\'s CUDA from NVIDIA\'s table decides', async () => {
     const r = await check.run(fakeFacts({ gpu: gpuOf(LAPTOP, '570.133.07', null), python: torchBuild(null, null), compat: compatOf() }));
     expect(r.summary).toBe('torch is a CPU build (torch.version.cuda is None): vLLM cannot use the GPU');
-    expect(r.fix).toBe('install a CUDA build of torch/vLLM for CUDA 12.x or older (e.g. `uv pip install vllm --torch-backend=auto`)');
+    expect(r.fix).toBe('no ai-dynamo release has a vLLM build for this machine (driver 570.133.07 accepts CUDA 12.8, and every build for compute capability 8.9 needs CUDA 12.9 or newer (driver >= 575.51.03)): NVIDIA driver >= 580.65.06 (CUDA 13.0) for ai-dynamo 1.6.1 (vLLM 0.31.0)');
   });
 
   it("a CUDA build with the driver's CUDA unknown warns with the driver that build needs", async () => {
@@ -226,7 +226,7 @@ describe('cuda.compat: several findings make one result', () => {
     ]);
     expect(r.fix).toBe(
       'remove /usr/local/cuda/compat from LD_LIBRARY_PATH (`export LD_LIBRARY_PATH=` or `unset LD_LIBRARY_PATH`); ' + NO_ENV_VAR +
-        '; install an NVIDIA driver >= 575.51.03 (CUDA 12.9), or use a build for CUDA 12.8 or older (cu128 wheels of vLLM and torch, e.g. `uv pip install vllm --torch-backend=cu128`)',
+        '; install an NVIDIA driver >= 575.51.03 (CUDA 12.9)',
     );
   });
 
@@ -237,7 +237,7 @@ describe('cuda.compat: several findings make one result', () => {
     expect(r.summary).toMatch(/^torch is built for CUDA 12\.9/);
     expect(r.details[0]).toMatch(/^CUDA forward-compat libraries are on the load path of NVIDIA RTX 6000 Ada Generation; only/);
     expect(r.details[1]).toBe('LD_LIBRARY_PATH contains /usr/local/cuda/compat');
-    expect(r.fix).toBe('install an NVIDIA driver >= 575.51.03 (CUDA 12.9), or use a build for CUDA 12.8 or older (cu128 wheels of vLLM and torch, e.g. `uv pip install vllm --torch-backend=cu128`)');
+    expect(r.fix).toBe('install an NVIDIA driver >= 575.51.03 (CUDA 12.9)');
   });
 
   it('two warnings: the first leads, both fixes are given', async () => {
@@ -252,7 +252,7 @@ describe('cuda.compat: several findings make one result', () => {
     ]);
     expect(r.fix).toBe(
       'if workers fail with Error 804: remove /usr/local/cuda/compat from LD_LIBRARY_PATH (`export LD_LIBRARY_PATH=` or `unset LD_LIBRARY_PATH`); ' + NO_ENV_VAR +
-        '; install a CUDA build of torch/vLLM for CUDA 12.8 or older (e.g. `uv pip install vllm --torch-backend=cu128`)',
+        '; no ai-dynamo release has a vLLM build for this machine (driver 570.133.07 accepts CUDA 12.8, and every build for compute capability 8.9 needs CUDA 12.9 or newer (driver >= 575.51.03)): NVIDIA driver >= 580.65.06 (CUDA 13.0) for ai-dynamo 1.6.1 (vLLM 0.31.0)',
     );
   });
 
