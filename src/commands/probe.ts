@@ -61,6 +61,8 @@ function runContext(view: RunView | null): VerdictContext & { kvTokensMin: numbe
     routerMode: view.record.plan?.router?.mode ?? null,
     kvTokensMin: kv.length ? Math.min(...kv) : null,
     blockSize: typeof block === 'number' && block > 0 ? block : null,
+    engine: view.record.plan?.engine ?? null,
+    dynamoVersion: view.record.plan?.dynamo?.version ?? null,
   };
 }
 

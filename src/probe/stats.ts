@@ -9,10 +9,10 @@
 //   rounded down to whole blocks (at least one), so a short prefix on 64-token blocks is not
 //   called a miss for the up to 63 tokens no engine could reuse. 80% of that tolerates tokenizer
 //   drift while a partial hit on a shared template start (a few tokens) never counts.
-// - When cached_tokens is absent, the repeat hits when its first-token time is at most
-//   TTFT_HIT_RATIO x the first send of the same prefix (that reference capped by the median of
-//   all first sends, so one slow warm-up request does not make every repeat look like a hit).
-//   A hit skips the prefill of the prefix; a miss repeats it.
+// - When cached_tokens is absent (Dynamo 1.3 and 1.4 frontends never report it:
+//   plan/dynamo-releases.ts cachedTokens), the repeat is not judged: first-token time does not
+//   tell a hit from a miss (on the mocker, a cut at 0.7 x the first send's time called real hits
+//   misses on 4 of 7 runs, issue 25). Routing is then judged by worker identity alone (affinity).
 // - Workers per prefix: distinct worker ids that served a prefix (nvext.worker_id).
 // - Affinity: share of repeats served by the worker that served the prefix's first send.
 // - Random level: what a router that ignores prefixes achieves with N workers, when every worker
@@ -21,7 +21,6 @@
 //   37-44 of 60 = 62-73% with two workers, below the 81% this formula gives).
 
 export const HIT_CACHED_FRACTION = 0.8;
-export const TTFT_HIT_RATIO = 0.7;
 
 export interface ProbeSend {
   prefix: number;
@@ -81,6 +80,8 @@ export interface ProbeStats {
   affinity: number | null;
   /** Expected hit rate of repeats for a router that ignores prefixes, over workers.length workers. */
   randomHitRate: number | null;
+  /** Repeats whose worker and whose prefix's first worker are both known (what affinity is over). */
+  affinityJudged: number;
   /** Expected affinity of such a router: 1 / workers. */
   randomAffinity: number | null;
   ttft: {
@@ -144,8 +145,6 @@ export function summarize(sends: ProbeSend[], o: { blockSize?: number | null } =
   const missTtfts: number[] = [];
   for (const [prefix, list] of [...byPrefix.entries()].sort((a, b) => a[0] - b[0])) {
     const first = list.find((s) => s.repeat === 0 && s.ok) ?? null;
-    let ref: number | null = first?.ttftMs ?? null;
-    if (firstMedian !== null) ref = ref === null ? firstMedian : Math.min(ref, firstMedian);
     const workers: string[] = [];
     let hits = 0;
     let repeats = 0;
@@ -155,8 +154,6 @@ export function summarize(sends: ProbeSend[], o: { blockSize?: number | null } =
       let j: RepeatJudgement | null = null;
       if (s.cachedTokens !== null) {
         j = { prefix, repeat: s.repeat, method: 'cached_tokens', hit: s.cachedTokens >= hitThreshold(estimatedPrefixTokens(s), blockSize) };
-      } else if (s.ttftMs !== null && ref !== null) {
-        j = { prefix, repeat: s.repeat, method: 'ttft', hit: s.ttftMs <= TTFT_HIT_RATIO * ref };
       }
       if (j) {
         judgements.push(j);
@@ -203,6 +200,7 @@ export function summarize(sends: ProbeSend[], o: { blockSize?: number | null } =
       ? prefixesWithWorkers.reduce((a, p) => a + p.workers.length, 0) / prefixesWithWorkers.length
       : null,
     affinity: affineJudged ? affine / affineJudged : null,
+    affinityJudged: affineJudged,
     randomHitRate: workers.length >= 1 ? randomLevelHitRate(workers.length, maxRepeats) : null,
     randomAffinity: workers.length >= 1 ? 1 / workers.length : null,
     ttft: {

@@ -1,3 +1,4 @@
+import { releaseFor } from '../plan/dynamo-releases.js';
 import type { ProbeStats } from './stats.js';
 
 // The verdict of a probe (pure). Thresholds come from FACTS §7, measured on one GPU with two
@@ -34,6 +35,10 @@ export interface VerdictContext {
   routerMode?: string | null;
   /** The smallest KV cache (tokens) the run's caching workers logged, when known. */
   kvTokensMin?: number | null;
+  /** The run's engine: kv.allocated reads vLLM's KV line, which the mocker does not write. */
+  engine?: 'vllm' | 'mocker' | null;
+  /** The run's Dynamo version: whether its frontend reports cached_tokens (plan/dynamo-releases.ts). */
+  dynamoVersion?: string | null;
   /** Prefixes sent and their measured mean size in tokens. */
   prefixes?: number;
   prefixTokens?: number | null;
@@ -66,8 +71,27 @@ const pct = (x: number) => `${Math.round(x * 100)}%`;
 
 export const KV_EVENTS_NEXT = 'dynamo-dev doctor --only kv.events';
 
+/** Why no repeat could be judged by cached_tokens: the release, when it is known not to report it. */
+function noCachedTokensLine(ctx: VerdictContext): string {
+  const v = ctx.dynamoVersion ?? null;
+  const release = v !== null && !releaseFor(v).facts.cachedTokens
+    ? `Dynamo ${v}'s frontend does not report cached_tokens (1.5.0 and newer do)`
+    : 'the frontend reported no cached_tokens';
+  return `Hit rate unknown: ${release}, and first-token time does not tell a hit from a miss.`;
+}
+
 export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
-  if (stats.repeatsJudged < MIN_JUDGED_REPEATS || stats.hitRate === null) {
+  // Without cached_tokens the worker ids still show whether repeats return to their prefix's worker.
+  const byWorkers = stats.hitRate === null && stats.affinity !== null && stats.affinityJudged >= MIN_JUDGED_REPEATS;
+  if (!byWorkers && stats.ok > 0 && stats.hitRate === null && stats.failed === 0) {
+    return {
+      code: 'inconclusive',
+      summary: 'hit rate unknown: the frontend reported neither cached_tokens nor worker ids, so routing cannot be judged',
+      details: [noCachedTokensLine(ctx), 'Worker ids come from nvext.worker_id (Dynamo frontends report it when asked); a proxy in front of the frontend may drop it.'],
+      next: null,
+    };
+  }
+  if (!byWorkers && (stats.repeatsJudged < MIN_JUDGED_REPEATS || stats.hitRate === null)) {
     return {
       code: 'inconclusive',
       summary: `too few repeats answered to judge routing (${stats.repeatsJudged} judged, ${stats.failed} of ${stats.sends} requests failed)`,
@@ -76,7 +100,9 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
     };
   }
   const n = stats.workers.length > 0 ? stats.workers.length : ctx.workersExpected ?? null;
-  const hitLine = `${stats.hits} of ${stats.repeatsJudged} repeats hit the prefix cache (${pct(stats.hitRate)}, judged by ${stats.method === 'ttft' ? 'first-token time' : stats.method === 'mixed' ? 'cached_tokens and first-token time' : 'cached_tokens'})`;
+  const hitLine = stats.hitRate === null
+    ? noCachedTokensLine(ctx)
+    : `${stats.hits} of ${stats.repeatsJudged} repeats hit the prefix cache (${pct(stats.hitRate)}, judged by ${stats.method === 'ttft' ? 'first-token time' : stats.method === 'mixed' ? 'cached_tokens and first-token time' : 'cached_tokens'})`;
 
   const evict = evictionNote(ctx, n);
   const expected = ctx.workersExpected ?? null;
@@ -116,7 +142,7 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
     };
   }
   // Misses caused by a cache too small for the probe: say so instead of blaming the router.
-  if (evict && stats.hitRate < WORKS_HIT_RATE) {
+  if (evict && stats.hitRate !== null && stats.hitRate < WORKS_HIT_RATE) {
     return {
       code: 'inconclusive',
       summary: `the prefixes do not fit the workers' KV caches (${pct(stats.hitRate)} hit): eviction, not routing, explains the misses`,
@@ -125,8 +151,21 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
     };
   }
 
-  const highHits = stats.hitRate >= WORKS_HIT_RATE;
   const sticky = stats.affinity === null ? null : stats.affinity >= STICKY_AFFINITY;
+  if (stats.hitRate === null) {
+    // Judged by worker identity alone: a repeat that lands on the worker that served its prefix is
+    // where its prefix is cached (if the cache kept it); a router that ignores prefixes gets 1/N.
+    const affinityLine = `${pct(stats.affinity!)} of ${stats.affinityJudged} repeats went back to the worker that served their prefix first (a router that ignores prefixes: ${stats.randomAffinity !== null ? pct(stats.randomAffinity) : '1/N'})`;
+    if (sticky) {
+      return {
+        code: 'works',
+        summary: `prefix routing works: ${pct(stats.affinity!)} of repeats went back to their prefix's worker (cache hits unknown: no cached_tokens)`,
+        details: [affinityLine, hitLine, ...(evict ? [evict.line] : [])],
+        next: null,
+      };
+    }
+  }
+  const highHits = stats.hitRate !== null && stats.hitRate >= WORKS_HIT_RATE;
   const affinityLine = stats.affinity === null
     ? null
     : `${pct(stats.affinity)} of repeats went back to the prefix's first worker (a router that ignores prefixes: ${stats.randomAffinity !== null ? pct(stats.randomAffinity) : '1/N'}); ${stats.meanWorkersPerPrefix?.toFixed(1)} workers per prefix on average`;
@@ -138,38 +177,45 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
   if (highHits && sticky !== false) {
     return {
       code: 'works',
-      summary: `prefix routing works: ${pct(stats.hitRate)} of repeats hit the cache`,
+      summary: `prefix routing works: ${pct(stats.hitRate!)} of repeats hit the cache`,
       details: stats.workerIdsReported ? details : [...details, 'The frontend reported no worker ids, so workers per prefix are unknown.'],
       next: null,
     };
   }
   if (!highHits && sticky === true) {
+    // kv.allocated reads vLLM's KV-size line and skips mocker workers: for the mocker, fewer prefixes
+    // show whether its cache (--num-gpu-blocks-override x block size) was too small.
+    const fewer = Math.max(2, Math.floor((ctx.prefixes ?? 12) / 2));
     return {
       code: 'inconclusive',
-      summary: `repeats return to their prefix's worker but miss its cache (${pct(stats.hitRate)} hit)`,
+      summary: `repeats return to their prefix's worker but miss its cache (${pct(stats.hitRate!)} hit)`,
       details: [
         ...details,
         'Routing follows prefixes, so the misses come from the workers: a KV cache too small for --prefixes x --prefix-tokens, or prefix caching switched off.',
+        ...(ctx.engine === 'mocker' ? [`The mocker logs no KV cache size for kv.allocated to read; a probe with fewer prefixes (--prefixes ${fewer}) tells a cache too small from caching switched off.`] : []),
       ],
-      next: 'dynamo-dev doctor --only kv.allocated',
+      next: ctx.engine === 'mocker' ? `dynamo-dev probe --prefixes ${fewer}` : 'dynamo-dev doctor --only kv.allocated',
     };
   }
 
   // Routing at random level.
+  const randomWhat = stats.hitRate === null
+    ? `repeats spread over workers like random routing (${pct(stats.affinity!)} went back to their prefix's worker)`
+    : 'hit rate at random level';
   const why = highHits
     ? [`Repeats are spread over workers like random routing; the hits come from caches large enough to hold every prefix on every worker, not from the router.`]
     : [];
   if (ctx.routerMode && ctx.routerMode !== 'kv') {
     return {
       code: 'random-level',
-      summary: `hit rate at random level: the run routes with --router-mode ${ctx.routerMode}, which ignores prefixes`,
+      summary: `${randomWhat}: the run routes with --router-mode ${ctx.routerMode}, which ignores prefixes`,
       details: [...details, ...why, ...(randomLine ? [randomLine] : []), 'Use a recipe with the KV router (frontend.routerMode: kv), e.g. agg-router.'],
       next: 'dynamo-dev up agg-router',
     };
   }
   return {
     code: 'random-level',
-    summary: 'hit rate at random level: the router is not using KV events (check kv.events)',
+    summary: `${randomWhat}: the router is not using KV events (check kv.events)`,
     details: [
       ...details,
       ...why,

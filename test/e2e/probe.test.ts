@@ -144,15 +144,15 @@ describe('dynamo-dev probe', () => {
     expect(fe.log()).not.toMatch(/kv_event_publisher_disabled/);
   });
 
-  it('without cached_tokens in usage, hits are judged by first-token time and the verdict still holds', async () => {
-    // A first send prefills ~1,040 tokens (~220 ms here), a hit ~30 (~16 ms); a repeat counts as a
-    // miss only above 0.7 x 220 = 154 ms, so a loaded machine would have to stall 5 of 24 repeats
-    // by more than 130 ms each to turn "works" into anything else.
-    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_SCENARIO: 'no-cached-tokens', FAKE_FRONTEND_TTFT_SCALE: '10' });
+  it('without cached_tokens in usage (Dynamo 1.3, 1.4), routing is judged by worker identity and the hit rate is said to be unknown', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_SCENARIO: 'no-cached-tokens' });
     const r = await runCli(['probe', '--url', fe.url, '--prefixes', '8', '--repeats', '4', '--prefix-tokens', '1024', ...SEED, '--json'], fakeEnv(home));
     const doc = JSON.parse(r.stdout);
-    expect(doc.method).toBe('ttft');
+    expect(doc.method).toBeNull();
+    expect(doc.hitRate).toBeNull();
     expect(doc.verdict.code).toBe('works');
+    expect(doc.verdict.summary).toMatch(/^prefix routing works: 100% of repeats went back to their prefix's worker \(cache hits unknown: no cached_tokens\)$/);
+    expect(doc.verdict.details[1]).toMatch(/^Hit rate unknown: the frontend reported no cached_tokens/);
     expect(r.code).toBe(0);
   });
 

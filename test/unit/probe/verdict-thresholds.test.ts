@@ -7,7 +7,7 @@ import { evictionNote, judge, KV_EVENTS_NEXT, MIN_JUDGED_REPEATS, STICKY_AFFINIT
 function stats(o: Partial<ProbeStats> = {}): ProbeStats {
   return {
     sends: 72, ok: 72, failed: 0, repeatsJudged: 60, hits: 60, hitRate: 1, firstRepeatJudged: 12, firstRepeatHits: 12, firstRepeatHitRate: 1,
-    method: 'cached_tokens', workerIdsReported: true, workers: ['w1', 'w2'], meanWorkersPerPrefix: 1, affinity: 1,
+    method: 'cached_tokens', workerIdsReported: true, workers: ['w1', 'w2'], meanWorkersPerPrefix: 1, affinity: 1, affinityJudged: 60,
     randomHitRate: 0.8125, randomAffinity: 0.5, ttft: { firstMedianMs: 45, repeatMedianMs: 15, hitMedianMs: 15, missMedianMs: 45 },
     perPrefix: [], judgements: [], ...o,
   };
@@ -30,10 +30,58 @@ describe('judge: enough repeats to say anything', () => {
   });
 
   it('when requests failed, the next step is the frontend log; nothing judged at all is inconclusive too', () => {
-    const v = judge(stats({ sends: 72, ok: 1, failed: 71, repeatsJudged: 0, hits: 0, hitRate: null }));
+    const v = judge(stats({ sends: 72, ok: 1, failed: 71, repeatsJudged: 0, hits: 0, hitRate: null, affinityJudged: 0 }));
     expect(v.summary).toBe('too few repeats answered to judge routing (0 judged, 71 of 72 requests failed)');
     expect(v.next).toBe('dynamo-dev logs frontend');
-    expect(judge(stats({ hitRate: null })).code).toBe('inconclusive');
+    expect(judge(stats({ hitRate: null, affinity: null, affinityJudged: 0, workerIdsReported: false, workers: [] }))).toEqual({
+      code: 'inconclusive',
+      summary: 'hit rate unknown: the frontend reported neither cached_tokens nor worker ids, so routing cannot be judged',
+      details: [
+        'Hit rate unknown: the frontend reported no cached_tokens, and first-token time does not tell a hit from a miss.',
+        'Worker ids come from nvext.worker_id (Dynamo frontends report it when asked); a proxy in front of the frontend may drop it.',
+      ],
+      next: null,
+    });
+  });
+
+  it(`without cached_tokens, ${MIN_JUDGED_REPEATS} repeats with worker ids are judged by affinity; one fewer is not`, () => {
+    const base = { hitRate: null, hits: 0, repeatsJudged: 0, method: null } as const;
+    expect(judge(stats({ ...base, affinity: 1, affinityJudged: MIN_JUDGED_REPEATS })).code).toBe('works');
+    expect(judge(stats({ ...base, sends: 4, ok: 4, affinity: 1, affinityJudged: MIN_JUDGED_REPEATS - 1 })).code).toBe('inconclusive');
+  });
+});
+
+describe('judge: without cached_tokens (Dynamo 1.3, 1.4), by worker identity', () => {
+  const base = { hitRate: null, hits: 0, repeatsJudged: 0, method: null, affinityJudged: 60 } as const;
+  it('repeats back on their prefix\'s worker: works, and says the hit rate is unknown and why', () => {
+    expect(judge(stats({ ...base, affinity: STICKY_AFFINITY })).code).toBe('works');
+    expect(judge(stats({ ...base, affinity: 1 }), { dynamoVersion: '1.4.2' })).toEqual({
+      code: 'works',
+      summary: 'prefix routing works: 100% of repeats went back to their prefix\'s worker (cache hits unknown: no cached_tokens)',
+      details: [
+        '100% of 60 repeats went back to the worker that served their prefix first (a router that ignores prefixes: 50%)',
+        'Hit rate unknown: Dynamo 1.4.2\'s frontend does not report cached_tokens (1.5.0 and newer do), and first-token time does not tell a hit from a miss.',
+      ],
+      next: null,
+    });
+  });
+
+  it('repeats spread like random routing: random level, pointing at kv.events', () => {
+    const v = judge(stats({ ...base, affinity: STICKY_AFFINITY - 0.01, meanWorkersPerPrefix: 1.9 }), { routerMode: 'kv', dynamoVersion: '1.3.1' });
+    expect(v.code).toBe('random-level');
+    expect(v.summary).toBe('repeats spread over workers like random routing (79% went back to their prefix\'s worker): the router is not using KV events (check kv.events)');
+    expect(v.details[0]).toBe('Hit rate unknown: Dynamo 1.3.1\'s frontend does not report cached_tokens (1.5.0 and newer do), and first-token time does not tell a hit from a miss.');
+    expect(v.next).toBe(KV_EVENTS_NEXT);
+  });
+});
+
+describe('judge: the next step after misses on the prefix\'s worker', () => {
+  it('vLLM: kv.allocated; the mocker (whose KV size kv.allocated cannot read): a probe with fewer prefixes', () => {
+    const s = stats({ hits: 30, hitRate: 0.5, affinity: 1 });
+    expect(judge(s, { engine: 'vllm', prefixes: 12 }).next).toBe('dynamo-dev doctor --only kv.allocated');
+    const m = judge(s, { engine: 'mocker', prefixes: 12 });
+    expect(m.next).toBe('dynamo-dev probe --prefixes 6');
+    expect(m.details.at(-1)).toBe('The mocker logs no KV cache size for kv.allocated to read; a probe with fewer prefixes (--prefixes 6) tells a cache too small from caching switched off.');
   });
 });
 

@@ -95,10 +95,12 @@ describe('judge', () => {
     expect(judge(summarize(run({ hitsOf60: 40, sticky: false })), { routerMode: 'kv' }).details.join(' ')).not.toMatch(hint);
   });
 
-  it('judged by first-token time when cached_tokens is absent', () => {
+  it('without cached_tokens: judged by worker identity, never by first-token time', () => {
     const v = judge(summarize(run({ hitsOf60: 58, sticky: true, cached: false })));
     expect(v.code).toBe('works');
-    expect(v.details[0]).toMatch(/first-token time/);
+    expect(v.details[0]).toBe('100% of 60 repeats went back to the worker that served their prefix first (a router that ignores prefixes: 50%)');
+    expect(v.details[1]).toMatch(/^Hit rate unknown: the frontend reported no cached_tokens/);
+    expect(judge(summarize(run({ hitsOf60: 58, sticky: false, cached: false }))).code).toBe('random-level');
   });
 });
 
