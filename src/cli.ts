@@ -262,7 +262,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
 
   // `bench` runs an experiment (commands/bench.ts); its `show`, `compare` and `list` subcommands
   // re-render stored results (bench-report). A recipe named like a subcommand is shadowed by it.
-  program
+  const bench = program
     .command('bench')
     .description('measure recipes side by side with AIPerf, each on a run that passed its validity gates')
     .argument('[recipes...]', 'built-in recipe names or YAML files (or --preset)')
@@ -279,6 +279,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--plot <file>', 'also draw the results to FILE.svg or FILE.png')
     .option('--json', 'one JSON document (the stored result) at the end')
     .action(lazy(() => import('./commands/bench.js')));
+  addBenchStored(bench);
 
   program
     .command('export')
@@ -314,6 +315,40 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
 
   decorateHelp(program);
   return program;
+}
+
+/** `bench show`, `bench compare`, `bench list`: stored results rendered again (no run, no clock). */
+function addBenchStored(bench: Command): void {
+  const plot = '--plot <file>';
+  const plotHelp = 'also draw TTFT and throughput to FILE.svg or FILE.png';
+  // `bench` itself takes --plot too, and commander gives an option both declare to the parent
+  // (`bench show ID --plot x.svg` would lose it): the subcommand takes it back before its action.
+  const plotFromParent = (_: Command, action: Command) => {
+    const g = action.optsWithGlobals() as { plot?: string };
+    if (g.plot !== undefined && action.getOptionValue('plot') === undefined) action.setOptionValue('plot', g.plot);
+  };
+  bench
+    .command('show')
+    .description('render a stored bench result again: tables, gates, plot')
+    .argument('<id>', 'bench id (see: dynamo-dev bench list)')
+    .option(plot, plotHelp)
+    .option('--json', 'the whole stored document')
+    .hook('preAction', plotFromParent)
+    .action(lazy(() => import('./commands/bench-show.js')));
+  bench
+    .command('compare')
+    .description('two stored bench results side by side, ratios against the first')
+    .argument('<id-a>', 'first bench id (the ratios\' base)')
+    .argument('<id-b>', 'second bench id')
+    .option(plot, plotHelp)
+    .option('--json', 'both stored documents: { results: [A, B] }')
+    .hook('preAction', plotFromParent)
+    .action(lazy(() => import('./commands/bench-compare.js')));
+  bench
+    .command('list')
+    .description('stored bench results, newest first')
+    .option('--json', 'one JSON document')
+    .action(lazy(() => import('./commands/bench-list.js')));
 }
 
 /** Examples and a docs path under every command's --help; commander's errors in the tool's one-line style. */

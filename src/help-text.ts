@@ -114,6 +114,21 @@ const EXAMPLES: Record<string, { lines: [string, string][]; doc: string }> = {
     ],
     doc: 'export.md',
   },
+  'bench show': {
+    lines: [
+      ['dynamo-dev bench show 20261205-101500-000-routing', 'a stored result again: tables, gates'],
+      ['dynamo-dev bench show 20261205-101500-000-routing --plot routing.png', 'and a picture for a report'],
+    ],
+    doc: 'bench.md',
+  },
+  'bench compare': {
+    lines: [['dynamo-dev bench compare 20261205-101500-000-routing 20261206-090000-000-routing', 'yesterday against today, ratios against the first']],
+    doc: 'bench.md',
+  },
+  'bench list': {
+    lines: [['dynamo-dev bench list', 'the stored results, newest first']],
+    doc: 'bench.md',
+  },
   recipes: {
     lines: [
       ['dynamo-dev recipes', 'the built-in recipes'],

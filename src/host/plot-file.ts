@@ -1,0 +1,37 @@
+import { rename, writeFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { UserError } from '../errors.js';
+
+// `--plot FILE.svg|png`: the picture of a bench result. The SVG is ours (bench/plot-svg.ts); a PNG
+// is that SVG rasterised by @resvg/resvg-js (prebuilt binaries per platform, no system packages),
+// imported only when a PNG is asked for. Written beside the target and renamed: never half a file.
+
+export type PlotFormat = 'svg' | 'png';
+
+/** Pure: the format a --plot path asks for, or a one-line input error naming the flag. */
+export function plotFormat(path: string): PlotFormat {
+  const ext = extname(path).toLowerCase();
+  if (ext === '.svg') return 'svg';
+  if (ext === '.png') return 'png';
+  throw new UserError(`--plot ${path}: the file must end in .svg or .png (the picture's format)`);
+}
+
+export async function svgToPng(svg: string): Promise<Buffer> {
+  const { Resvg } = await import('@resvg/resvg-js');
+  // System fonts for the labels (DejaVu Sans where present); 2x for a sharp picture in a document.
+  const r = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, fitTo: { mode: 'zoom', value: 2 } });
+  return r.render().asPng();
+}
+
+export async function writePlotFile(path: string, svg: string): Promise<void> {
+  const format = plotFormat(path);
+  const data = format === 'svg' ? svg : await svgToPng(svg);
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(tmp, data);
+    await rename(tmp, path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UserError(`--plot ${path}: cannot write (${code === 'ENOENT' ? 'its directory does not exist' : code ?? (err as Error).message})`);
+  }
+}
