@@ -10,7 +10,7 @@ export interface PresetVariant {
   /** The recipe per engine: a built-in name. */
   recipe: Record<Engine, string>;
   sets: Record<string, string>;
-  /** Overrides added on one engine only (a vLLM recipe run on the mocker: engine=mocker). */
+  /** Overrides on one engine only, over `sets` (a vLLM recipe run on the mocker: engine=mocker). */
   engineSets?: Partial<Record<Engine, Record<string, string>>>;
   /** Why this variant cannot be measured on that engine (its status is then `missing` with this reason). */
   unmeasurable?: Partial<Record<Engine, string>>;
@@ -43,21 +43,26 @@ export interface Preset {
 // "events off" is made; doctor's kv.events then fails, and so does the bench gate of that name.
 const ROUTER = { vllm: 'agg-router', mocker: 'mocker' };
 const NO_EVENTS = '["--no-enable-prefix-caching"]';
+// The mocker's engine model at 1/10 of its speed (--speedup-ratio 0.1, dynamo/mocker/args.py): at
+// full speed its simulated prefill of these prompts takes a few ms, below the CPU's own noise in
+// the frontend and the load generator, and the time a cache hit saves could not be seen in TTFT.
+const SLOW = { 'workers.0.args': '["--speedup-ratio","0.1"]' };
+const SLOW_NO_EVENTS = { 'workers.0.args': '["--speedup-ratio","0.1","--no-enable-prefix-caching"]' };
 
 export const PRESETS: Record<string, Preset> = {
   routing: {
     name: 'routing',
     description: 'KV-aware routing (events, approximate) against round-robin and random, and a KV router whose workers publish no events',
     variants: [
-      { name: 'kv-events', recipe: ROUTER, sets: {} },
-      { name: 'kv-approx', recipe: ROUTER, sets: { 'frontend.kvEvents': 'false' } },
-      { name: 'round-robin', recipe: ROUTER, sets: { 'frontend.routerMode': 'round-robin' } },
-      { name: 'random', recipe: ROUTER, sets: { 'frontend.routerMode': 'random' } },
-      { name: 'kv-events-off', recipe: ROUTER, sets: { 'workers.0.args': NO_EVENTS } },
+      { name: 'kv-events', recipe: ROUTER, sets: {}, engineSets: { mocker: SLOW } },
+      { name: 'kv-approx', recipe: ROUTER, sets: { 'frontend.kvEvents': 'false' }, engineSets: { mocker: SLOW } },
+      { name: 'round-robin', recipe: ROUTER, sets: { 'frontend.routerMode': 'round-robin' }, engineSets: { mocker: SLOW } },
+      { name: 'random', recipe: ROUTER, sets: { 'frontend.routerMode': 'random' }, engineSets: { mocker: SLOW } },
+      { name: 'kv-events-off', recipe: ROUTER, sets: { 'workers.0.args': NO_EVENTS }, engineSets: { mocker: SLOW_NO_EVENTS } },
     ],
     concurrency: [1],
     requests: 72,
-    load: { inputTokens: 32, outputTokens: 16, prefixes: { count: 12, tokens: 1024 } },
+    load: { inputTokens: 32, outputTokens: 8, prefixes: { count: 12, tokens: 1024 } },
   },
   'agg-vs-disagg': {
     name: 'agg-vs-disagg',

@@ -82,7 +82,7 @@ export function presetVariants(preset: Preset, engine: Engine, varies: Vary[] = 
   const base = preset.variants.map((v) => ({
     name: v.name,
     recipe: v.recipe[engine],
-    sets: { ...(v.engineSets?.[engine] ?? {}), ...v.sets },
+    sets: { ...v.sets, ...(v.engineSets?.[engine] ?? {}) },
     unmeasurable: v.unmeasurable?.[engine] ?? null,
   }));
   if (varies.length === 0) return base;

@@ -41,6 +41,12 @@ export interface BenchVariantDoc {
   runs: BenchRunEntry[];
   /** The run id under runs/ (its logs), null when nothing was started. */
   runId: string | null;
+  /**
+   * Where the variant's time went, ms: up (preflight + start to ready), the AIPerf runs, teardown,
+   * and `total` from the start of up to the end of teardown. What is left (`total` minus the
+   * others) is bench's own: the gates' facts, writing the result (bench/README.md measures it).
+   */
+  timings?: { upMs: number; loadMs: number; teardownMs: number; gatesMs: number; totalMs: number };
 }
 
 export interface BenchDoc {
@@ -145,8 +151,18 @@ export async function runBench(b: BenchPlan, d: BenchDeps): Promise<BenchDoc> {
 }
 
 async function runVariant(v: PreparedVariant, index: number, b: BenchPlan, d: BenchDeps, reference: GateFacts['reference']): Promise<BenchVariantDoc> {
+  const t = { upMs: 0, loadMs: 0, teardownMs: 0, gatesMs: 0, totalMs: 0 };
+  const t0 = Date.now();
+  const r = await runStarted(v, index, b, d, reference, t);
+  t.totalMs = Date.now() - t0;
+  return { ...r, timings: t };
+}
+
+async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: BenchDeps, reference: GateFacts['reference'], t: NonNullable<BenchVariantDoc['timings']>): Promise<BenchVariantDoc> {
   const out = empty(v, 'failed', null);
+  const tUp = Date.now();
   const started = await d.start(v);
+  t.upMs = Date.now() - tUp;
   out.runId = started.runId;
   out.plan = started.plan ?? {};
   out.doctor = started.preflight;
@@ -166,8 +182,10 @@ async function runVariant(v: PreparedVariant, index: number, b: BenchPlan, d: Be
       model: v.recipeObj.model, tokenizer: v.tokenizer, reference,
     };
     const judge = async (phase: 'ready' | 'after-load', loaded: boolean) => {
+      const tg = Date.now();
       const f = await readRunFacts({ env: d.env, stateDir: d.stateDir, runId, recipe: v.recipeObj, plan, python });
       const gates = judgeGates({ ...base, checks: f.checks, lockWaits: f.lockWaits, lost: loaded ? f.lost : null });
+      t.gatesMs += Date.now() - tg;
       d.onEvent({ event: 'gates', name: v.name, phase, gates });
       return gates;
     };
@@ -186,9 +204,11 @@ async function runVariant(v: PreparedVariant, index: number, b: BenchPlan, d: Be
           url, model: v.recipeObj.model, tokenizer: v.tokenizer, concurrency, requests: b.doc.requests,
           seed: b.doc.seed + repeat, shape: b.doc.load, artifactDir,
         });
+        const tl = Date.now();
         const run: AiperfRun = runAiperf(d.aiperf, args, { env: d.env, logFile: join(artifactDir, 'aiperf.log'), cwd: artifactDir });
         d.interrupted.on(() => run.stop());
         const ended = await run.done;
+        t.loadMs += Date.now() - tl;
         if (d.interrupted.yes) return { ...out, status: 'missing', reason: 'interrupted during the load; the runs measured before are kept' };
         const file = findExport(artifactDir);
         let metrics: RunMetrics | null = null;
@@ -220,9 +240,10 @@ async function runVariant(v: PreparedVariant, index: number, b: BenchPlan, d: Be
     if (late) return { ...out, runs: [], status: 'invalid', reason: `${late.id}: ${late.summary}` };
     return { ...out, status: 'measured', reason: null };
   } finally {
-    const t0 = Date.now();
+    const tt = Date.now();
     const td = await d.teardown(runId);
-    d.onEvent({ event: 'teardown', name: v.name, runId, remaining: td.remaining, ms: Date.now() - t0 });
+    t.teardownMs = Date.now() - tt;
+    d.onEvent({ event: 'teardown', name: v.name, runId, remaining: td.remaining, ms: t.teardownMs });
   }
 }
 

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { ensureVenv, makeModel } from './venv.mjs';
+import { AIPERF_PIN_FILE, ensureVenv, makeModel } from './venv.mjs';
 
 // Once per `npm run test:dynamo`: the cached venv with the released Dynamo (built on first use),
 // and a tiny model folder built now, offline: as a local folder, and as the Hugging Face cache
@@ -15,6 +15,8 @@ declare module 'vitest' {
     modelDir: string;
     /** HF_HUB_CACHE in which Qwen/Qwen3-0.6B is the tiny model. */
     hubCache: string;
+    /** A folder with an `aiperf` program (the pinned AIPerf of test/dynamo/aiperf-requirements.txt) to put on PATH. */
+    aiperfBin: string;
   }
 }
 
@@ -28,5 +30,14 @@ export default function setup(project: TestProject): () => void {
   project.provide('dynamoPython', python);
   project.provide('modelDir', model.folder);
   project.provide('hubCache', hubCache);
+  // AIPerf in its own venv (its pins differ from Dynamo's: venv.mjs). The venv was built in a
+  // temporary folder and renamed, so its own console script names a path that is gone: an `aiperf`
+  // whose first line is the venv's interpreter, as pip writes one.
+  const aiperf = ensureVenv({ pinFile: AIPERF_PIN_FILE, label: 'test:dynamo (aiperf)', importCheck: ['aiperf.cli'] });
+  const aiperfBin = join(root, 'aiperf-bin');
+  mkdirSync(aiperfBin);
+  writeFileSync(join(aiperfBin, 'aiperf'), `#!${aiperf.python}\nimport sys\nfrom aiperf.cli import app\nsys.exit(app())\n`);
+  chmodSync(join(aiperfBin, 'aiperf'), 0o755);
+  project.provide('aiperfBin', aiperfBin);
   return () => rmSync(root, { recursive: true, force: true });
 }

@@ -1,6 +1,7 @@
 // Types of venv.mjs (plain ESM so the benchmarks can import it too).
 export const PIN_FILE: string;
 export const MATRIX: readonly { release: string; pinFile: string }[];
+export const AIPERF_PIN_FILE: string;
 export function cacheRoot(env?: NodeJS.ProcessEnv): string;
 export function findPython(env?: NodeJS.ProcessEnv): { python: string; version: string };
 export function readPins(text?: string): { noDeps: string[]; rest: string[] };

@@ -22,6 +22,13 @@ export const MATRIX = [
   { release: '1.6.1', pinFile: PIN_FILE },
   { release: '1.3.1', pinFile: resolve(dirname(fileURLToPath(import.meta.url)), 'requirements-1.3.1.txt') },
 ];
+/**
+ * AIPerf (the load `bench` sends) in a venv of its own: aiperf 0.13.0 pins pyzmq~=26.4 and
+ * prometheus-client~=0.23.1 (its METADATA), older than requirements.txt's (pyzmq 27.3.0,
+ * prometheus-client 0.26.0), and pip would downgrade them under Dynamo. It talks to the frontend
+ * over HTTP only, so a separate environment costs nothing but its build.
+ */
+export const AIPERF_PIN_FILE = resolve(dirname(fileURLToPath(import.meta.url)), 'aiperf-requirements.txt');
 const READY_MARK = '.dynamo-dev-ready';
 const DEFAULT_IMPORT_CHECK = ['dynamo.frontend', 'dynamo.mocker', 'tokenizers', 'transformers'];
 const MIN_PYTHON = [3, 10];

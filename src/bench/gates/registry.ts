@@ -6,7 +6,8 @@ import noLockWait from './no-lock-wait.js';
 import sameModel from './same-model.js';
 
 /** Every gate, in the order the report shows them. */
-export const GATES: Gate[] = [sameModel, workersReady, kvEvents, noLockWait, processesAlive];
+// A process that died during the load first: it explains the frontend's missing worker that follows from it.
+export const GATES: Gate[] = [sameModel, processesAlive, workersReady, kvEvents, noLockWait];
 
 export interface GateResult {
   id: string;

@@ -24,7 +24,7 @@ const gate = (f: GateFacts, id: string) => judgeGates(f).find((g) => g.id === id
 describe('bench gates', () => {
   it('all pass on a healthy run, in the report\'s order', () => {
     const gs = judgeGates(good);
-    expect(gs.map((g) => g.id)).toEqual(['model.same', 'workers.ready', 'kv.events', 'hf.no-lock-wait', 'processes.alive']);
+    expect(gs.map((g) => g.id)).toEqual(['model.same', 'processes.alive', 'workers.ready', 'kv.events', 'hf.no-lock-wait']);
     expect(gs.every((g) => g.status === 'pass')).toBe(true);
     expect(firstFailed(gs)).toBeNull();
   });

@@ -82,6 +82,10 @@ describe('runBench', () => {
     const stored = parseBenchResult(readFileSync(join(s.dir, 'result.json'), 'utf8'), 'b1');
     expect(stored.ok).toBe(true);
     expect(out.endedAt).not.toBeNull();
+    // Where the time went: bench's own share is what total leaves beside up, AIPerf and teardown.
+    const t = out.variants[0].timings!;
+    expect(t.loadMs).toBeGreaterThan(0);
+    expect(t.totalMs).toBeGreaterThanOrEqual(t.upMs + t.loadMs + t.teardownMs);
   });
 
   it('a gate that fails at ready: INVALID with the gate, no load, no number, still torn down', async () => {

@@ -44,7 +44,12 @@ describe('bench presets', () => {
     const v = presetVariants(p, 'mocker');
     expect(v.map((x) => x.name)).toEqual(['kv-events', 'kv-approx', 'round-robin', 'random', 'kv-events-off']);
     expect(v.every((x) => x.recipe === 'mocker')).toBe(true);
-    expect(v[4].sets).toEqual({ 'workers.0.args': '["--no-enable-prefix-caching"]' });
+    // The mocker's engine model slowed 10x so a cache hit's saved prefill shows in TTFT; events off = prefix caching off.
+    expect(v[0].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.1"]' });
+    expect(v[2].sets).toEqual({ 'frontend.routerMode': 'round-robin', 'workers.0.args': '["--speedup-ratio","0.1"]' });
+    expect(v[4].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.1","--no-enable-prefix-caching"]' });
+    expect(presetVariants(p, 'vllm')[4].sets).toEqual({ 'workers.0.args': '["--no-enable-prefix-caching"]' });
+    expect(presetVariants(p, 'vllm')[0].sets).toEqual({});
     expect(p.load.prefixes?.count).toBe(12);
     expect(p.requests).toBe(12 * 6);
     expect(p.concurrency).toEqual([1]);

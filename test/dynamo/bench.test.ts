@@ -1,0 +1,81 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { delimiter } from 'node:path';
+import { parseBenchResult, type BenchResult } from '../../src/bench/result.js';
+import { cleanup, cli, portBlock, python, realHome, records, until } from './helpers.js';
+
+// bench on the released Dynamo 1.6.1 mocker with the real AIPerf 0.13.0 (its own venv:
+// test/dynamo/aiperf-requirements.txt). Kept small for CI: one repeat, few requests. Preflight is
+// skipped: on a shared machine other sessions' engine processes rightly fail procs.leftover
+// (helpers.ts upDetached); bench's preflight is the one `up` runs, tested there.
+
+afterEach(cleanup);
+
+const home = () => realHome({ PATH: [inject('aiperfBin'), process.env.PATH].join(delimiter) });
+const ports = (base: number) => ['--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--set', `ports.kvEvents=${base + 10}`];
+
+function doc(stdout: string): BenchResult {
+  const r = parseBenchResult(stdout);
+  if (!r.ok) throw new Error(`bench --json is not a bench result: ${r.reason}\n${stdout.slice(0, 2000)}`);
+  return r.result;
+}
+const variant = (d: BenchResult, name: string) => d.variants.find((v) => v.name === name)!;
+const hits = (d: BenchResult, name: string) => variant(d, name).runs[0].metrics.cacheHitShare!;
+const ttft = (d: BenchResult, name: string) => variant(d, name).runs[0].metrics.ttftP50Ms;
+
+describe('bench on the real mocker with real AIPerf', () => {
+  it('--preset routing: KV routing with events hits the cache clearly more than round-robin and random, and is faster to the first token; events off is INVALID by its gate', async () => {
+    const h = home();
+    const base = await portBlock(12);
+    const r = await cli(['bench', '--preset', 'routing', '--requests', '36', '--repeats', '1', '--seed', '1', '--no-preflight', '--python', python(), ...ports(base), '--json'], h, 600_000);
+    const d = doc(r.stdout);
+    expect(d.variants.map((v) => [v.name, v.status])).toEqual([
+      ['kv-events', 'measured'], ['kv-approx', 'measured'], ['round-robin', 'measured'], ['random', 'measured'], ['kv-events-off', 'invalid'],
+    ]);
+    expect(r.code).toBe(1);
+    expect(variant(d, 'kv-events-off').reason).toMatch(/^kv\.events: the router reports kv_event_publisher_disabled/);
+    expect(variant(d, 'kv-events-off').runs).toEqual([]);
+    expect(hits(d, 'kv-events')).toBeGreaterThan(hits(d, 'round-robin') + 0.1);
+    expect(hits(d, 'kv-events')).toBeGreaterThan(hits(d, 'random') + 0.1);
+    expect(ttft(d, 'kv-events')).toBeLessThan(ttft(d, 'round-robin'));
+    expect(ttft(d, 'kv-events')).toBeLessThan(ttft(d, 'random'));
+    // Every run was torn down; the raw exports are kept beside the result.
+    expect(records(h.stateDir).every((rec) => rec.state === 'stopped')).toBe(true);
+    expect(existsSync(join(h.stateDir, 'bench', d.id, variant(d, 'kv-events').runs[0].export))).toBe(true);
+  }, 600_000);
+
+  it('--preset agg-vs-disagg runs to a table on the mocker\'s disaggregation mode', async () => {
+    const h = home();
+    const base = await portBlock(12);
+    const r = await cli(['bench', '--preset', 'agg-vs-disagg', '--requests', '8', '--repeats', '1', '--no-preflight', '--python', python(), ...ports(base), '--set', `ports.nixlSideChannel=${base + 5}`], h, 600_000);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const table = r.stdout.split('\n');
+    for (const [name, c] of [['agg', 1], ['agg', 4], ['disagg', 1], ['disagg', 4]] as const) {
+      expect(table.some((l) => new RegExp(`^${name}\\s+${c}\\s+measured\\s+\\d`).test(l)), `${name} at ${c}:\n${r.stdout}`).toBe(true);
+    }
+  }, 600_000);
+
+  it('a worker killed during the load: that variant is INVALID naming it, the next one is still measured', async () => {
+    const h = home();
+    const base = await portBlock(12);
+    const run = cli(['bench', 'mocker', '--vary', 'frontend.routerMode=round-robin,random', '--requests', '80', '--repeats', '1', '--no-preflight', '--python', python(), ...ports(base), '--json'], h, 600_000);
+    // The first variant's load has begun once AIPerf's folder exists: kill its agg-1 then.
+    await until('the first load to start', () => {
+      const b = join(h.stateDir, 'bench');
+      const id = existsSync(b) ? readdirSync(b)[0] : undefined;
+      return id && existsSync(join(b, id, 'exports', '01-routerMode_round-robin', 'c1-r0', 'aiperf.log')) ? true : undefined;
+    }, 120_000);
+    const agg1 = records(h.stateDir)[0].processes.find((p) => p.name === 'agg-1')!;
+    process.kill(agg1.pid!, 'SIGKILL');
+    const r = await run;
+    const d = doc(r.stdout);
+    expect(r.code).toBe(1);
+    expect(variant(d, 'routerMode=round-robin')).toMatchObject({ status: 'invalid', runs: [] });
+    expect(variant(d, 'routerMode=round-robin').reason).toMatch(/^processes\.alive: agg-1 .*during the load/);
+    // The frontend's missing worker follows from the death; both gates say so.
+    expect(variant(d, 'routerMode=round-robin').gates.find((g) => g.id === 'workers.ready')?.status).toBe('fail');
+    expect(variant(d, 'routerMode=random').status).toBe('measured');
+    expect(records(h.stateDir).every((rec) => rec.state === 'stopped' || rec.state === 'failed')).toBe(true);
+  }, 600_000);
+});
