@@ -1,3 +1,4 @@
+import type { CheckOutcome } from '../doctor/types.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { UserError } from '../errors.js';
@@ -102,9 +103,9 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
 
     if (opts.preflight !== false) {
       const ok = await preflight(ctx, recipe, plan, python, emit);
-      if (!ok) {
+      if (ok !== true) {
         removeEmptyRunDir(ctx.stateDir, runId); // nothing was started: no empty run left behind
-        return EXIT.failed;
+        return ok === 'interrupted' ? EXIT.interrupted : EXIT.failed;
       }
     }
 
@@ -227,23 +228,45 @@ async function warnHiddenKvLine(ctx: CommandContext, plan: Plan): Promise<void> 
   );
 }
 
-async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python: string, emit: (e: UpEvent) => void): Promise<boolean> {
+/** The preflight's verdict; 'interrupted' when Ctrl-C, SIGTERM or SIGHUP came first (said by an `interrupted` event). */
+async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python: string, emit: (e: UpEvent) => void): Promise<boolean | 'interrupted'> {
   const [{ createFacts }, { runChecks }, { selectChecks, preflightIds }] = await Promise.all([
     import('../host/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
   ]);
   const facts = createFacts({ env: ctx.env, recipe, plan, stateDir: ctx.stateDir, python, timeoutMs: PROBE_TIMEOUT_MS });
   const checks = selectChecks({ only: preflightIds(plan) });
   const pending = new Set(checks.map((c) => c.title));
-  const progress = () => emit({ event: 'preflight-progress', pending: [...pending], done: checks.length - pending.size, total: checks.length });
+  let over = false;
+  // Once interrupted, checks that still settle (their probes end with the terminal's SIGINT) say nothing: the spinner is gone.
+  const progress = () => over || emit({ event: 'preflight-progress', pending: [...pending], done: checks.length - pending.size, total: checks.length });
   progress();
-  const outcomes = await runChecks(checks, facts, {
-    timeoutMs: PROBE_TIMEOUT_MS,
-    // The spinner names what is still running: a cold `import torch` can take half a minute.
-    onSettled: (o) => {
-      pending.delete(o.title);
-      progress();
-    },
+  // Nothing runs yet that a stop would have to end: an interrupt ends the wait for the checks at
+  // once (their probes are our children and end with us), clears the spinner and says what was cut short.
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  let onSignal: (s: NodeJS.Signals) => void = () => {};
+  const interrupted = new Promise<NodeJS.Signals>((r) => {
+    onSignal = r;
   });
+  for (const s of signals) process.on(s, onSignal);
+  let outcomes: CheckOutcome[];
+  try {
+    const first = await Promise.race([runChecks(checks, facts, {
+      timeoutMs: PROBE_TIMEOUT_MS,
+      // The spinner names what is still running: a cold `import torch` can take half a minute.
+      onSettled: (o) => {
+        pending.delete(o.title);
+        progress();
+      },
+    }), interrupted]);
+    if (typeof first === 'string') {
+      over = true;
+      emit({ event: 'interrupted', stage: 'preflight', signal: first, pending: [...pending] });
+      return 'interrupted';
+    }
+    outcomes = first;
+  } finally {
+    for (const s of signals) process.off(s, onSignal);
+  }
   const ok = outcomes.every((o) => o.status !== 'fail');
   emit({
     event: 'preflight', ok,

@@ -71,9 +71,11 @@ export type UpEvent =
   /** Stopping begins: every target gets SIGTERM now and SIGKILL at `killAt` (ms epoch); `by`: who asked (teardown's pid). */
   | { event: 'stopping'; reason: 'user' | 'failure' | 'teardown'; by: string | null; killAt: number; targets: { name: string; pid: number }[] }
   /** The stop's state after the first SIGTERMs and whenever a target changes phase; view-only. */
-  | { event: 'stop-progress'; killInMs: number; targets: StopTargetState[] };
+  | { event: 'stop-progress'; killInMs: number; targets: StopTargetState[] }
+  /** Ctrl-C / SIGTERM / SIGHUP before anything started (during preflight): `pending` names the checks cut short; up exits 130. */
+  | { event: 'interrupted'; stage: 'preflight'; signal: NodeJS.Signals; pending: string[] };
 
-export const NDJSON_EVENTS = new Set(['plan', 'preflight', 'starting', 'log-ready', 'hint', 'ready', 'exited', 'failed', 'stopping', 'stopped']);
+export const NDJSON_EVENTS = new Set(['plan', 'preflight', 'starting', 'log-ready', 'hint', 'ready', 'exited', 'failed', 'stopping', 'stopped', 'interrupted']);
 
 /** One NDJSON line with "event" first and "ts"; null for view-only events. Pure. */
 export function formatNdjson(e: UpEvent, now: Date = new Date()): string | null {

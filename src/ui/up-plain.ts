@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { UpEvent } from '../run/events.js';
 import type { Plan } from '../plan/types.js';
 import {
-  formatExitNotice, formatFailureReport, formatPlanSummary, formatPreflightFailures, formatReady, formatRunLine, formatStopped,
+  formatExitNotice, formatFailureReport, formatInterrupted, formatPlanSummary, formatPreflightFailures, formatReady, formatRunLine, formatStopped,
   type StopContext,
 } from './up-report.js';
 import { logMessage } from './log-message.js';
@@ -64,6 +64,8 @@ export function plainText(e: UpEvent, m: ReportMemory): { out?: string; err?: st
     case 'exited':
       m.exited.set(e.process, e);
       return { err: formatExitNotice(e) };
+    case 'interrupted':
+      return { err: formatInterrupted(e) };
     case 'failed':
       m.failed = e;
       // Nothing will be stopped (preflight): the report is due now.

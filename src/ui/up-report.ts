@@ -194,3 +194,9 @@ export function formatPreflightFailures(e: Ev<'preflight'>, columns = Infinity):
   return `${out.join('\n')}\n`;
 }
 
+
+/** What an interrupt before the start cut short: one line (the spinner is gone by then). */
+export function formatInterrupted(e: Ev<'interrupted'>, columns = Infinity): string {
+  const what = e.pending.length ? `; still checking: ${e.pending.join(', ')}` : '';
+  return `${wrapWords(`${chalk.yellow.bold('interrupted')} (${e.signal}) during preflight${what}. Nothing was started.`, columns, '  ').join('\n')}\n`;
+}

@@ -4,7 +4,7 @@ import type { Plan } from '../plan/types.js';
 import type { UpEvent } from '../run/events.js';
 import { FRAMES, StopRow, UpProcessRow } from './up-process-row.js';
 import {
-  formatExitNotice, formatFailureReport, formatPlanSummary, formatPreflightFailures, formatReady, formatRunLine,
+  formatExitNotice, formatFailureReport, formatInterrupted, formatPlanSummary, formatPreflightFailures, formatReady, formatRunLine,
 } from './up-report.js';
 import { finalText, newMemory, type UpRenderer } from './up-plain.js';
 import { formatElapsed, initialState, reduce, type UpViewState } from './up-state.js';
@@ -172,6 +172,11 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
             unmount(true);
             write(formatFailureReport(e, null, { columns: columns() }));
           }
+          break;
+        case 'interrupted':
+          // The spinner says nothing any more: erase it, then say what was cut short.
+          unmount(true);
+          write(formatInterrupted(e, columns()));
           break;
         case 'stopping':
           mem.stopping = e;

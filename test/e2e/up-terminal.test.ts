@@ -152,6 +152,32 @@ describe('up in an 80x24 terminal: stops and failures', () => {
   });
 });
 
+describe('up: Ctrl-C during preflight', () => {
+  it('the spinner goes, one line says what was interrupted and that nothing was started, exit 130, nothing left', async () => {
+    const s = await setup();
+    // An interpreter that never answers: the Python environment check is still running when Ctrl-C comes.
+    const python = join(s.dir, 'python-that-hangs');
+    writeFileSync(python, '#!/bin/sh\nexec sleep 60\n', { mode: 0o755 });
+    const term = openTerminal([process.execPath, BIN, 'up', 'agg-router', ...s.sets], { ...s.env, DYNAMO_DEV_PYTHON: python }, { cols: 80, rows: 24 });
+    terms.push(term);
+    await term.waitFor(/Python environment/);
+    term.type('\x03');
+    expect(await term.exit).toBe(130);
+    const raw = term.raw();
+    expect(lastVisible(raw)).toBe('\n');
+    const text = stripTerm(raw).replace(/\r/g, '');
+    const from = text.lastIndexOf('interrupted (SIGINT) during preflight; still checking: ');
+    expect(from).toBeGreaterThan(0);
+    // Its last words, wrapped under a hanging indent: nothing after them.
+    expect(text.slice(from).replace(/\n +/g, ' ').trimEnd()).toMatch(/^interrupted \(SIGINT\) during preflight; still checking: [^\n]*Python environment[^\n]*\. Nothing was started\.$/);
+    // The spinner was erased before the line: no frame of it after the line.
+    expect(raw.slice(raw.lastIndexOf('interrupted'))).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
+    for (const l of text.slice(from).split('\n')) expect(visibleLength(l)).toBeLessThanOrEqual(80);
+    expect(records(s.stateDir)).toEqual([]);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
+  });
+});
+
 describe('up: live hints and who stopped it', () => {
   it('a worker waiting for a Hugging Face lock another process holds: a hint naming the holder pid', async () => {
     const s = await setup({ FAKE_LOCK_INTERVAL_MS: '100' });
