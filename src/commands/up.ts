@@ -261,6 +261,8 @@ async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python
     if (typeof first === 'string') {
       over = true;
       emit({ event: 'interrupted', stage: 'preflight', signal: first, pending: [...pending] });
+      // The NDJSON stream's events are CLI.md's: there it is a failure that started nothing.
+      if (ctx.json) emit({ event: 'failed', reason: `interrupted (${first}) during preflight; nothing was started`, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
       return 'interrupted';
     }
     outcomes = first;

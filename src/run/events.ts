@@ -72,10 +72,10 @@ export type UpEvent =
   | { event: 'stopping'; reason: 'user' | 'failure' | 'teardown'; by: string | null; killAt: number; targets: { name: string; pid: number }[] }
   /** The stop's state after the first SIGTERMs and whenever a target changes phase; view-only. */
   | { event: 'stop-progress'; killInMs: number; targets: StopTargetState[] }
-  /** Ctrl-C / SIGTERM / SIGHUP before anything started (during preflight): `pending` names the checks cut short; up exits 130. */
+  /** Ctrl-C / SIGTERM / SIGHUP before anything started (during preflight): `pending` names the checks cut short; up exits 130; view-only (--json: a `failed` event). */
   | { event: 'interrupted'; stage: 'preflight'; signal: NodeJS.Signals; pending: string[] };
 
-export const NDJSON_EVENTS = new Set(['plan', 'preflight', 'starting', 'log-ready', 'hint', 'ready', 'exited', 'failed', 'stopping', 'stopped', 'interrupted']);
+export const NDJSON_EVENTS = new Set(['plan', 'preflight', 'starting', 'log-ready', 'hint', 'ready', 'exited', 'failed', 'stopping', 'stopped']);
 
 /** One NDJSON line with "event" first and "ts"; null for view-only events. Pure. */
 export function formatNdjson(e: UpEvent, now: Date = new Date()): string | null {
