@@ -104,6 +104,9 @@ function lazy(load: () => Promise<{ default: Runner }>) {
     }
     let code: number;
     try {
+      // Every --run takes a run's id or its name (up --name): commands see the id.
+      const o = opts as { run?: unknown };
+      if (typeof o?.run === 'string' && o.run !== '') o.run = await (await import('./run/state.js')).resolveRunRef(ctx.stateDir, o.run);
       const mod = await load();
       code = await mod.default(ctx, ...positional, opts);
     } catch (err) {
@@ -151,7 +154,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .command('doctor')
     .description('check the machine before an experiment: GPU, CUDA, Python env, leftovers, locks, UCX, ports, KV')
     .option('--recipe <name|file>', 'recipe the plan-dependent checks use (default: the live run\'s, else agg)')
-    .option('--run <id>', 'inspect this run (default: the latest)')
+    .option('--run <id|name>', 'inspect this run (default: the latest)')
     .option('--logs <path...>', 'scan these log files or folders instead of a run\'s logs')
     .option('--only <ids>', 'run only these checks (comma-separated)', csv)
     .option('--skip <ids>', 'skip these checks (comma-separated)', csv)
@@ -170,6 +173,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--dry-run', 'print the plan and exit')
     .option('--script', 'print an equivalent bash script and exit')
     .option('--detach', 'exit once ready; processes keep running')
+    .option('--name <name>', 'a run of its own beside live ones, with ports of its own; other commands take it as --run NAME')
     .option('--ready-timeout <seconds>', 'readiness deadline', numArg('--ready-timeout', 0, MAX_S), 900)
     .option('--no-preflight', 'skip the doctor checks before starting')
     .option('--grace <seconds>', 'when stopping: time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), 10)
@@ -189,7 +193,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .command('teardown')
     .alias('down')
     .description('stop live runs and verify nothing of them remains')
-    .option('--run <id>', 'only this run')
+    .option('--run <id|name>', 'only this run')
     .option('--grace <seconds>', 'time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), 10)
     .option('--orphans', 'also stop your leftover engine processes that belong to no live run')
     .option('--json', 'one JSON document')
@@ -208,7 +212,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
   program
     .command('status')
     .description('live and recent runs')
-    .option('--run <id>', 'only this run')
+    .option('--run <id|name>', 'only this run')
     .option('--all', 'include every recorded run, not just the recent ones')
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/status.js')));
@@ -217,7 +221,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .command('logs')
     .description('print a run\'s logs')
     .argument('[process]', 'process name (frontend, agg-0, ...); all when omitted')
-    .option('--run <id>', 'the run (default: the latest)')
+    .option('--run <id|name>', 'the run (default: the latest)')
     .option('-f, --follow', 'keep printing as the logs grow')
     .option('-n, --lines <n>', 'last N lines of each log', intArg('--lines', 0))
     .option('--json', 'NDJSON lines')
@@ -227,7 +231,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .command('diagnose')
     .description('scan log files or folders for known failure signatures (default: the latest run\'s logs)')
     .argument('[path...]', 'log files or folders (.gz too); none: the latest run\'s logs')
-    .option('--run <id>', 'the logs of this run (default: the latest)')
+    .option('--run <id|name>', 'the logs of this run (default: the latest)')
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/diagnose.js')));
 
@@ -250,6 +254,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .command('probe')
     .description('measure prefix-cache routing on a live frontend')
     .option('--url <url>', 'frontend URL (default: the live run\'s)')
+    .option('--run <id|name>', 'probe this run\'s frontend (default: the live run)')
     .option('--model <id>', 'model to request (default: the first listed)')
     .option('--prefixes <n>', 'shared prefixes', intArg('--prefixes', 1), 12)
     .option('--repeats <n>', 'sends per prefix', intArg('--repeats', 2), 6)

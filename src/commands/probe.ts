@@ -20,6 +20,8 @@ import type { CommandContext } from './context.js';
 
 export interface ProbeOptions {
   url?: string;
+  /** The run whose frontend to probe (id or name; default the live run). */
+  run?: string;
   model?: string;
   prefixes: number;
   repeats: number;
@@ -108,10 +110,15 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
   }
   const notes: string[] = [];
   let view: RunView | null = null;
-  try {
-    view = await findRunView(ctx.stateDir);
-  } catch {
-    view = null; // an unreadable state directory must not stop a probe of an explicit --url
+  if (opts.run && opts.url) throw new UserError('probe: --url probes that frontend, --run a run\'s; choose one');
+  if (opts.run) {
+    view = await findRunView(ctx.stateDir, opts.run); // an unknown run is the user's error (exit 2)
+  } else {
+    try {
+      view = await findRunView(ctx.stateDir);
+    } catch {
+      view = null; // an unreadable state directory must not stop a probe of an explicit --url
+    }
   }
   let url: string;
   let ofRun = false;

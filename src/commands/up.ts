@@ -14,6 +14,7 @@ import type { UpRenderer } from '../ui/up-plain.js';
 import type { SupervisionOptions, SupervisorResult } from '../run/supervisor.js';
 import type { DetachedResult } from '../run/detached.js';
 import type { ResolvedPython } from '../host/python.js';
+import type { RunView } from '../doctor/types.js';
 
 export interface UpOptions {
   model?: string;
@@ -28,7 +29,12 @@ export interface UpOptions {
   /** commander's --no-preflight -> false */
   preflight?: boolean;
   json?: boolean;
+  /** A run of its own beside live ones: its own ports, found by this name. */
+  name?: string;
 }
+
+/** What a run name may be: one word a shell and a file name take as it is. */
+export const RUN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const PROBE_TIMEOUT_MS = 5000;
 
@@ -40,15 +46,18 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
     { a: ['detach', '--detach'], b: ['script', '--script'], why: '--script starts nothing; the script runs in the foreground' },
     { a: ['script', '--script'], b: ['json', '--json'], why: 'the script is bash, not JSON (--dry-run --json prints the plan as JSON)' },
   ]);
+  if (opts.name !== undefined && !RUN_NAME.test(opts.name)) {
+    throw new UserError(`--name: ${JSON.stringify(opts.name)} is not a run name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+  }
   const sets = [...(opts.set ?? [])];
   if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
-  const recipe = await loadRecipe(recipeRef ?? 'agg', sets);
+  let recipe = await loadRecipe(recipeRef ?? 'agg', sets);
   // The first line at once: probing the GPU and reading the model's config can take seconds.
   if (!opts.dryRun && !opts.script && !ctx.json) ctx.stdout.write((await import('../ui/up-report.js')).formatHeader(recipe.name, recipe.model));
   // --python, $DYNAMO_DEV_PYTHON, the recipe's python, or the environment `dynamo-dev setup` made.
   const from = await (await import('../host/python.js')).resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, env: ctx.env, timeoutMs: PROBE_TIMEOUT_MS });
   const python = from.interpreter;
-  let runId = newRunId(recipe.name);
+  let runId = newRunId(opts.name ? `${recipe.name}-${opts.name}` : recipe.name);
   const planAt = await planner(ctx, recipe, from, recipeRef ?? 'agg');
   let plan = planAt(runDir(ctx.stateDir, runId));
   await warnHiddenKvLine(ctx, plan);
@@ -78,23 +87,36 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
 
   // Before anything is started: the supervisor finds and stops what it started through /proc.
   (await import('../run/proc.js')).assertProcIsOurs();
-  const { acquireUpLock, findRunView, createRunDir, removeEmptyRunDir } = await import('../run/state.js');
-  const lock = await acquireUpLock(ctx.stateDir, runId);
+  const { acquireUpLock, liveAndRecentViews, createRunDir, removeEmptyRunDir } = await import('../run/state.js');
+  const lock = await acquireUpLock(ctx.stateDir, runId, opts.name);
   let renderer: UpRenderer | null = null;
   try {
     // A detached run has no `up` holding the lock any more: its live processes refuse a second up.
-    const live = await findRunView(ctx.stateDir);
-    if (live?.live) {
+    const lives = (await liveAndRecentViews(ctx.stateDir, 1)).filter((v) => v.live);
+    if (!opts.name && lives.length > 0) {
+      const live = lives[0];
       throw new UserError(
-        `another run is live: run ${live.record.id} (${live.status}); one up per state directory`,
-        `dynamo-dev teardown --run ${live.record.id}   (or use another --state-dir)`,
+        `another run is live: run ${live.record.id}${live.record.name ? ` (${live.record.name})` : ''} (${live.status}); one up per state directory unless each run has a name`,
+        `dynamo-dev up ${recipeRef ?? 'agg'} --name NAME   (a second run beside it, with ports of its own), or dynamo-dev teardown --run ${live.record.name ?? live.record.id}`,
       );
+    }
+    const same = lives.find((v) => v.record.name === opts.name);
+    if (opts.name && same) {
+      throw new UserError(`--name: a run named ${opts.name} is live (${same.record.id}, ${same.status}); choose another name`, `dynamo-dev teardown --run ${opts.name}`);
+    }
+    if (opts.name) {
+      const moved = await portsBeside(recipe, plan, lives);
+      if (moved.recipe !== recipe) {
+        recipe = moved.recipe;
+        plan = planAt(runDir(ctx.stateDir, runId), recipe);
+      }
+      if (!ctx.json) ctx.stdout.write(`${moved.line}\n`);
     }
     // Created exclusively (never through a symlink someone planted at the id); a taken id gets a suffix.
     const made = createRunDir(ctx.stateDir, runId);
     if (made !== runId) {
       runId = made;
-      plan = planAt(runDir(ctx.stateDir, runId));
+      plan = planAt(runDir(ctx.stateDir, runId), recipe);
     }
     lock.describe(runId);
     renderer = await makeRenderer(ctx, plan, runId);
@@ -113,7 +135,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
     emit({ event: 'run', runId, logsDir: dirname(logPath(ctx.stateDir, runId, plan.processes[0]?.name ?? 'frontend')) });
     const timeoutS = opts.readyTimeout ?? 900;
     const options = {
-      plan, recipe, runId, stateDir: ctx.stateDir, env: ctx.env,
+      plan, recipe, runId, stateDir: ctx.stateDir, env: ctx.env, ...(opts.name ? { name: opts.name } : {}),
       readyTimeoutMs: timeoutS > 0 ? Math.min(timeoutS * 1000, 2 ** 31 - 1) : 2 ** 31 - 1,
       graceMs: Math.round((opts.grace ?? 10) * 1000),
       runMarker: markerFor(ctx.stateDir, runId),
@@ -194,7 +216,7 @@ async function superviseDetached(ctx: CommandContext, o: SupervisionOptions, emi
 }
 
 /** The plan for a run dir, with what the machine tells: the GPU's total memory, the model's KV shape when cached. */
-async function planner(ctx: CommandContext, recipe: Recipe, from: ResolvedPython, recipeSource: string): Promise<(dir: string) => Plan> {
+async function planner(ctx: CommandContext, recipe: Recipe, from: ResolvedPython, recipeSource: string): Promise<(dir: string, r?: Recipe) => Plan> {
   const python = from.interpreter;
   let gpuTotalMiB: number | null = null;
   let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
@@ -210,7 +232,41 @@ async function planner(ctx: CommandContext, recipe: Recipe, from: ResolvedPython
     model = info;
   }
   const dynamoVersion = await version;
-  return (dir: string) => buildPlan({ recipe, runDir: dir, gpuTotalMiB, model, python, pythonFrom: from, source: recipeSource, dynamoVersion });
+  return (dir: string, r: Recipe = recipe) => buildPlan({ recipe: r, runDir: dir, gpuTotalMiB, model, python, pythonFrom: from, source: recipeSource, dynamoVersion });
+}
+
+/**
+ * `up --name`: the recipe with first ports past those the live runs hold (every port of their
+ * plans) and those something is bound to, and the line that says which were chosen and why.
+ */
+async function portsBeside(recipe: Recipe, plan: Plan, lives: readonly RunView[]): Promise<{ recipe: Recipe; line: string }> {
+  const [{ basesOf, choosePortBases, formatPorts, portsByKind, withBases, SETTING }, { portFree }] = await Promise.all([
+    import('../plan/port-choice.js'), import('../host/ports.js'),
+  ]);
+  const held = new Map<number, string>();
+  for (const v of lives) for (const p of v.record.processes) for (const port of Object.values(p.ports)) held.set(port, v.record.name ?? v.record.id);
+  const bases = basesOf(recipe);
+  const used = portsByKind(plan);
+  const busy = new Set<number>();
+  // Each round binds the ports it chose; a busy one joins the taken and the choice runs again.
+  for (let round = 0; round < 50; round++) {
+    const c = choosePortBases(bases, used, (p) => held.has(p) || busy.has(p));
+    if (!c.ok) throw new UserError(`--name: no free range for ${SETTING[c.kind]} from ${bases[c.kind]} up (live runs and other programs hold the ports); set another with --set ${SETTING[c.kind]}=PORT`);
+    const shifted = Object.fromEntries(Object.entries(used).map(([k, ports]) => [k, ports.map((p) => p - bases[k as keyof typeof bases] + c.bases[k as keyof typeof bases])])) as typeof used;
+    const all = Object.values(shifted).flat();
+    const free = await Promise.all(all.map((p) => portFree(p)));
+    const newlyBusy = all.filter((_, i) => !free[i]);
+    if (newlyBusy.length > 0) {
+      for (const p of newlyBusy) busy.add(p);
+      continue;
+    }
+    const moved = Object.values(used).flat().filter((p) => held.has(p) || busy.has(p));
+    const why = moved.length === 0 ? 'the recipe\'s own, all free'
+      : `the recipe's ${moved.slice(0, 6).join(', ')}${moved.length > 6 ? ', ...' : ''} ${[...new Set(moved.map((p) => held.get(p)).filter(Boolean))].map((r) => `held by run ${r}`).concat(moved.some((p) => busy.has(p) && !held.has(p)) ? ['in use'] : []).join(', ')}`;
+    const changed = Object.keys(bases).some((k) => bases[k as keyof typeof bases] !== c.bases[k as keyof typeof bases]);
+    return { recipe: changed ? withBases(recipe, c.bases) : recipe, line: `ports: ${formatPorts(shifted)} (${why})` };
+  }
+  throw new UserError('--name: could not find free ports after 50 tries; set them with --set frontend.httpPort=PORT --set ports.system=PORT');
 }
 
 /** Readiness by the KV line cannot work when VLLM_LOGGING_LEVEL hides INFO: say so before anything starts. */

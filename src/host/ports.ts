@@ -138,3 +138,8 @@ export async function probePorts(
     return { name: p.name, port: p.port, free: false, holderPid: h.pid, holderCmd: h.cmd };
   }));
 }
+
+/** Whether nothing is bound to the port (up --name picks its ports past the busy ones). */
+export async function portFree(port: number): Promise<boolean> {
+  return (await bindState(port)) === 'free';
+}

@@ -13,7 +13,8 @@ export const runsDir = (stateDir: string) => join(stateDir, 'runs');
 export const runDir = (stateDir: string, id: string) => join(stateDir, 'runs', id);
 export const runJsonPath = (stateDir: string, id: string) => join(stateDir, 'runs', id, 'run.json');
 export const logPath = (stateDir: string, id: string, name: string) => join(stateDir, 'runs', id, 'logs', `${name}.log`);
-export const upLockPath = (stateDir: string) => join(stateDir, 'up.lock');
+/** One up at a time per state directory, and per name for `up --name` (each named run its own lock). */
+export const upLockPath = (stateDir: string, name?: string) => join(stateDir, name ? `up.${name}.lock` : 'up.lock');
 /** The live index: an empty file per run that may still have live processes (see state.ts). */
 export const liveDir = (stateDir: string) => join(stateDir, 'live');
 export const liveMarkerPath = (stateDir: string, id: string) => join(stateDir, 'live', id);

@@ -251,6 +251,20 @@ export async function readRun(stateDir: string, id: string): Promise<RunRecord> 
 }
 
 /**
+ * What a `--run` value names: a run id as it is, else the id of the newest run with that name
+ * (`up --name`); the value unchanged when neither (the command's own lookup says it is unknown).
+ */
+export async function resolveRunRef(stateDir: string, ref: string): Promise<string> {
+  try {
+    checkRunId(ref);
+    if ((await stat(runDir(stateDir, ref)).catch(() => null))?.isDirectory()) return ref;
+    return (await listRuns(stateDir)).find((r) => r.name === ref)?.id ?? ref;
+  } catch {
+    return ref;
+  }
+}
+
+/**
  * Pure: status of a record given what is alive. supervisor dead + processes alive -> 'orphaned'; a
  * run that was ready is `ready` only while it has lost nothing (`lost`: losses.ts), else `degraded`.
  */
@@ -425,8 +439,8 @@ export interface UpLock {
  * flock(1) takes it on our open file description (passed as its fd 3), which we keep open.
  * A held lock -> UserError naming the run and pid its holder wrote in the file.
  */
-export async function acquireUpLock(stateDir: string, runId: string): Promise<UpLock> {
-  const path = upLockPath(stateDir);
+export async function acquireUpLock(stateDir: string, runId: string, name?: string): Promise<UpLock> {
+  const path = upLockPath(stateDir, name);
   await prepareStateDir(stateDir);
   let fd: number;
   try {
@@ -444,8 +458,8 @@ export async function acquireUpLock(stateDir: string, runId: string): Promise<Up
     const owner = parseLock(readFileSync(fd, 'utf8'));
     closeSync(fd);
     throw new UserError(
-      owner ? `another up is running: run ${owner.runId} (pid ${owner.pid}); one up per state directory` : 'another up is starting in this state directory; one up per state directory',
-      owner ? `dynamo-dev teardown --run ${owner.runId}   (or use another --state-dir)` : 'wait for it, or use another --state-dir',
+      owner ? `another up${name ? ` --name ${name}` : ''} is running: run ${owner.runId} (pid ${owner.pid}); one up per state directory${name ? ' and name' : ' unless each run has a name'}` : `another up${name ? ` --name ${name}` : ''} is starting in this state directory; one up per state directory${name ? ' and name' : ' unless each run has a name'}`,
+      owner ? `dynamo-dev teardown --run ${owner.runId}   (or up --name NAME for a second run beside it)` : 'wait for it, or up --name NAME for a second run beside it',
     );
   }
   const describe = (id: string) => {

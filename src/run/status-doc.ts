@@ -33,6 +33,8 @@ export interface ProcessStatus {
   noticedGoneAt: string | null;
   /** Its log's diagnosis when it ended. */
   diagnosis: EndDiagnosis | null;
+  /** Times `dynamo-dev restart` started it again. */
+  restarts?: number;
 }
 
 /** A lost process with the GPU memory what is left of it holds (nvidia-smi; null: not listed or unknown). */
@@ -42,6 +44,8 @@ export interface LostStatus extends LostProcess {
 
 export interface RunStatusDoc {
   id: string;
+  /** `up --name`: the name commands take as --run; null for an unnamed run. */
+  name?: string | null;
   recipe: string;
   model: string;
   state: RunStatus;
@@ -117,12 +121,14 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
       endedAt: p.endedAt ?? null,
       noticedGoneAt: p.noticedGoneAt ?? null,
       diagnosis: p.diagnosis ?? null,
+      restarts: p.restarts ?? 0,
     };
   });
   const live = l.supervisor || l.processes;
   const lost = live ? lostProcesses(rec, l) : [];
   return {
     id: rec.id,
+    name: rec.name ?? null,
     recipe: rec.recipe,
     model: rec.model,
     state: runStatus(rec, { supervisor: l.supervisor, processes: l.processes, lost: lost.length }),

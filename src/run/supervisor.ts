@@ -612,7 +612,9 @@ export class Supervisor extends EventEmitter {
     // A worker with no ready signal of its own (the mocker) is ready when the frontend counts it.
     if (p.readiness.plan.viaFrontend) {
       void this.frontendCounts(job.abort.signal).then((ok) => {
-        if (ok && p.restart === job) p.readiness.confirm();
+        if (!ok || p.restart !== job) return;
+        p.readiness.confirm();
+        void this.restartReady(p, job);
       });
     }
     return done;

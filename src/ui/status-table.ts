@@ -166,7 +166,7 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
       ? paintRunState(d.state, `degraded: ${d.lost.map((x) => lossBrief(x, now)).join('; ')}`)
       : paintRunState(d.state);
   const head = [
-    chalk.bold(`run ${d.id}`),
+    chalk.bold(`run ${d.id}`) + (d.name ? ` (${d.name})` : ''),
     d.recipe,
     state,
     // The URL only while the frontend process runs: once it has ended (a stop, a crash) nothing answers there.

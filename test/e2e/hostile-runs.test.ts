@@ -341,7 +341,7 @@ describe('cause 7: one up per state directory, one directory per run', () => {
     expect(lockOwner.pid).toBeLessThan(10); // its pid in its own namespace: meaningless here
     const r = await runCli(['up', 'mocker', '--no-preflight', ...sets], h.env);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`dynamo-dev: another up is running: run ${lockOwner.runId} (pid ${lockOwner.pid}); one up per state directory\nfix: dynamo-dev teardown --run ${lockOwner.runId}   (or use another --state-dir)`);
+    expect(r.stderr).toBe(`dynamo-dev: another up is running: run ${lockOwner.runId} (pid ${lockOwner.pid}); one up per state directory unless each run has a name\nfix: dynamo-dev teardown --run ${lockOwner.runId}   (or up --name NAME for a second run beside it)`);
     // unshare does not pass signals on: stop the namespaced up itself (its init; it handles SIGTERM).
     const upPid = Number(readFileSync(`/proc/${inner.pid}/task/${inner.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
     const exited = new Promise((res) => inner.once('exit', res));

@@ -71,7 +71,7 @@ describe('the up lock (flock, held for the life of up)', () => {
     expect(JSON.parse(readFileSync(join(h.stateDir, 'up.lock'), 'utf8'))).toMatchObject({ pid: process.pid, runId: 'run-a-2' });
     const err = await acquireUpLock(h.stateDir, 'run-b').catch((e) => e);
     expect(err).toBeInstanceOf(UserError);
-    expect(err.message).toBe(`another up is running: run run-a-2 (pid ${process.pid}); one up per state directory`);
+    expect(err.message).toBe(`another up is running: run run-a-2 (pid ${process.pid}); one up per state directory unless each run has a name`);
     await lock.release();
     const again = await acquireUpLock(h.stateDir, 'run-b');
     await again.release();

@@ -45,8 +45,8 @@ describe('a held lock', () => {
     try {
       const err = await failure(acquireUpLock(h.stateDir, 'mine'));
       expect(err).toBeInstanceOf(UserError);
-      expect(err.message).toBe('another up is starting in this state directory; one up per state directory');
-      expect((err as UserError).fix).toBe('wait for it, or use another --state-dir');
+      expect(err.message).toBe('another up is starting in this state directory; one up per state directory unless each run has a name');
+      expect((err as UserError).fix).toBe('wait for it, or up --name NAME for a second run beside it');
     } finally {
       release();
     }
@@ -57,7 +57,7 @@ describe('a held lock', () => {
     const first = await acquireUpLock(h.stateDir, '20261201-101500-agg');
     try {
       const err = await failure(acquireUpLock(h.stateDir, 'mine'));
-      expect((err as UserError).fix).toBe('dynamo-dev teardown --run 20261201-101500-agg   (or use another --state-dir)');
+      expect((err as UserError).fix).toBe('dynamo-dev teardown --run 20261201-101500-agg   (or up --name NAME for a second run beside it)');
     } finally {
       await first.release();
     }

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { choosePortBases, formatPorts } from '../../../src/plan/port-choice.js';
+
+// up --name: each kind's range moves up as a whole past what is taken, never onto another kind's range.
+
+const bases = { http: 8000, system: 8081, kvEvents: 20080, nixlSideChannel: 20097 };
+const used = { http: [8000], system: [8081, 8082], kvEvents: [20080, 20081], nixlSideChannel: [] };
+
+describe('choosePortBases', () => {
+  it('keeps the recipe\'s ports when nothing is taken', () => {
+    expect(choosePortBases(bases, used, () => false)).toEqual({ ok: true, bases });
+  });
+  it('moves each range past the taken ports, whole', () => {
+    const taken = new Set([8000, 8001, 8081, 8082, 8084, 20081]);
+    expect(choosePortBases(bases, used, (p) => taken.has(p))).toEqual({ ok: true, bases: { ...bases, http: 8002, system: 8085, kvEvents: 20082 } });
+  });
+  it('never gives two kinds the same port', () => {
+    const b = { ...bases, http: 8081 };
+    const u = { ...used, http: [8081] };
+    expect(choosePortBases(b, u, () => false)).toEqual({ ok: true, bases: { ...b, system: 8082 } });
+  });
+  it('says which kind has no room below its limit (system ports stop at 32767)', () => {
+    expect(choosePortBases({ ...bases, system: 32766 }, { ...used, system: [32766, 32767] }, (p) => p === 32767)).toEqual({ ok: false, kind: 'system' });
+  });
+});
+
+describe('formatPorts', () => {
+  it('shows consecutive ports as a range', () => {
+    expect(formatPorts({ http: [8001], system: [8083, 8084, 8090], kvEvents: [], nixlSideChannel: [] })).toBe('http 8001, system 8083-8084, 8090');
+  });
+});
