@@ -221,9 +221,9 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
     lines.push(...wrapWords(`  ${chalk.red('!')} its supervisor (pid ${d.supervisor.pid}) ${why}`, columns, '    '));
     lines.push(`    ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}`);
   }
-  // A path is copied: on a terminal it goes whole on a line of its own rather than be cut mid-word.
-  lines.push(...wrapWords(`  logs: ${d.logsDir}`, columns, '    ').map((l) => chalk.dim(l)));
   if (d.python) lines.push(...wrapWords(`  python: ${d.python.interpreter}${PY_SOURCE[d.python.source ?? ''] ?? ''}`, columns, '    ').map((l) => chalk.dim(l)));
+  // A path is copied: last, and on a terminal whole on a line of its own rather than cut mid-word.
+  lines.push(...wrapWords(`  logs: ${d.logsDir}`, columns, '    ').map((l) => chalk.dim(l)));
   return `${lines.join('\n')}\n`;
 }
 

@@ -27,6 +27,8 @@ const UP_BOOL_FLAGS = new Set(['--dry-run', '--detach', '--no-preflight', '--scr
 const ENGINE_FLAGS = new Set(['--kv-events-config', '--no-router-kv-events']);
 /** Flags of other dynamo-dev commands (`doctor --only`, `teardown --orphans`...) appear inside backticked commands. */
 const OTHER_COMMAND_FLAGS = new Set(['--only', '--orphans', '--run', '--lines', '--gpu-mib', '--fraction', '--dry-run']);
+// Flags of other tools a fix names: docker run's --gpus (gpu.not-visible).
+const OTHER_TOOL_FLAGS = new Set(['--gpus']);
 
 const home = tempHome('dd-fix-lines-');
 afterAll(() => home.cleanup());
@@ -46,7 +48,7 @@ function suggestions(fix: string): { args: string[]; unknown: string[] } {
       i++;
     } else if (UP_BOOL_FLAGS.has(flag)) {
       if (flag === '--no-preflight') args.push(flag);
-    } else if (!ENGINE_FLAGS.has(flag) && !OTHER_COMMAND_FLAGS.has(flag)) {
+    } else if (!ENGINE_FLAGS.has(flag) && !OTHER_COMMAND_FLAGS.has(flag) && !OTHER_TOOL_FLAGS.has(flag)) {
       unknown.push(flag);
     }
   }
