@@ -13,6 +13,7 @@ import { runProbe, type ProbeSettings } from '../probe/run.js';
 import { estimatedPrefixTokens, summarize } from '../probe/stats.js';
 import { judge, verdictExitCode, type VerdictContext } from '../probe/verdict.js';
 import { findRunView } from '../run/state.js';
+import { workerNamesOfRun } from '../host/worker-identity.js';
 import type { RunView } from '../doctor/types.js';
 import { createProgress } from '../ui/probe-progress.js';
 import { formatProbeHeader, formatProbeReport } from '../ui/probe-report.js';
@@ -225,7 +226,10 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
   const verdict = judge(stats, {
     ...rc, prefixes: settings.prefixes, prefixTokens: sizes.length ? sizes.reduce((a, b) => a + b, 0) / sizes.length : settings.prefixTokens,
   });
+  // Which process of the run each worker id is (agg-0), read after the sends: a restarted worker has a new id.
+  const workerNames = ofRun && view && stats.workers.length > 0 ? await workerNamesOfRun(view.record, url) : undefined;
   const doc = probeDocument({
+    workerNames,
     url,
     model,
     settings: { ...settings, maxTokens: MAX_TOKENS, timeoutSeconds: opts.timeout },

@@ -33,7 +33,8 @@ async function bindState(port: number): Promise<Bind> {
   return tryListen(port, '127.0.0.1');
 }
 
-async function readListeners(): Promise<TcpListener[]> {
+/** Every listening TCP socket of this network namespace (/proc/net/tcp and tcp6). */
+export async function readListeners(): Promise<TcpListener[]> {
   const texts = await Promise.all(['/proc/net/tcp', '/proc/net/tcp6'].map((p) => readFile(p, 'utf8').catch(() => '')));
   return texts.flatMap(parseProcNetTcp);
 }

@@ -17,6 +17,8 @@ export interface ProbeDocument {
   firstRepeatHitRate: number | null;
   randomHitRate: number | null;
   workers: string[];
+  /** Worker id -> the run's process serving it (agg-0), for the ids that could be told; {} off a run. */
+  workerNames: Record<string, string>;
   workerIdsReported: boolean;
   meanWorkersPerPrefix: number | null;
   affinity: number | null;
@@ -39,6 +41,7 @@ export function probeDocument(a: {
   stats: ProbeStats;
   verdict: Verdict;
   notes: string[];
+  workerNames?: ReadonlyMap<string, string>;
 }): ProbeDocument {
   const s = a.stats;
   return {
@@ -54,6 +57,7 @@ export function probeDocument(a: {
     firstRepeatHitRate: round(s.firstRepeatHitRate, 4),
     randomHitRate: round(s.randomHitRate, 4),
     workers: s.workers,
+    workerNames: Object.fromEntries(s.workers.flatMap((w) => (a.workerNames?.has(w) ? [[w, a.workerNames.get(w) as string]] : []))),
     workerIdsReported: s.workerIdsReported,
     meanWorkersPerPrefix: round(s.meanWorkersPerPrefix),
     affinity: round(s.affinity, 4),

@@ -30,8 +30,9 @@ export function formatProbeReport(d: ProbeDocument, columns = Infinity): string 
   // A row of the summary: continuation lines under its value.
   const row = (text: string) => out.push(...fitted(text, columns, ' '.repeat(20)));
   const label = (t: string) => chalk.bold(t.padEnd(20));
-  // Short names for long worker ids (u64), with a legend.
-  const short = new Map(d.workers.map((w, i) => [w, `w${i + 1}`]));
+  // The run's process names for worker ids (agg-0); short names for ids no process was found for (u64), with a legend.
+  const names = d.workerNames ?? {};
+  const short = new Map(d.workers.map((w, i) => [w, names[w] ?? `w${i + 1}`]));
   // No method when nothing was judged (every request failed): then no "by ..." either.
   const by = d.method === null ? '' : d.method === 'ttft' ? 'by first-token time' : d.method === 'mixed' ? 'by cached_tokens and first-token time' : 'by cached_tokens';
   row(`${label('hit rate of repeats')}${d.hits}/${d.repeatsJudged} (${pct(d.hitRate)})${by ? ` ${chalk.dim(by)}` : ''}` +
