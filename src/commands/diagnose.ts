@@ -24,7 +24,8 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   }
   const { scanPaths, LOG_NAMES_TEXT } = await import('../host/log-scan.js');
   const t0 = performance.now();
-  let result = await scanPaths(paths);
+  // Paths the user named may be pipes (`/dev/stdin`, `<(zcat old.log.gz)`): read them to their end.
+  let result = await scanPaths(paths, { pipes: given.length > 0 });
   // The logs of a run: its processes' exits count too (a crash with no known line is no "0 errors").
   // Only paths shaped like a run's logs can belong to a run (the record code loads only for them).
   const { runPathParts } = await import('../run/paths.js');

@@ -5,6 +5,7 @@ import type { Recipe, WorkerSpec } from '../recipe/schema.js';
 import {
   CLUSTER_KV_EVENTS_ENDPOINT, CONTAINER_PYTHON, LOCAL_ONLY_FLAGS, containsLocalPath, localEnvReason, type LocalMarkers,
 } from './local-only.js';
+import { MAX_COMPONENTS } from './schema.js';
 import { droppedNotes, type ChangeNote, type DroppedItem } from './notes.js';
 
 // Plan -> the components of a DynamoGraphDeployment, independent of the API version: one
@@ -74,6 +75,13 @@ export function planToComponents(input: ExportInput): ExportModel {
 
   const frontendProc = plan.processes.find((p) => p.role === 'frontend');
   if (!frontendProc) throw new Error('export: the plan has no frontend');
+  // One component per worker entry plus the frontend; the CRD caps them (schema.ts): input to fix.
+  if (recipe.workers.length + 1 > MAX_COMPONENTS) {
+    throw new UserError(
+      `recipe "${recipe.name}" has ${recipe.workers.length} worker entries, which export as ${recipe.workers.length + 1} components (the frontend and one per entry); ` +
+        `a DynamoGraphDeployment holds at most ${MAX_COMPONENTS}: merge entries of the same role and settings into one with replicas: N`,
+    );
+  }
   const frontend = frontendComponent(frontendProc, recipe, input.hfSecret, markers, dropped);
 
   // Which recipe entry each worker process came from: replicas of one entry become one component.

@@ -1,5 +1,8 @@
 import type { ApiVersion } from './render.js';
 
+/** spec.components maxItems (v1beta1) and spec.services maxProperties (v1alpha1) in the operator's CRDs. */
+export const MAX_COMPONENTS = 25;
+
 // A checker for the subset of the DynamoGraphDeployment CRD that export writes. Every rule here is
 // read from ai-dynamo/dynamo deploy/operator/config/crd/bases/nvidia.com_dynamographdeployments.yaml
 // (commit 01cc1c3b677b20c5dd72d9eb76962dc04b55b8be), versions v1beta1 and v1alpha1. Strict on
@@ -141,7 +144,7 @@ const v1beta1 = obj({
   spec: obj({
     backendFramework: str({ enum: BACKENDS }),
     env: envVars,
-    components: all(list(v1beta1Component, { max: 25 }), uniqueBy('name', true)),
+    components: all(list(v1beta1Component, { max: MAX_COMPONENTS }), uniqueBy('name', true)),
   }),
 }, ['apiVersion', 'kind', 'metadata', 'spec']);
 
@@ -170,7 +173,7 @@ const v1alpha1 = obj({
     envs: envVars,
     // maxProperties 25 is the CRD's; the key rule is ours (v1beta1's component-name pattern), since
     // the operator names resources after the key.
-    services: map(v1alpha1Service, { maxProperties: 25, key: /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/ }),
+    services: map(v1alpha1Service, { maxProperties: MAX_COMPONENTS, key: /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/ }),
   }),
 }, ['apiVersion', 'kind', 'metadata', 'spec']);
 

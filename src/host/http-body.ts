@@ -37,11 +37,45 @@ export async function readCapped(res: Response, limit = MAX_BODY_BYTES): Promise
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** CSI / OSC escape sequences, then any other C0/C1 control character, become nothing / one space. */
+/**
+ * Unicode's bidirectional controls (embeddings, overrides, isolates, marks): printed, they reorder
+ * what the terminal shows after them, so a server's text could make a line read otherwise than it
+ * is ("Trojan Source", CVE-2021-42574).
+ */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** CSI / OSC escape sequences, then any other C0/C1 control character, become nothing / one space; bidi controls go. */
 export function cleanText(s: string): string {
   return s
     .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
-    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ');
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .replace(BIDI_CONTROLS, '');
+}
+
+/** Real answers nest a few levels; JSON.parse of 6 MB of `[[[[...` builds millions of arrays (~400 MB). */
+export const MAX_JSON_DEPTH = 64;
+
+/** True when arrays/objects in `text` nest deeper than `max` (strings skipped). One pass, no allocation. */
+export function nestsDeeperThan(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** JSON.parse for server text: refuses nesting past MAX_JSON_DEPTH before parsing (throws SyntaxError). */
+export function parseServerJson(text: string): unknown {
+  if (nestsDeeperThan(text)) throw new SyntaxError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels: not a Dynamo answer`);
+  return JSON.parse(text);
 }
 
 /** Every string in a parsed JSON value (keys too) made printable; the shape is kept. */

@@ -1,4 +1,4 @@
-import { BodyTooLargeError, cleanDeep, cleanText, readCapped } from './http-body.js';
+import { BodyTooLargeError, cleanDeep, cleanText, parseServerJson, readCapped } from './http-body.js';
 import { modelReadyUrl } from '../plan/model-ready.js';
 import type { FrontendFacts, HttpProbe } from './types.js';
 
@@ -31,7 +31,7 @@ async function requestJson(url: string, timeoutMs: number, post?: unknown): Prom
     }
     let body: unknown = cleanText(text);
     try {
-      body = text === '' ? null : cleanDeep(JSON.parse(text));
+      body = text === '' ? null : cleanDeep(parseServerJson(text));
     } catch {
       // keep the raw text: a proxy's HTML error page is evidence too
     }

@@ -1,9 +1,10 @@
+import { isatty } from 'node:tty';
 import {
-  closeSync, constants as fsConstants, createReadStream, fstatSync, openSync, read as readAsync, readdirSync, readSync, realpathSync, statSync, type Stats,
+  closeSync, constants as fsConstants, createReadStream, fstatSync, openSync, read as readAsync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Stats,
 } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { candidateLines, newLineRecords, WASM_BUFFER_BYTES, WasmLineScan } from '../diagnose/needle-scan.js';
 import { newMatches } from '../diagnose/needle-search.js';
 import { NEEDLE_SEARCH, Scanner, type FileState } from '../diagnose/scanner.js';
@@ -41,6 +42,11 @@ export const LOG_NAMES_TEXT = '*.log, *.txt, *.jsonl, *.out, *.err, rotated (*.l
 export interface ScanOptions {
   /** Skip paths that do not exist instead of failing (run logs of processes that never started). */
   missingOk?: boolean;
+  /**
+   * Read a named pipe the user named (`diagnose /dev/stdin` fed by a pipe, `<(zcat ...)`) to its end.
+   * Off for paths a command builds (a run's logs): a FIFO put there may never send anything.
+   */
+  pipes?: boolean;
   /** HELPER_FROM_MS for this scan (tests start the helper thread on any file of SPLIT_FROM bytes with 0). */
   helperFromMs?: number;
 }
@@ -49,7 +55,8 @@ export interface ScanOptions {
 export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promise<ScanResult> {
   const scanner = new Scanner();
   const files: string[] = [];
-  for (const p of paths) files.push(...(await expand(p, opts)));
+  const pipes = new Set<string>();
+  for (const p of paths) files.push(...(await expand(p, opts, pipes)));
   const seen = new Set<string>();
   const partial: { file: string; reason: string }[] = [];
   const io = newScanIo(opts.helperFromMs);
@@ -57,7 +64,7 @@ export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promis
   for (const f of files) {
     if (seen.has(f)) continue;
     seen.add(f);
-    const damage = await scanFile(scanner, f, io);
+    const damage = await scanFile(scanner, f, io, pipes.has(f));
     if (damage) partial.push({ file: f, reason: damage });
     if (performance.now() - slice > YIELD_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -92,7 +99,7 @@ export async function diagnoseFile(path: string): Promise<Finding[]> {
  * stat of a log path the user named; a missing or unreadable one is a UserError naming it (null
  * with missingOk for a missing one). `hint` is added to the "no such" message.
  */
-export async function statLogPath(path: string, o: { missingOk?: boolean; label?: string; hint?: string } = {}): Promise<Stats | null> {
+export async function statLogPath(path: string, o: { missingOk?: boolean; label?: string; hint?: string; pipes?: boolean } = {}): Promise<Stats | null> {
   let st: Stats;
   try {
     st = await stat(path);
@@ -105,10 +112,32 @@ export async function statLogPath(path: string, o: { missingOk?: boolean; label?
     throw new UserError(`${at}: cannot read (${code ?? (err as Error).message})`);
   }
   // A device (/dev/zero, /dev/urandom) never ends and a FIFO may never send anything: a log is a file.
-  if (!st.isFile() && !st.isDirectory()) {
-    throw new UserError(`${o.label ?? ''}${path}: ${kindOf(st)}, not a log file; pass log files or folders`);
+  if (!st.isFile() && !st.isDirectory() && !(o.pipes && st.isFIFO() && isAnonymousPipe(path))) {
+    // /dev/stdin on a terminal is the terminal itself: reading it would wait for typing.
+    const tty = st.isCharacterDevice() && /^\/dev\/(?:stdin|fd\/0)$/.test(path) && isatty(0) ? ' (standard input is a terminal here: pipe a log into it, e.g. cat worker.log | dynamo-dev diagnose /dev/stdin)' : '';
+    throw new UserError(`${o.label ?? ''}${path}: ${kindOf(st)}, not a log file${tty}; pass log files or folders`);
   }
   return st;
+}
+
+/**
+ * `/dev/stdin` fed by a pipe and bash's `<(...)` (/dev/fd/63) lead through /proc/self/fd to a
+ * `pipe:[N]` link: a pipe with a writer, which ends when the writer does. A FIFO made by mkfifo may
+ * never get a writer (opening it would wait forever), so only the former is read.
+ */
+function isAnonymousPipe(path: string): boolean {
+  let at = path;
+  for (let hop = 0; hop < 8; hop++) {
+    let target: string;
+    try {
+      target = readlinkSync(at);
+    } catch {
+      return false;
+    }
+    if (/^pipe:\[\d+\]$/.test(target)) return true;
+    at = resolve(dirname(at), target);
+  }
+  return false;
 }
 
 function kindOf(st: Stats): string {
@@ -119,9 +148,10 @@ function kindOf(st: Stats): string {
   return 'not a regular file';
 }
 
-async function expand(path: string, opts: ScanOptions): Promise<string[]> {
-  const st = await statLogPath(path, { missingOk: opts.missingOk });
+async function expand(path: string, opts: ScanOptions, pipes: Set<string>): Promise<string[]> {
+  const st = await statLogPath(path, { missingOk: opts.missingOk, pipes: opts.pipes });
   if (!st) return [];
+  if (st.isFIFO()) pipes.add(path);
   if (st.isDirectory()) {
     const out: string[] = [];
     await walk(path, await realpath(path), out);
@@ -178,14 +208,20 @@ async function walk(dir: string, realDir: string, out: string[]): Promise<void> 
   await visit(dir, realDir);
 }
 
-/** Scans one file; returns why it was read only in part (a damaged .gz), else null. */
-async function scanFile(scanner: Scanner, file: string, io: ScanIo): Promise<string | null> {
+/** Scans one file (a pipe: read as a stream to its end); returns why it was read only in part (a damaged .gz), else null. */
+async function scanFile(scanner: Scanner, file: string, io: ScanIo, pipe = false): Promise<string | null> {
   scanner.addFile(file);
   const splitter = new LineSplitter(scanner, file, io.wasm);
   let damage: string | null = null;
   /** Lines of a big file read in parts (the splitter then saw none). */
   let later = 0;
-  if (/\.gz$/i.test(file)) {
+  if (pipe) {
+    try {
+      for await (const chunk of createReadStream(file, { highWaterMark: CHUNK })) splitter.push(chunk as Buffer, false);
+    } catch (err) {
+      throw cannotRead(file, err);
+    }
+  } else if (/\.gz$/i.test(file)) {
     // zlib only when a .gz comes (loading it cost ~2 ms of every start of every scanning thread).
     const { createGunzip } = await import('node:zlib');
     const source = createReadStream(file, { highWaterMark: 1 << 20 });

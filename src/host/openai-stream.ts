@@ -1,6 +1,6 @@
 import { SseDecoder, SseTooLargeError, interpretChunk } from './parse-sse.js';
 import { modelIdsOf } from './http.js';
-import { BodyTooLargeError, MAX_BODY_BYTES, cleanText, readCapped } from './http-body.js';
+import { BodyTooLargeError, MAX_BODY_BYTES, cleanText, parseServerJson, readCapped } from './http-body.js';
 
 // The HTTP side of `probe`: one streaming chat completion against a Dynamo frontend, timed as a
 // user measures it (Node 20 fetch; the SSE parsing is pure, in parse-sse.ts).
@@ -152,7 +152,7 @@ async function request(url: string, init: RequestInit, deadline: Deadline): Prom
  */
 export function errorDetailFrom(text: string, statusText: string): string {
   try {
-    const doc = JSON.parse(text) as { error?: { message?: string } | string; message?: string; detail?: string };
+    const doc = parseServerJson(text) as { error?: { message?: string } | string; message?: string; detail?: string };
     const e = doc.error;
     const msg = typeof e === 'string' ? e : e?.message ?? doc.message ?? doc.detail;
     if (msg) return oneLine(String(msg));
@@ -186,7 +186,7 @@ export async function listModels(baseUrl: string, timeoutMs: number, signal?: Ab
     if (!res.ok) throw new FrontendHttpError(url, res.status, await errorDetail(res));
     let doc: { data?: { id?: unknown }[] };
     try {
-      doc = JSON.parse(await readCapped(res)) as typeof doc;
+      doc = parseServerJson(await readCapped(res)) as typeof doc;
     } catch (err) {
       if (err instanceof BodyTooLargeError) throw new FrontendHttpError(url, res.status, err.message);
       throw deadline.abortError(err) ?? new FrontendHttpError(url, res.status, 'the answer is not JSON');

@@ -1,4 +1,4 @@
-import { cleanText } from './http-body.js';
+import { cleanText, parseServerJson } from './http-body.js';
 
 // Pure parsing of an OpenAI-compatible streaming chat completion (server-sent events), as the
 // Dynamo frontend sends it (FACTS §4): `data: {json}\n\n` chunks, then `data: [DONE]`; usage only
@@ -156,7 +156,7 @@ export function interpretChunk(data: string): ChunkInfo {
   if (text === '[DONE]') return { ...EMPTY, done: true };
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = parseServerJson(text);
   } catch {
     return { ...EMPTY, error: `unreadable stream chunk: ${cleanText(text.slice(0, 80))}` };
   }

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { UserError } from '../errors.js';
 import { MAX_RECIPE_BYTES } from '../recipe/limits.js';
 import type { Recipe } from '../recipe/schema.js';
+import { nearest } from '../recipe/suggest.js';
 
 // yaml and zod (the recipe schema) load only when a recipe is parsed: ~70 ms of start-up that
 // doctor spends with its probes already running.
@@ -52,6 +53,20 @@ export async function listBuiltinRecipes(): Promise<BuiltinRecipe[]> {
   }
 }
 
+/**
+ * What an unknown recipe name most likely meant: the one built-in it starts (`disagg` ->
+ * disagg-same-gpu), a built-in within typo distance (`agg-rooter`), or a YAML file of that name here
+ * (`./mine.yaml`).
+ */
+export function recipeGuess(ref: string, builtins: readonly string[], exists: (path: string) => boolean): string | null {
+  const starts = ref.length >= 3 ? builtins.filter((n) => n.startsWith(ref)) : [];
+  if (starts.length === 1) return starts[0];
+  const typo = nearest(ref, builtins);
+  if (typo) return typo;
+  if (/^[\w.-]+$/.test(ref)) for (const ext of ['.yaml', '.yml']) if (exists(`${ref}${ext}`)) return `./${ref}${ext}`;
+  return null;
+}
+
 export function isRecipePath(ref: string): boolean {
   return ref.includes('/') || ref.endsWith('.yaml') || ref.endsWith('.yml');
 }
@@ -61,8 +76,9 @@ export async function readRecipeSource(ref: string): Promise<{ text: string; sou
   if (isRecipePath(ref)) return { text: await readBounded(ref), source: ref };
   const path = join(builtinRecipeDir, `${ref}.yaml`);
   if (!/^[\w.-]+$/.test(ref) || !existsSync(path)) {
-    const names = (await listBuiltinRecipes()).map((r) => r.name).join(', ');
-    throw new UserError(`unknown recipe "${ref}"; built-in recipes: ${names} (or give a path to a YAML file)`);
+    const names = (await listBuiltinRecipes()).map((r) => r.name);
+    const guess = recipeGuess(ref, names, (f) => existsSync(f));
+    throw new UserError(`unknown recipe "${ref}";${guess ? ` did you mean "${guess}"?` : ''} built-in recipes: ${names.join(', ')} (or give a path to a YAML file)`);
   }
   return { text: await readFile(path, 'utf8'), source: `${ref} (built-in)` };
 }

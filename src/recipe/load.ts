@@ -69,7 +69,11 @@ function selfReference(v: unknown, path: string, open: Map<object, string>): str
   if (outer !== undefined) return `${path} refers back to ${outer || 'the whole file'} (an alias inside its own anchor); a recipe cannot contain itself`;
   open.set(v, path);
   for (const [k, child] of Object.entries(v)) {
-    const found = selfReference(child, path ? `${path}.${k}` : k, open);
+    const at = path ? `${path}.${k}` : k;
+    // zod's records skip an own `__proto__` key without a word (an env of `__proto__: {...}` came
+    // out empty), and no field of a recipe is named so: say it, rather than drop what follows.
+    if (k === '__proto__') return `${at}: "__proto__" is not a valid key here (a reserved name in JavaScript objects; an environment variable cannot be named so in a recipe)`;
+    const found = selfReference(child, at, open);
     if (found) return found;
   }
   open.delete(v);
@@ -87,7 +91,21 @@ export function validateRecipe(obj: unknown, source: string): Recipe {
  * missing; "workers: is required" alone would hide the cause.
  */
 export function firstIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue {
-  return issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0];
+  const unknown = issues.find((i) => i.code === 'unrecognized_keys');
+  if (unknown) return unknown;
+  // `replicas: 1e20` breaks both `.int()` (a safe integer, <= 2^53-1) and `.max(16)`: the tighter
+  // bound is the field's real limit, so of the bounds broken at the first issue's path, show it.
+  const first = issues[0];
+  const samePath = (i: z.core.$ZodIssue) => i.path.length === first.path.length && i.path.every((p, n) => p === first.path[n]);
+  if (first.code === 'too_big') {
+    const bigs = issues.filter((i): i is z.core.$ZodIssueTooBig => i.code === 'too_big' && samePath(i));
+    return bigs.reduce((a, b) => (Number(b.maximum) < Number(a.maximum) ? b : a));
+  }
+  if (first.code === 'too_small') {
+    const smalls = issues.filter((i): i is z.core.$ZodIssueTooSmall => i.code === 'too_small' && samePath(i));
+    return smalls.reduce((a, b) => (Number(b.minimum) > Number(a.minimum) ? b : a));
+  }
+  return first;
 }
 
 const sizeText = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`);

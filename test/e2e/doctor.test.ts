@@ -83,7 +83,7 @@ describe('doctor input errors exit 2 with one line and run nothing', () => {
   it('an unknown recipe name lists the built-ins', async () => {
     const r = await runCli(['doctor', '--recipe', 'agg-routr'], env);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/unknown recipe "agg-routr"; built-in recipes: agg, agg-router, agg-router-approx, disagg-same-gpu, mocker/);
+    expect(r.stderr).toMatch(/unknown recipe "agg-routr"; did you mean "agg-router"\? built-in recipes: agg, agg-router, agg-router-approx, disagg-same-gpu, mocker/);
   });
 
   it.each([[[] as string[]], [['--json']]])('--logs with a path that does not exist: exit 2, one line on stderr, nothing on stdout %j', async (extra) => {
