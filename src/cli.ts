@@ -186,6 +186,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--release <x.y.z>', 'this Dynamo release instead of the newest that fits')
     .option('--engine <engine>', 'vllm (needs a GPU) or mocker (Dynamo alone, no GPU); default: vllm with a GPU, else mocker')
     .option('--dir <path>', 'build the environment here (default ${XDG_CACHE_HOME:-~/.cache}/dynamo-dev/envs/<release>-<engine>)')
+    .option('--dry-run', 'print the machine, the release chosen and the exact commands; install nothing')
     .option('--json', 'NDJSON events, the last one the result')
     .action(lazy(() => import('./commands/setup.js')));
 

@@ -22,6 +22,7 @@ const EXAMPLES: Record<string, { lines: [string, string][]; doc: string }> = {
       ['dynamo-dev setup', 'the newest Dynamo (and vLLM) this driver and GPU run; no GPU: Dynamo alone, for the mocker'],
       ['dynamo-dev setup --engine mocker', 'Dynamo alone (no vLLM, no torch), for `dynamo-dev up mocker`'],
       ['dynamo-dev setup --release 1.6.1 --dir ./venv', 'a given release, in a folder of your own'],
+      ['dynamo-dev setup --dry-run', 'what it would choose and the exact commands it would run; installs nothing'],
     ],
     doc: 'setup.md',
   },

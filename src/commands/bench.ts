@@ -71,7 +71,16 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
     }
     variants.push({ ...v, recipeObj, tokenizer: recipeObj.model });
   }
-  const python = (v: PreparedVariant) => ctx.python ?? v.recipeObj.python;
+  // The interpreter of each variant as up will choose it (host/python.ts resolvePython): --python,
+  // else the recipe's python when it has Dynamo, else the environment `dynamo-dev setup` made. The
+  // machine facts, AIPerf's `python -m aiperf` and the gates' checks ask the same one.
+  const { resolvePython } = await import('../host/python.js');
+  const chosen = new Map<string, string>();
+  for (const v of variants) {
+    const key = `${v.recipeObj.engine}\0${v.recipeObj.python}`;
+    if (!chosen.has(key)) chosen.set(key, (await resolvePython({ given: ctx.python, recipePython: v.recipeObj.python, engine: v.recipeObj.engine, env: ctx.env })).interpreter);
+  }
+  const python = (v: PreparedVariant) => chosen.get(`${v.recipeObj.engine}\0${v.recipeObj.python}`)!;
 
   const { findAiperf, AIPERF_FIX } = await import('../host/aiperf.js');
   const aiperf = await findAiperf(ctx.env, python(variants[0]));

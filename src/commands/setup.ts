@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { UserError } from '../errors.js';
+import { shellQuote } from '../plan/script.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 
@@ -12,6 +13,8 @@ export interface SetupOptions {
   release?: string;
   engine?: string;
   dir?: string;
+  /** Print the machine, the choice and the exact commands; install nothing. */
+  dryRun?: boolean;
 }
 
 const GPU_TIMEOUT_MS = 10_000;
@@ -24,9 +27,9 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
   if (opts.release !== undefined && !/^\d+\.\d+\.\d+$/.test(opts.release)) {
     throw new UserError(`--release: "${opts.release}" is not a release; give X.Y.Z, e.g. --release 1.6.1`);
   }
-  const [{ probeGpu }, { chooseSetup }, setupPlan, installer, { readManagedEnv }] = await Promise.all([
+  const [{ probeGpu }, { chooseSetup, oldestCapability }, setupPlan, installer, { readManagedEnv }, { buildOf, archRange }] = await Promise.all([
     import('../host/nvidia-smi.js'), import('../plan/setup-choice.js'), import('../plan/setup-install.js'),
-    import('../host/installer.js'), import('../host/managed-env.js'),
+    import('../host/installer.js'), import('../host/managed-env.js'), import('../plan/dynamo-releases.js'),
   ]);
   const emit = (e: Record<string, unknown>) => {
     if (ctx.json) ctx.stdout.write(`${JSON.stringify({ ...e, ts: new Date().toISOString() })}\n`);
@@ -34,6 +37,11 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
   const columns = ctx.interactive ? ctx.stdout.columns || Infinity : Infinity;
   const ui = ctx.json ? null : await import('../ui/setup-report.js');
   const say = (text: string) => ui && ctx.stdout.write(`${ui.fit(text, columns)}\n`);
+
+  // A folder given that is not ours is refused before anything runs.
+  if (opts.dir && installer.dirState(resolve(opts.dir), false) === 'foreign') {
+    throw new UserError(`--dir ${resolve(opts.dir)} exists and is not an environment dynamo-dev setup made; give a new or empty folder`);
+  }
 
   // The machine: GPUs, driver and the CUDA it accepts, compute capabilities.
   const gpu = await probeGpu(ctx.env, GPU_TIMEOUT_MS);
@@ -45,19 +53,37 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     ? `machine: ${gpu.gpus.map((g) => `${g.name}${g.computeCap ? ` (compute ${g.computeCap})` : ''}`).join(', ')}, driver ${gpu.driverVersion ?? 'unknown'} (CUDA up to ${gpu.cudaVersion ?? 'unknown'})`
     : `machine: no NVIDIA GPU (${gpu.message})`);
 
-  const choice = chooseSetup(machine, { release: opts.release, engine: opts.engine as 'vllm' | 'mocker' | undefined }, null);
+  const req = { release: opts.release, engine: opts.engine as 'vllm' | 'mocker' | undefined };
+  const dirOf = (c: { release: string; engine: 'vllm' | 'mocker' }) =>
+    (opts.dir ? resolve(opts.dir) : join(setupPlan.envsRoot(ctx.env, homedir()), setupPlan.envFolderName(c.release, c.engine)));
+  let choice = chooseSetup(machine, req, null);
+  // The Python the environment is made from limits the vLLM builds, so the choice is made again
+  // with it; an environment already complete for the first choice asks nothing of Python (finding
+  // one starts up to five interpreters), so the second setup stays a quick no-op.
+  let base: Awaited<ReturnType<typeof installer.findBasePython>> | null = null;
+  if (choice.ok && !readManagedEnv(dirOf(choice))) {
+    base = await installer.findBasePython(ctx.env);
+    if (base.found) choice = chooseSetup(machine, req, base.found.version);
+    emit({ event: 'python', found: base.found, tried: base.tried });
+  }
   if (!choice.ok) {
     emit({ event: 'result', ok: false, code: EXIT.usage, reasons: choice.reasons, wouldFit: choice.wouldFit, durationMs: Date.now() - t0 });
-    if (ui) {
+    if (ui && choice.flag) {
+      // A flag's wish that this machine cannot meet is bad input: one line, with what would do.
+      const reason = choice.reasons.join('; ');
+      const line = reason.startsWith(choice.flag) ? reason : `${choice.flag} ${opts.release}: ${reason}`;
+      ctx.stderr.write(`dynamo-dev: ${line}; what would: ${choice.wouldFit.join('; ')}\n`);
+    } else if (ui) {
       ctx.stderr.write(`dynamo-dev: no release fits this machine: ${choice.reasons.join('; ')}\n`);
       if (choice.wouldFit.length) ctx.stderr.write(`would fit: ${choice.wouldFit.join('; ')}\n`);
     }
     return EXIT.usage;
   }
-  const { release, engine } = choice;
-  const dir = opts.dir ? resolve(opts.dir) : join(setupPlan.envsRoot(ctx.env, homedir()), setupPlan.envFolderName(release, engine));
-  emit({ event: 'choice', release, engine, reasons: choice.reasons, dir });
-  say(`chose: ai-dynamo ${release} for the ${engine} engine: ${choice.reasons.join('; ')}`);
+  const { release, engine, build } = choice;
+  const dir = dirOf(choice);
+  const builds = build ? { vllm: build.vllm, torch: build.torch, nixl: build.nixl, cuda: build.cuda, minDriver: build.minDriver, archs: archRange(build) } : null;
+  emit({ event: 'choice', release, engine, reasons: choice.reasons, dir, build: builds, computeCap: machine ? oldestCapability(machine.computeCaps) : null });
+  say(`chose: ai-dynamo ${release}${build ? ` with vLLM ${build.vllm}` : ''} for the ${engine} engine: ${choice.reasons.join('; ')}`);
 
   const done = (o: { env: { python: string; marker: import('../plan/setup-install.js').EnvMarker }; already: boolean; log: string }) => {
     const m = o.env.marker;
@@ -89,6 +115,37 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     throw new UserError(`--dir ${dir} exists and is not an environment dynamo-dev setup made; give a new or empty folder`);
   }
 
+  base ??= await installer.findBasePython(ctx.env);
+  const found = base.found;
+  if (!found) {
+    const cause = `no Python 3.10-3.13 on PATH (ai-dynamo needs one; tried ${base.tried.join(', ')})`;
+    emit({ event: 'result', ok: false, code: EXIT.failed, cause, durationMs: Date.now() - t0 });
+    if (ui) ctx.stderr.write(`dynamo-dev: ${cause}\nfix: install Python 3.12 (e.g. \`sudo apt install python3.12-venv\`, or \`uv python install 3.12\`) and run setup again\n`);
+    return EXIT.failed;
+  }
+  const uv = installer.onPath('uv', ctx.env);
+  const tools = { installer: uv ? 'uv' as const : 'pip' as const, uv: uv ?? undefined, basePython: found.path, dir };
+  const using = `Python ${found.version} (${found.path}) with ${uv ? `uv (${uv})` : 'venv + pip (uv is not on PATH)'}`;
+
+  if (opts.dryRun) {
+    // What setup would run, exactly, and nothing run: the folder, the lock and the log stay untouched.
+    const steps = setupPlan.plannedSteps(tools, release, engine);
+    const placeholder = buildOf(release)?.placeholder ?? null;
+    const fallback = placeholder
+      ? `if ${placeholder} (a placeholder that downloads from NVIDIA's index) cannot be fetched: ${shellLine(setupPlan.dynamoOnly(tools, release).argv)}, then ai-dynamo's other pinned requirements without it (${shellLine(setupPlan.requirementsInstall(tools, join(dir, 'requirements-without-placeholder.txt'), 0).argv)})`
+      : null;
+    emit({ event: 'plan', dir, installer: tools.installer, python: found, steps: steps.map((st) => ({ id: st.id, label: st.label, argv: st.argv, command: shellLine(st.argv) })), fallback });
+    emit({ event: 'result', ok: true, code: EXIT.ok, dryRun: true, installed: false, release, engine, dir, durationMs: Date.now() - t0 });
+    if (!ui) return EXIT.ok;
+    say(`dry run: nothing installed. setup would build ${dir} from ${using}:`);
+    steps.forEach((st, i) => {
+      say(`  ${i + 1}. ${st.label}`);
+      ctx.stdout.write(`${ui.fitCommand('     ', shellLine(st.argv), columns, '       ')}\n`);
+    });
+    if (fallback) say(`  ${fallback}`);
+    return EXIT.ok;
+  }
+
   const lock = installer.lockFolder(dir);
   if ('heldBy' in lock) {
     const cause = `another dynamo-dev setup (pid ${lock.heldBy}) is building ${dir}; wait for it to finish`;
@@ -97,17 +154,8 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     return EXIT.failed;
   }
   try {
-    const { found, tried } = await installer.findBasePython(ctx.env);
-    if (!found) {
-      const cause = `no Python 3.10-3.13 on PATH (ai-dynamo needs one; tried ${tried.join(', ')})`;
-      emit({ event: 'result', ok: false, code: EXIT.failed, cause, durationMs: Date.now() - t0 });
-      if (ui) ctx.stderr.write(`dynamo-dev: ${cause}\nfix: install Python 3.12 (e.g. \`sudo apt install python3.12-venv\`, or \`uv python install 3.12\`) and run setup again\n`);
-      return EXIT.failed;
-    }
-    const uv = installer.onPath('uv', ctx.env);
-    const tools = { installer: uv ? 'uv' as const : 'pip' as const, uv: uv ?? undefined, basePython: found.path, dir };
     emit({ event: 'tools', python: found, installer: tools.installer, uv });
-    say(`installing: ${state === 'ours-incomplete' ? 'again (an earlier setup did not complete), ' : ''}Python ${found.version} (${found.path}) with ${uv ? `uv (${uv})` : 'venv + pip (uv is not on PATH)'} into ${dir}`);
+    say(`installing: ${state === 'ours-incomplete' ? 'again (an earlier setup did not complete), ' : ''}${using} into ${dir}`);
 
     const abort = new AbortController();
     const onSignal = () => abort.abort();
@@ -150,3 +198,6 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     lock.release();
   }
 }
+
+/** A command line to paste into a shell. */
+const shellLine = (argv: readonly string[]): string => argv.map(shellQuote).join(' ');

@@ -1,11 +1,12 @@
-import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport } from './dynamo-releases.js';
+import { compareVersions } from '../host/cuda-rules.js';
+import { chooseRelease } from './choose-release.js';
+import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport, type ReleaseBuild } from './dynamo-releases.js';
 import type { SetupEngine } from './setup-install.js';
 
 // Which release and engine `dynamo-dev setup` installs (pure). The mocker engine needs Dynamo
-// alone (no torch, no vLLM, no CUDA): any release the plans support runs it, so it is chosen here.
-// The vLLM engine needs a vLLM/torch build this driver and GPU can run: that choice belongs to the
-// release table's build facts (plan/dynamo-releases.ts, issue 24); until they are there, setup
-// says it cannot choose one rather than guess.
+// alone (no torch, no vLLM, no CUDA): any release the plans support runs it. The vLLM engine
+// needs a vLLM/torch build this driver, GPU and Python can run: plan/choose-release.ts chooses it
+// from the release table's build facts, or says why none fits and what would.
 
 export interface MachineGpu {
   driverVersion: string | null;
@@ -21,16 +22,28 @@ export interface SetupRequest {
 }
 
 export type SetupChoice =
-  | { ok: true; release: string; engine: SetupEngine; reasons: string[] }
-  | { ok: false; reasons: string[]; wouldFit: string[] };
-
-/** The vLLM chooser's shape: the release table's answer for a GPU machine. */
-export type VllmChooser = (gpu: MachineGpu, release: string | undefined) => SetupChoice;
+  | { ok: true; release: string; engine: SetupEngine; reasons: string[]; build: ReleaseBuild | null }
+  | {
+    ok: false;
+    reasons: string[];
+    wouldFit: string[];
+    /** The flag whose wish cannot be met (`--release`), when one was given: said as one line. */
+    flag: string | null;
+  };
 
 /** Known releases, for messages: the first release of each table entry from SUPPORTED_MIN on. */
 const known = () => `releases from ${SUPPORTED_MIN} up to (not including) ${SUPPORTED_BELOW}; ${VERIFIED} is the one our tests run`;
 
-export function chooseSetup(gpu: MachineGpu | null, req: SetupRequest, vllm: VllmChooser | null): SetupChoice {
+/**
+ * The GPU the build must run on: the oldest of them (the lowest compute capability), since a
+ * worker may be placed on any. Null when nvidia-smi reported none.
+ */
+export function oldestCapability(caps: readonly string[]): string | null {
+  return [...caps].sort(compareVersions)[0] ?? null;
+}
+
+/** `python`: the version of the Python setup builds with ("3.12.3"), null when none was found. */
+export function chooseSetup(gpu: MachineGpu | null, req: SetupRequest, python: string | null = null): SetupChoice {
   if (req.release !== undefined) {
     const support = versionSupport(req.release);
     if (support === 'too-old' || support === 'newer') {
@@ -38,28 +51,31 @@ export function chooseSetup(gpu: MachineGpu | null, req: SetupRequest, vllm: Vll
         ok: false,
         reasons: [`--release ${req.release} is ${support === 'too-old' ? 'older than the plans support' : 'newer than the release table knows'}`],
         wouldFit: [`--release ${VERIFIED}`, known()],
+        flag: '--release',
       };
     }
   }
   const engine: SetupEngine = req.engine ?? (gpu ? 'vllm' : 'mocker');
   if (engine === 'vllm') {
     if (!gpu) {
-      return { ok: false, reasons: ['no NVIDIA GPU here (nvidia-smi lists none), and vLLM needs one'], wouldFit: ['--engine mocker (Dynamo alone; `dynamo-dev up mocker` runs on the CPU)'] };
+      return { ok: false, reasons: ['no NVIDIA GPU here (nvidia-smi lists none), and vLLM needs one'], wouldFit: ['--engine mocker (Dynamo alone; `dynamo-dev up mocker` runs on the CPU)'], flag: null };
     }
-    if (!vllm) {
-      return {
-        ok: false,
-        reasons: [`this version of dynamo-dev cannot yet choose a vLLM build for driver ${gpu.driverVersion ?? 'unknown'} (the release table has no build facts yet)`],
-        wouldFit: ['--engine mocker', `install ai-dynamo[vllm] yourself and pass --python (or set DYNAMO_DEV_PYTHON)`],
-      };
-    }
-    return vllm(gpu, req.release);
+    const c = chooseRelease(
+      { driverVersion: gpu.driverVersion ?? 'unknown', driverCuda: gpu.cudaVersion, computeCapability: oldestCapability(gpu.computeCaps), python },
+      { release: req.release ?? null, engine: 'vllm' },
+    );
+    // chooseRelease's sentence begins "ai-dynamo X, ..." / "ai-dynamo X as asked: ...": the
+    // release is already in setup's "chose:" line, as "no release fits" is in its refusal.
+    const reason = c.reason
+      .replace(/^ai-dynamo \S+?(?:,| as asked:) /, (m) => (m.endsWith(': ') ? 'as asked: ' : ''))
+      .replace(/^no release in the table runs here: /, '');
+    if (c.ok) return { ok: true, release: c.release, engine, reasons: [reason], build: c.build };
+    return { ok: false, reasons: [reason], wouldFit: c.would, flag: req.release !== undefined ? '--release' : null };
   }
   const release = req.release ?? VERIFIED;
   const reasons = [
     gpu ? 'the mocker engine, as asked: Dynamo alone, no vLLM or torch' : 'no NVIDIA GPU here: Dynamo alone, for the mocker engine (no vLLM, no torch)',
     req.release ? `release ${release}, as asked` : `release ${release}, the newest our real-Dynamo tests run`,
   ];
-  return { ok: true, release, engine, reasons };
+  return { ok: true, release, engine, reasons, build: null };
 }
-

@@ -116,6 +116,11 @@ export function verifyStep(t: InstallTools, engine: SetupEngine): Step {
   return { id: 'verify', label: `import ${mods}`, argv: [envPython(t.dir), '-c', `import ${mods}`] };
 }
 
+/** The steps of a normal build, in order (the fallback's two installs replace the second when the placeholder fails). */
+export function plannedSteps(t: InstallTools, release: string, engine: SetupEngine): Step[] {
+  return [venvStep(t), normalInstall(t, release, engine), verifyStep(t, engine)];
+}
+
 /** Prints ai-dynamo's Requires-Dist lines, one a line (importlib.metadata: no pip needed, so uv's environments too). */
 export const READ_REQUIRES = 'import importlib.metadata as m; print("\\n".join(m.requires("ai-dynamo") or []))';
 

@@ -42,6 +42,25 @@ describe('doctor: GPU, CUDA and Python checks', () => {
     expect(r.stdout).toMatch(/fix: .*install the NVIDIA driver/);
   });
 
+  it('without a GPU it says the mocker runs here and how (setup, then up mocker), for a missing nvidia-smi and a failing one; with a GPU it does not', async () => {
+    const MOCKER = 'without a GPU, the mocker engine (Dynamo\'s simulated worker) runs here: `dynamo-dev setup` then `dynamo-dev up mocker`';
+    for (const gpu of [undefined, 'no-devices']) {
+      const home = tempHome('dd-doctor-gpu-');
+      homes.push(home);
+      const r = await runCli(['doctor', '--only', 'gpu.driver'], fakeEnv(home, { python: true, gpu }));
+      expect([gpu, r.code]).toEqual([gpu, 1]);
+      expect(r.stdout.split('\n')).toContain(`    ${MOCKER}`);
+      const j = await doctor({ python: true, gpu });
+      expect(j.byId['gpu.driver'].details).toContain(MOCKER);
+    }
+    const home = tempHome('dd-doctor-gpu-');
+    homes.push(home);
+    const ok = await runCli(['doctor', '--only', 'gpu.driver'], fakeEnv(home, { python: true, gpu: 'desktop-595' }));
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).not.toContain('mocker');
+    expect((await doctor({ python: true, gpu: 'desktop-595' })).byId['gpu.driver'].details.join('\n')).not.toContain('mocker');
+  });
+
   it('laptop on driver 570 with torch built for CUDA 12.9: cuda.compat fails naming 12.8, 12.9, Error 804 and 575.51.03, no cu128 wheel that does not exist', async () => {
     const r = await doctor({ gpu: 'laptop-570', python: true, vars: { FAKE_TORCH_CUDA: '12.9' } });
     expect(r.code).toBe(1);

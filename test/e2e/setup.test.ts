@@ -69,9 +69,10 @@ describe('setup on a machine without a GPU', () => {
     const r = await runCli(['setup', '--json'], setupEnv(h), { timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(0);
     const events = ndjson(r.stdout);
-    expect(events.map((e) => e.event).filter((e) => e !== 'progress')).toEqual(['machine', 'choice', 'tools', 'step', 'step-done', 'step', 'step-done', 'step', 'step-done', 'result']);
+    expect(events.map((e) => e.event).filter((e) => e !== 'progress')).toEqual(['machine', 'python', 'choice', 'tools', 'step', 'step-done', 'step', 'step-done', 'step', 'step-done', 'result']);
     expect(events[0]).toMatchObject({ gpu: null });
-    expect(events[1]).toMatchObject({ release: '1.6.1', engine: 'mocker', dir: envDir(h) });
+    expect(events[1]).toMatchObject({ found: { version: '3.13.0' } });
+    expect(events[2]).toMatchObject({ release: '1.6.1', engine: 'mocker', dir: envDir(h) });
     expect(events.find((e) => e.event === 'step' && e.id === 'install')).toMatchObject({ index: 2, of: 3, argv: [join(envDir(h), 'bin', 'python'), '-m', 'pip', 'install', 'ai-dynamo==1.6.1'] });
     expect(events.find((e) => e.event === 'step-done' && e.id === 'install')).toMatchObject({ packages: 2, downloads: 2, bytes: 5_700_000, installed: 2 });
     expect(events.at(-1)).toMatchObject({ event: 'result', ok: true, code: 0, alreadyComplete: false, dependencies: 'normal', placeholder: null, installer: 'pip', python: join(envDir(h), 'bin', 'python') });
@@ -136,6 +137,11 @@ describe('setup on a machine without a GPU', () => {
     expect(existsSync(join(envDir(h), 'dynamo-dev-setup.json'))).toBe(false);
     const up = await runCli(['up', 'mocker', '--dry-run', '--json'], setupEnv(h));
     expect(JSON.parse(up.stdout).python).toMatchObject({ source: 'recipe', interpreter: 'python3' });
+    // The next setup takes the interrupted folder for what it is: incomplete, built again from scratch.
+    const again = await runCli(['setup'], setupEnv(h), { timeoutMs: 60_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('installing: again (an earlier setup did not complete), Python 3.13.0');
+    expect(existsSync(join(envDir(h), 'dynamo-dev-setup.json'))).toBe(true);
   });
 
   it('bad input: exit 2, one line, nothing built', async () => {
@@ -166,6 +172,110 @@ describe('setup on a machine without a GPU', () => {
     const old = await runCli(['setup', '--release', '0.4.0', '--json'], setupEnv(h));
     expect(old.code).toBe(2);
     expect(ndjson(old.stdout).at(-1)).toMatchObject({ event: 'result', ok: false, code: 2, reasons: ['--release 0.4.0 is older than the plans support'], wouldFit: ['--release 1.6.1', expect.stringContaining('releases from 0.9.0')] });
+    const oldText = await runCli(['setup', '--release', '0.4.0'], setupEnv(h));
+    expect(oldText.stderr).toBe('dynamo-dev: --release 0.4.0 is older than the plans support; what would: --release 1.6.1; releases from 0.9.0 up to (not including) 1.7.0; 1.6.1 is the one our tests run');
+    expect(existsSync(join(h.dir, 'cache'))).toBe(false);
+  });
+});
+
+describe('setup on a GPU machine (the fake nvidia-smi): the newest release whose vLLM build runs here', () => {
+  const gpuEnv = (h: ReturnType<typeof home>, scenario: string, vars: Record<string, string> = {}) => ({ ...setupEnv(h, vars), PATH: [join(FIXTURES, 'bin', 'gpu'), setupEnv(h).PATH].join(delimiter), FAKE_NVIDIA_SMI: scenario });
+  const py313 = join(FIXTURES, 'bin', 'setup', 'python3.13');
+
+  it('driver 595, compute 8.9: ai-dynamo 1.6.1 with vLLM 0.31.0, and --dry-run prints the exact commands and installs nothing', async () => {
+    const h = home();
+    const env = gpuEnv(h, 'desktop-595');
+    const r = await runCli(['setup', '--dry-run'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const dir = envDir(h, '1.6.1-vllm');
+    expect(r.stdout.split('\n')).toEqual([
+      'machine: NVIDIA GeForce RTX 4080 SUPER (compute 8.9), driver 595.71.05 (CUDA up to 13.2)',
+      'chose: ai-dynamo 1.6.1 with vLLM 0.31.0 for the vllm engine: the newest release that runs here: vLLM 0.31.0 with torch 2.13.0 needs CUDA 13.0 (driver 595.71.05 accepts 13.2) and has kernels for compute capability 8.9 (sm_75..sm_121)',
+      `dry run: nothing installed. setup would build ${dir} from Python 3.13.0 (${py313}) with venv + pip (uv is not on PATH):`,
+      '  1. create the virtual environment',
+      `     ${py313} -m venv ${dir}`,
+      '  2. install ai-dynamo[vllm]==1.6.1',
+      `     ${dir}/bin/python -m pip install 'ai-dynamo[vllm]==1.6.1'`,
+      '  3. import dynamo.frontend, dynamo.mocker, dynamo.vllm',
+      `     ${dir}/bin/python -c 'import dynamo.frontend, dynamo.mocker, dynamo.vllm'`,
+      `  if aisimulate==0.13.0 (a placeholder that downloads from NVIDIA's index) cannot be fetched: ${dir}/bin/python -m pip install --no-deps ai-dynamo==1.6.1, then ai-dynamo's other pinned requirements without it (${dir}/bin/python -m pip install -r ${dir}/requirements-without-placeholder.txt)`,
+    ]);
+    // Nothing ran but the version question: no folder, no venv, no pip.
+    expect(existsSync(join(h.dir, 'cache'))).toBe(false);
+    expect(readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter(Boolean).every((l) => l.startsWith('python3.13 -c'))).toBe(true);
+
+    const json = await runCli(['setup', '--dry-run', '--json'], env);
+    expect(json.code).toBe(0);
+    const events = ndjson(json.stdout);
+    expect(events.map((e) => e.event)).toEqual(['machine', 'python', 'choice', 'plan', 'result']);
+    expect(events[2]).toMatchObject({ release: '1.6.1', engine: 'vllm', computeCap: '8.9', build: { vllm: '0.31.0', torch: '2.13.0', cuda: '13.0', minDriver: '580.65.06', archs: 'sm_75..sm_121' } });
+    expect(events[3].steps.map((st: { argv: string[] }) => st.argv)).toEqual([
+      [py313, '-m', 'venv', dir], [join(dir, 'bin', 'python'), '-m', 'pip', 'install', 'ai-dynamo[vllm]==1.6.1'], [join(dir, 'bin', 'python'), '-c', 'import dynamo.frontend, dynamo.mocker, dynamo.vllm'],
+    ]);
+    expect(events[4]).toMatchObject({ ok: true, code: 0, dryRun: true, installed: false });
+  });
+
+  it('driver 595: installs ai-dynamo[vllm]==1.6.1, with the placeholder fallback keeping the vllm extra\'s requirements; recorded as a vllm environment that up uses', async () => {
+    const h = home();
+    const env = gpuEnv(h, 'desktop-595', { FAKE_PIP: 'placeholder' });
+    const r = await runCli(['setup'], env, { timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const dir = envDir(h, '1.6.1-vllm');
+    const ran = readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter((l) => l.includes('pip install'));
+    expect(ran).toEqual([
+      'env-python -m pip install ai-dynamo[vllm]==1.6.1', 'env-python -m pip install --no-deps ai-dynamo==1.6.1',
+      `env-python -m pip install -r ${join(dir, 'requirements-without-placeholder.txt')}`,
+    ]);
+    const reqs = readFileSync(join(dir, 'requirements-without-placeholder.txt'), 'utf8');
+    expect(reqs).toMatch(/^vllm\[flashinfer,otel,runai\]==0\.31\.0$/m);
+    expect(reqs).toMatch(/^nixl\[cu13\]==1\.4\.1$/m);
+    expect(reqs).not.toMatch(/^aisimulate/m);
+    expect(r.stdout).toMatch(/^✓ \[3\/3\] import dynamo\.frontend, dynamo\.mocker, dynamo\.vllm/m);
+    expect(r.stdout).toContain('  next    dynamo-dev doctor && dynamo-dev up');
+    expect(JSON.parse(readFileSync(join(dir, 'dynamo-dev-setup.json'), 'utf8'))).toMatchObject({ release: '1.6.1', engine: 'vllm', dependencies: 'without-placeholder' });
+    const plan = JSON.parse((await runCli(['up', 'agg', '--dry-run', '--json'], env)).stdout);
+    expect(plan.python).toMatchObject({ source: 'managed', interpreter: join(dir, 'bin', 'python') });
+  });
+
+  it('driver 570 (CUDA 12.8): no release fits, the reason and what would (the driver per release, the mocker); exit 2, nothing built', async () => {
+    const h = home();
+    const r = await runCli(['setup'], gpuEnv(h, 'laptop-570'));
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('machine: NVIDIA GeForce RTX 4060 Laptop GPU (compute 8.9), driver 570.133.07 (CUDA up to 12.8)');
+    expect(r.stderr.split('\n')).toEqual([
+      'dynamo-dev: no release fits this machine: driver 570.133.07 accepts CUDA 12.8, and every build for compute capability 8.9 needs CUDA 12.9 or newer (driver >= 575.51.03)',
+      'would fit: NVIDIA driver >= 580.65.06 (CUDA 13.0) for ai-dynamo 1.6.1 (vLLM 0.31.0); NVIDIA driver >= 575.51.03 (CUDA 12.9) for ai-dynamo 1.1.1 (vLLM 0.19.0); the mocker engine runs without a GPU (`--engine mocker`)',
+    ]);
+    expect(existsSync(join(h.dir, 'cache'))).toBe(false);
+    // --json: the same facts as fields.
+    const j = ndjson((await runCli(['setup', '--json'], gpuEnv(h, 'laptop-570'))).stdout);
+    expect(j.at(-1)).toMatchObject({ event: 'result', ok: false, code: 2, wouldFit: expect.arrayContaining(['NVIDIA driver >= 580.65.06 (CUDA 13.0) for ai-dynamo 1.6.1 (vLLM 0.31.0)']) });
+    expect(j[0]).toMatchObject({ gpu: { driverVersion: '570.133.07', cudaVersion: '12.8', computeCaps: ['8.9'] } });
+  });
+
+  it('a Pascal GPU (compute 6.1): none fits, because no build has sm_61 kernels; what would is a newer GPU or the mocker', async () => {
+    const h = home();
+    const r = await runCli(['setup', '--dry-run'], gpuEnv(h, 'pascal-595'));
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')).toEqual([
+      'dynamo-dev: no release fits this machine: no build has kernels for compute capability 6.1 (the oldest GPUs any supports: sm_70..sm_120, ai-dynamo 1.1.1 and older)',
+      'would fit: a GPU of compute capability 7.0 or newer (this one is 6.1); the mocker engine runs without a GPU (`--engine mocker`)',
+    ]);
+    // The mocker, asked for, installs on it.
+    const m = await runCli(['setup', '--engine', 'mocker', '--dry-run'], gpuEnv(h, 'pascal-595'));
+    expect(m.code, m.stderr).toBe(0);
+    expect(m.stdout).toContain('chose: ai-dynamo 1.6.1 for the mocker engine: the mocker engine, as asked: Dynamo alone, no vLLM or torch');
+  });
+
+  it('--release 1.6.1 on driver 570: exit 2, one line with why and what would; --release 1.1.1 on driver 595 is taken as asked', async () => {
+    const h = home();
+    const r = await runCli(['setup', '--release', '1.6.1'], gpuEnv(h, 'laptop-570'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('dynamo-dev: --release 1.6.1: ai-dynamo 1.6.1 does not run here: vLLM 0.31.0 and torch 2.13.0 need CUDA 13.0 (driver >= 580.65.06), driver 570.133.07 accepts CUDA 12.8; what would: NVIDIA driver >= 580.65.06 (CUDA 13.0) for ai-dynamo 1.6.1 (vLLM 0.31.0); the mocker engine runs without a GPU (`--engine mocker`)');
+    const old = await runCli(['setup', '--release', '1.1.1', '--dry-run'], gpuEnv(h, 'desktop-595'));
+    expect(old.code, old.stderr).toBe(0);
+    expect(old.stdout).toContain('chose: ai-dynamo 1.1.1 with vLLM 0.19.0 for the vllm engine: as asked: vLLM 0.19.0 with torch 2.10.0 needs CUDA 12.9 (driver 595.71.05 accepts 13.2) and has kernels for compute capability 8.9 (sm_70..sm_120)');
+    expect(old.stdout).toContain(`pip install 'ai-dynamo[vllm]==1.1.1'`);
     expect(existsSync(join(h.dir, 'cache'))).toBe(false);
   });
 });
@@ -197,7 +307,31 @@ describe('other commands use the environment setup made', () => {
     const st = await runCli(['status'], env);
     expect(st.stdout).toContain(`  python: ${py} (the environment dynamo-dev setup made)`);
     expect(JSON.parse((await runCli(['status', '--json'], env)).stdout).runs[0].python).toEqual({ interpreter: py, source: 'managed', managedDir: envDir(h) });
+    // probe runs no Python of its own: it finds that run (its frontend's port, its model) and asks it.
+    const probe = await runCli(['probe', '--prefixes', '2', '--repeats', '2', '--seed', '1', '--json'], env, { timeoutMs: 60_000 });
+    expect(probe.code, probe.stderr).not.toBe(2);
+    expect(JSON.parse(probe.stdout)).toMatchObject({ url: `http://127.0.0.1:${base}`, model: 'dynamo-dev/tiny', requests: expect.objectContaining({ failed: 0 }) });
     expect((await runCli(['teardown'], env)).code).toBe(0);
+  });
+
+  it('bench without --python: looks for AIPerf in, reports and starts its variants with the environment setup made', async () => {
+    const h = home();
+    const env = setupEnv(h);
+    expect((await runCli(['setup'], env, { timeoutMs: 60_000 })).code).toBe(0);
+    const py = join(envDir(h), 'bin', 'python');
+    // No AIPerf anywhere: the interpreter it looked in is the managed one (before: python3).
+    const none = await runCli(['bench', 'mocker'], env);
+    expect(none.code).toBe(2);
+    expect(none.stderr.split('\n')[0]).toBe(`dynamo-dev: AIPerf is not installed: no \`aiperf\` on PATH and \`${py} -m aiperf\` has none; bench measures with it`);
+
+    const base = await portBlock(27_400, 300);
+    const withAiperf = { ...env, PATH: [join(FIXTURES, 'aiperf', 'bin'), env.PATH].join(delimiter) };
+    const r = await runCli(['bench', 'mocker', '--requests', '2', '--concurrency', '1', '--repeats', '1', '--no-preflight', '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--json'], withAiperf, { timeoutMs: 90_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.machine).toMatchObject({ python: py, dynamo: '1.6.1' });
+    expect(doc.variants[0]).toMatchObject({ status: 'measured', plan: { python: { source: 'managed', interpreter: py } } });
+    expect(JSON.parse((await runCli(['status', '--json'], env)).stdout).runs.filter((x: { live: boolean }) => x.live)).toEqual([]);
   });
 });
 
