@@ -1,6 +1,4 @@
 import { Writable } from 'node:stream';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { UserError, isUserError } from '../errors.js';
@@ -31,6 +29,8 @@ export interface BenchOptions {
  * before anything starts: a bad preset, an unknown --vary key, no AIPerf are exit 2.
  */
 export default async function bench(ctx: CommandContext, recipes: string[], opts: BenchOptions): Promise<number> {
+  // A --plot the end could not write is found now, not after the whole bench ran.
+  if (opts.plot) await import('../host/plot-file.js').then((m) => m.checkPlotTarget(opts.plot!));
   const [{ parseVary, parseConcurrency, expandVariants, presetVariants, findPreset }, presets] = await Promise.all([
     import('../bench/variants.js'), import('../bench/presets.js'),
   ]);
@@ -91,14 +91,12 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
   const live = await findRunView(ctx.stateDir);
   if (live?.live) throw new UserError(`another run is live: run ${live.record.id} (${live.status}); bench starts its own runs`, `dynamo-dev teardown --run ${live.record.id}`);
 
-  const { newRunId } = await import('../run/paths.js');
-  const id = newRunId(preset?.name ?? recipes.join('+'));
-  const dir = join(ctx.stateDir, 'bench', id);
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const store = await import('../run/bench-store.js');
+  const id = store.newBenchId(preset?.name ?? recipes.join('+'));
   const { probeDynamoVersion } = await import('../host/python.js');
   const g = gpu?.ok ? gpu.gpus.find((x) => x.index === variants[0].recipeObj.gpu) ?? gpu.gpus[0] ?? null : null;
   const doc: BenchDoc = {
-    schemaVersion: 1, id, startedAt: new Date().toISOString(), endedAt: null, argv: process.argv.slice(2),
+    schemaVersion: 1, id, startedAt: new Date().toISOString(), endedAt: null, argv: benchArgv(process.argv.slice(2)),
     preset: preset?.name ?? null, seed, requests, concurrency, repeats, interrupted: false,
     machine: {
       gpu: g ? { index: g.index, name: g.name, totalMiB: g.memoryTotalMiB ?? 0 } : null,
@@ -121,12 +119,22 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
   const onSignal = () => {
     if (interrupted.yes) return;
     interrupted.yes = true;
+    // The terminal echoed ^C with no newline: what follows starts on a line of its own.
+    if (ctx.interactive) ctx.stdout.write('\n');
     for (const f of listeners.splice(0)) f();
   };
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   for (const s of signals) process.on(s, onSignal);
 
-  const say = (line: string) => (ctx.json ? ctx.stderr : ctx.stdout).write(`${line}\n`);
+  const { wrapWords } = await import('../ui/fit.js');
+  const width = ctx.interactive ? ctx.stdout.columns ?? 80 : null;
+  // Progress: on stdout (stderr with --json); on a terminal each line wrapped at words, continuations under the text.
+  const say = (text: string) => {
+    const lines = text.split('\n').flatMap((l) => (width === null ? [l] : wrapWords(l, width, `${/^ */.exec(l)![0]}    `)));
+    (ctx.json ? ctx.stderr : ctx.stdout).write(`${lines.join('\n')}\n`);
+  };
+  // Notes on stderr, fitted as the progress is (a terminal shows both).
+  const note = (text: string) => ctx.stderr.write(`${(width === null ? [text] : wrapWords(text, width, '  ')).join('\n')}\n`);
   say(`bench ${id}: ${variants.length} variant${variants.length === 1 ? '' : 's'}${preset ? ` (preset ${preset.name}, ${engine === 'mocker' ? 'mocker engine: no GPU' : 'vLLM'})` : ''}, concurrency ${concurrency.join(',')}, ${repeats} repeat${repeats === 1 ? '' : 's'} of ${requests} requests; AIPerf ${aiperf.version ?? '(version unknown)'}`);
 
   const { runBench, startedFrom } = await import('../run/bench.js');
@@ -134,7 +142,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
   const { default: up } = await import('./up.js');
   let result: BenchDoc;
   try {
-    result = await runBench({ doc, dir, variants }, {
+    result = await runBench({ doc, variants }, {
       env: ctx.env, stateDir: ctx.stateDir, python, aiperf,
       interrupted,
       onEvent: (e) => say(progressLine(e)),
@@ -160,13 +168,36 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
     for (const s of signals) process.off(s, onSignal);
   }
 
-  if (ctx.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else ctx.stdout.write(await summary(result, dir));
+  // The report is the stored document rendered as `bench show ID` renders it: read back, so what
+  // is printed now is what `bench show` prints later, byte for byte.
+  const [{ renderResult }, { terminalOf }] = await Promise.all([import('../bench/render.js'), import('./bench-stored.js')]);
+  const stored = await store.readBenchResult(ctx.stateDir, result.id);
+  const rendered = renderResult(stored, await terminalOf(ctx));
+  if (ctx.json) ctx.stdout.write(`${JSON.stringify(stored, null, 2)}\n`);
+  else ctx.stdout.write(`\n${rendered.text}${rendered.text.endsWith('\n') ? '' : '\n'}`);
+  note(`result: ${store.benchResultPath(ctx.stateDir, id)} (again: \`dynamo-dev bench show ${id}\`)`);
+  let plotFailed = false;
+  if (opts.plot) {
+    // The picture of what was measured, also after an interrupt; a write that fails now is said, the report stands.
+    try {
+      const { writePlotFile } = await import('../host/plot-file.js');
+      await writePlotFile(opts.plot, rendered.svg());
+      note(`plot: ${opts.plot}`);
+    } catch (err) {
+      note(`dynamo-dev: ${(err as Error).message}`);
+      plotFailed = true;
+    }
+  }
   if (result.interrupted) {
-    ctx.stderr.write('dynamo-dev: bench interrupted: nothing left running; what was measured is kept\n');
+    // Said only as observed: a run of this state directory still live after the interrupt is named.
+    const left = await findRunView(ctx.stateDir);
+    note(left?.live
+      ? `dynamo-dev: bench interrupted: run ${left.record.id} is still ${left.status} (\`dynamo-dev teardown --run ${left.record.id}\`); what was measured is kept`
+      : 'dynamo-dev: bench interrupted: nothing left running; what was measured is kept');
     return EXIT.interrupted;
   }
-  return result.variants.some((v) => v.status === 'invalid' || v.status === 'failed') ? EXIT.failed : EXIT.ok;
+  if (result.variants.some((v) => v.status === 'invalid' || v.status === 'failed') || plotFailed) return EXIT.failed;
+  return EXIT.ok;
 }
 
 /** A stdout for up --json: its NDJSON events, parsed as they come. */
@@ -214,32 +245,8 @@ function progressLine(e: BenchEvent): string {
   }
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
-/** A minimal plain summary: one row per variant and concurrency (medians over the repeats). */
-async function summary(doc: BenchDoc, dir: string): Promise<string> {
-  const rows: string[][] = [['variant', 'conc', 'status', 'TTFT p50 ms', 'ITL p50 ms', 'tok/s', 'req/s', 'cache hits']];
-  for (const v of doc.variants) {
-    if (v.status !== 'measured') {
-      rows.push([v.name, '-', v.status.toUpperCase(), v.reason ?? '', '', '', '', '']);
-      continue;
-    }
-    for (const c of doc.concurrency) {
-      const runs = v.runs.filter((r) => r.concurrency === c).map((r) => r.metrics);
-      if (runs.length === 0) continue;
-      const hits = runs.map((m) => m.cacheHitShare).filter((x): x is number => x !== null);
-      rows.push([
-        v.name, String(c), 'measured',
-        fmt(median(runs.map((m) => m.ttftP50Ms))), fmt(median(runs.map((m) => m.itlP50Ms))),
-        fmt(median(runs.map((m) => m.outputTokensPerSec))), fmt(median(runs.map((m) => m.requestsPerSec)), 2),
-        hits.length === runs.length ? `${fmt(median(hits) * 100)}%` : 'unknown',
-      ]);
-    }
-  }
-  const widths = rows[0].map((_, i) => Math.max(...rows.filter((r) => r[1] !== '-' || i < 3).map((r) => r[i].length)));
-  const lines = rows.map((r) => (r[1] === '-' && r !== rows[0] ? `${r[0].padEnd(widths[0])}  ${'-'.padEnd(widths[1])}  ${r[2]}: ${r[3]}` : r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()));
-  return `\n${lines.join('\n')}\n\nresult: ${join(dir, 'result.json')}\n`;
+/** The words after `bench` (the report prints them after `dynamo-dev bench`); global flags before it are the CLI's. */
+export function benchArgv(args: string[]): string[] {
+  const i = args.indexOf('bench');
+  return i >= 0 ? args.slice(i + 1) : args;
 }

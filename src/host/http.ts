@@ -15,6 +15,17 @@ export async function postJson(url: string, body: unknown, timeoutMs: number): P
   return requestJson(url, timeoutMs, body);
 }
 
+/** GET a text body (a Prometheus /metrics page), at most 8 MiB; null on any failure or a non-2xx answer. Never throws. */
+export async function getText(url: string, timeoutMs: number): Promise<string | null> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    const text = await readCapped(res);
+    return res.ok ? text : null;
+  } catch {
+    return null;
+  }
+}
+
 async function requestJson(url: string, timeoutMs: number, post?: unknown): Promise<HttpProbe> {
   try {
     const res = await fetch(url, {

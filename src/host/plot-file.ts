@@ -1,5 +1,5 @@
-import { rename, writeFile } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { access, constants, rename, stat, writeFile } from 'node:fs/promises';
+import { dirname, extname, resolve } from 'node:path';
 import { UserError } from '../errors.js';
 
 // `--plot FILE.svg|png`: the picture of a bench result. The SVG is ours (bench/plot-svg.ts); a PNG
@@ -14,6 +14,19 @@ export function plotFormat(path: string): PlotFormat {
   if (ext === '.svg') return 'svg';
   if (ext === '.png') return 'png';
   throw new UserError(`--plot ${path}: the file must end in .svg or .png (the picture's format)`);
+}
+
+/**
+ * Before a bench starts: the format, and a folder that exists and takes files (a plot written at
+ * the end of a long bench must not fail then on a typo in its folder). One-line input errors.
+ */
+export async function checkPlotTarget(path: string): Promise<void> {
+  plotFormat(path);
+  const dir = dirname(resolve(path));
+  const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
+  if (!isDir) throw new UserError(`--plot ${path}: its folder ${dir} does not exist`);
+  const writable = await access(dir, constants.W_OK).then(() => true, () => false);
+  if (!writable) throw new UserError(`--plot ${path}: its folder ${dir} is not writable`);
 }
 
 export async function svgToPng(svg: string): Promise<Buffer> {

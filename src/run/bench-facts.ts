@@ -2,6 +2,8 @@ import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
 import type { CheckView, GateFacts } from '../bench/gates/types.js';
 import { plannedWorkers } from '../doctor/checks/frontend.models.js';
+import { kvEventsApplied, type KvEventsApplied } from '../bench/kv-events-metric.js';
+import { getText } from '../host/http.js';
 
 // The facts a bench variant's gates judge, read from its live run: doctor's own checks of the run
 // (kv.allocated, kv.events, frontend.models), the download-lock findings in its logs, and (after the
@@ -24,6 +26,8 @@ export interface RunFacts {
   checks: GateFacts['checks'];
   lockWaits: GateFacts['lockWaits'];
   lost: NonNullable<GateFacts['lost']>;
+  /** The frontend's count of KV events its router applied (null: no counter, or no answer). */
+  kvEventsApplied: KvEventsApplied | null;
   /** The run is live (a supervisor or a process of it runs). */
   live: boolean;
 }
@@ -40,13 +44,17 @@ export async function readRunFacts(o: RunFactsInput): Promise<RunFacts> {
     const view: CheckView = { status: c.status, summary: c.summary, evidence: c.evidence };
     checks[c.id as (typeof GATE_CHECKS)[number]] = view;
   }
-  const [logs, run] = await Promise.all([facts.logs(), facts.run()]);
+  const fe = o.plan.processes.find((p) => p.role === 'frontend');
+  const [logs, run, metrics] = await Promise.all([
+    facts.logs(), facts.run(),
+    fe?.ports.http ? getText(`http://127.0.0.1:${fe.ports.http}/metrics`, timeoutMs) : Promise.resolve(null),
+  ]);
   const label = new Map((logs?.files ?? []).map((f) => [f.path, f.process ?? f.path]));
   const lockWaits = (logs?.scan.findings ?? []).filter((f) => LOCK_CODES.has(f.code))
     .map((f) => ({ code: f.code, count: f.count, file: label.get(f.file) ?? f.file, line: f.line, text: f.text }));
   const { describeEnd } = await import('./losses.js');
   const lost = (run?.lost ?? []).map((l) => ({ name: l.name, how: describeEnd(l), at: l.at ?? null }));
-  return { checks, lockWaits, lost, live: run?.live === true };
+  return { checks, lockWaits, lost, kvEventsApplied: metrics === null ? null : kvEventsApplied(metrics), live: run?.live === true };
 }
 
 /** The planned worker process names and the count the frontend should see. */

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
@@ -11,6 +11,8 @@ import { aiperfArgs } from '../bench/aiperf-argv.js';
 import { metricsFromExport, type RunMetrics } from '../bench/aiperf-export.js';
 import { findExport, runAiperf, type AiperfProgram, type AiperfRun } from '../host/aiperf.js';
 import { plannedWorkerNames, readRunFacts } from './bench-facts.js';
+import { benchDir, writeBenchResult } from './bench-store.js';
+import type { BenchResult } from '../bench/result.js';
 
 // One bench, variant after variant (issue 23): for each, doctor's preflight and the start as
 // `up --detach` does them (startVariant: the command hands up's own path in), the gates on the live
@@ -103,20 +105,17 @@ export interface BenchDeps {
 
 export interface BenchPlan {
   doc: BenchDoc;
-  dir: string;
   variants: PreparedVariant[];
 }
 
-/** Writes result.json whole (a temp file renamed over it): a reader never sees half a document. */
-export function writeDoc(dir: string, doc: BenchDoc): void {
-  const tmp = join(dir, `.result.json.${process.pid}`);
-  writeFileSync(tmp, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o644 });
-  renameSync(tmp, join(dir, 'result.json'));
-}
+/** A bench's folder: bench/<id>/ of the state directory (result.json, exports/). */
+const dirOf = (b: BenchPlan, d: BenchDeps) => benchDir(d.stateDir, b.doc.id);
 
-export function readDoc(dir: string): BenchDoc {
-  return JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8')) as BenchDoc;
-}
+/**
+ * Stores the document through the one writer of results (bench-store: validated, whole or not at
+ * all), so `bench show` reads exactly what `bench` wrote.
+ */
+const store = (d: BenchDeps, doc: BenchDoc) => writeBenchResult(d.stateDir, doc as unknown as BenchResult);
 
 const empty = (v: PreparedVariant, status: VariantStatus, reason: string | null): BenchVariantDoc => ({
   name: v.name, recipe: v.recipe, sets: v.sets, model: v.recipeObj.model, tokenizer: v.tokenizer,
@@ -125,11 +124,11 @@ const empty = (v: PreparedVariant, status: VariantStatus, reason: string | null)
 
 /** Runs every variant in order; returns the finished document (also on disk). */
 export async function runBench(b: BenchPlan, d: BenchDeps): Promise<BenchDoc> {
-  const { doc, dir } = b;
+  const { doc } = b;
   const now = d.now ?? (() => new Date());
   // Every variant is listed from the start as missing: an interrupt leaves the rest so, with the reason.
   doc.variants = b.variants.map((v) => empty(v, 'missing', v.unmeasurable ?? 'not run: the bench was interrupted before it'));
-  writeDoc(dir, doc);
+  await store(d, doc);
   let reference: GateFacts['reference'] = null;
   for (const [i, v] of b.variants.entries()) {
     if (d.interrupted.yes) break;
@@ -141,12 +140,12 @@ export async function runBench(b: BenchPlan, d: BenchDeps): Promise<BenchDoc> {
     const out = await runVariant(v, i, b, d, reference);
     doc.variants[i] = out;
     if (reference === null && out.status !== 'missing') reference = { variant: v.name, model: out.model, tokenizer: out.tokenizer };
-    writeDoc(dir, doc);
+    await store(d, doc);
     d.onEvent({ event: 'done', name: v.name, status: out.status, reason: out.reason });
   }
   doc.interrupted = d.interrupted.yes;
   doc.endedAt = now().toISOString();
-  writeDoc(dir, doc);
+  await store(d, doc);
   return doc;
 }
 
@@ -184,7 +183,7 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
     const judge = async (phase: 'ready' | 'after-load', loaded: boolean) => {
       const tg = Date.now();
       const f = await readRunFacts({ env: d.env, stateDir: d.stateDir, runId, recipe: v.recipeObj, plan, python });
-      const gates = judgeGates({ ...base, checks: f.checks, lockWaits: f.lockWaits, lost: loaded ? f.lost : null });
+      const gates = judgeGates({ ...base, checks: f.checks, lockWaits: f.lockWaits, lost: loaded ? f.lost : null, ...(loaded ? { kvEventsApplied: f.kvEventsApplied } : {}) });
       t.gatesMs += Date.now() - tg;
       d.onEvent({ event: 'gates', name: v.name, phase, gates });
       return gates;
@@ -198,7 +197,8 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
     for (const concurrency of b.doc.concurrency) {
       for (let repeat = 0; repeat < b.doc.repeats; repeat++) {
         if (d.interrupted.yes) return { ...out, status: 'missing', reason: 'interrupted during the load; the runs measured before are kept' };
-        const artifactDir = join(b.dir, 'exports', slug(index, v.name), `c${concurrency}-r${repeat}`);
+        const dir = dirOf(b, d);
+        const artifactDir = join(dir, 'exports', slug(index, v.name), `c${concurrency}-r${repeat}`);
         mkdirSync(artifactDir, { recursive: true });
         const args = aiperfArgs({
           url, model: v.recipeObj.model, tokenizer: v.tokenizer, concurrency, requests: b.doc.requests,
@@ -214,13 +214,13 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
         let metrics: RunMetrics | null = null;
         let error: string | null = null;
         if (ended.error) error = `AIPerf did not start: ${ended.error}`;
-        else if (ended.code !== 0) error = `AIPerf exited ${ended.code ?? ended.signal} (log: ${relative(b.dir, join(artifactDir, 'aiperf.log'))})`;
-        else if (!file) error = `AIPerf wrote no export in ${relative(b.dir, artifactDir)}`;
+        else if (ended.code !== 0) error = `AIPerf exited ${ended.code ?? ended.signal} (log: ${relative(dir, join(artifactDir, 'aiperf.log'))})`;
+        else if (!file) error = `AIPerf wrote no export in ${relative(dir, artifactDir)}`;
         else {
           try {
             metrics = metricsFromExport(readFileSync(file, 'utf8'));
           } catch (err) {
-            error = `AIPerf's export ${relative(b.dir, file)} could not be read: ${(err as Error).message}`;
+            error = `AIPerf's export ${relative(dir, file)} could not be read: ${(err as Error).message}`;
           }
         }
         d.onEvent({ event: 'load', name: v.name, concurrency, repeat, metrics, error });
@@ -231,7 +231,7 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
           if (bad) return { ...out, runs: [], status: 'invalid', reason: `${bad.id}: ${bad.summary}` };
           return { ...out, status: 'failed', reason: error };
         }
-        out.runs.push({ concurrency, repeat, export: relative(b.dir, file!), metrics });
+        out.runs.push({ concurrency, repeat, export: relative(dir, file!), metrics });
       }
     }
     out.gates = await judge('after-load', true);

@@ -36,6 +36,8 @@ describe('bench on the real mocker with real AIPerf', () => {
     expect(r.code).toBe(1);
     expect(variant(d, 'kv-events-off').reason).toMatch(/^kv\.events: the router reports kv_event_publisher_disabled/);
     expect(variant(d, 'kv-events-off').runs).toEqual([]);
+    // Events were SEEN, not only no warning: the router's counter of events applied to its index.
+    expect(variant(d, 'kv-events').gates.find((g) => g.id === 'kv.events')!.summary).toMatch(/the router applied \d+ KV events? from [12] workers?$/);
     expect(hits(d, 'kv-events')).toBeGreaterThan(hits(d, 'round-robin') + 0.1);
     expect(hits(d, 'kv-events')).toBeGreaterThan(hits(d, 'random') + 0.1);
     expect(ttft(d, 'kv-events')).toBeLessThan(ttft(d, 'round-robin'));
@@ -50,10 +52,15 @@ describe('bench on the real mocker with real AIPerf', () => {
     const base = await portBlock(12);
     const r = await cli(['bench', '--preset', 'agg-vs-disagg', '--requests', '8', '--repeats', '1', '--no-preflight', '--python', python(), ...ports(base), '--set', `ports.nixlSideChannel=${base + 5}`], h, 600_000);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    const table = r.stdout.split('\n');
-    for (const [name, c] of [['agg', 1], ['agg', 4], ['disagg', 1], ['disagg', 4]] as const) {
-      expect(table.some((l) => new RegExp(`^${name}\\s+${c}\\s+measured\\s+\\d`).test(l)), `${name} at ${c}:\n${r.stdout}`).toBe(true);
-    }
+    // The report is the stored result's: `bench show ID` prints it again byte for byte.
+    const id = /again: `dynamo-dev bench show (\S+)`\)/.exec(r.stderr)![1];
+    const shown = await cli(['bench', 'show', id], h, 30_000);
+    expect(r.stdout.endsWith(`\n${shown.stdout}`)).toBe(true);
+    const d = doc((await cli(['bench', 'show', id, '--json'], h, 30_000)).stdout);
+    expect(d.variants.map((v) => [v.name, v.status, v.runs.map((x) => x.concurrency)])).toEqual([['agg', 'measured', [1, 4]], ['disagg', 'measured', [1, 4]]]);
+    const ttftTable = shown.stdout.split('\n\n').find((b) => b.startsWith('TTFT p50'))!;
+    expect(ttftTable).toMatch(/^variant +concurrency 1 +concurrency 4$/m);
+    for (const name of ['agg', 'disagg']) expect(ttftTable).toMatch(new RegExp(`^${name} +\\d[\\d.]* +\\d\\.\\d\\dx +\\d[\\d.]* +\\d\\.\\d\\dx$`, 'm'));
   }, 600_000);
 
   it('a worker killed during the load: that variant is INVALID naming it, the next one is still measured', async () => {

@@ -1,9 +1,14 @@
 import { type Gate, verdict } from './types.js';
+import { KV_EVENTS_APPLIED } from '../kv-events-metric.js';
 
 // A KV router with events routes by the cache only when workers publish KV events. When they do
 // not, the router logs one warning (kv_event_publisher_disabled; after 30 s
 // kv_event_source_not_observed) and falls back to load: cache hits at random level, no error
 // (FACTS §4, §7). doctor's kv.events reads the workers' command lines and the frontend's log.
+// No warning is not proof: a publisher the router cannot reach is reported only after a 30 s grace
+// (kv_event_source_not_observed). So after the load the events must have been SEEN: the router's
+// counter of events applied to its index (kv-events-metric.ts) above 0. Before the load a run may
+// have stored nothing yet (up's one completion is shorter than a block), so only the warnings count.
 
 const gate: Gate = {
   id: 'kv.events',
@@ -17,7 +22,18 @@ const gate: Gate = {
     if (!c) return verdict('unknown', 'kv.events was not judged', evidence);
     if (c.status === 'fail' || c.status === 'warn') return verdict('fail', c.summary, evidence);
     if (c.status === 'skip') return verdict('unknown', c.summary, evidence);
-    return verdict('pass', c.summary, evidence);
+    if (f.kvEventsApplied === undefined) return verdict('pass', `${c.summary} (events are counted after the load)`, evidence);
+    const applied = f.kvEventsApplied;
+    const seen = { ...evidence, eventsApplied: applied };
+    if (applied === null) {
+      return verdict('unknown', `${c.summary}; but the frontend's /metrics has no ${KV_EVENTS_APPLIED} counter, so no event was seen`, seen);
+    }
+    if (applied.ok === 0) {
+      const rejected = applied.rejected > 0 ? ` (${applied.rejected} rejected)` : '';
+      return verdict('fail', `no KV event reached the router's index during the run (${KV_EVENTS_APPLIED} 0${rejected}): routing ignored the cache, though no warning said so`, seen);
+    }
+    const workers = Object.keys(applied.byWorker).filter((w) => applied.byWorker[w] > 0).length;
+    return verdict('pass', `${c.summary}; the router applied ${applied.ok} KV event${applied.ok === 1 ? '' : 's'} from ${workers} worker${workers === 1 ? '' : 's'}`, seen);
   },
 };
 

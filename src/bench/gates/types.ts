@@ -2,6 +2,8 @@
 // judge over GateFacts (gathered once per variant by src/run/bench-facts.ts) and names its
 // evidence. A variant with a failing gate is INVALID: reported with the gate, never as a number.
 
+import type { KvEventsApplied } from '../kv-events-metric.js';
+
 export type GateStatus = 'pass' | 'fail' | 'unknown';
 
 /** One of doctor's verdicts on the live run, as the gates read it. */
@@ -20,6 +22,11 @@ export interface GateFacts {
   checks: Partial<Record<'kv.allocated' | 'kv.events' | 'frontend.models', CheckView>>;
   /** Download-lock findings (hf.lock-wait, hf.lock-failed) in the run's logs. */
   lockWaits: { code: string; count: number; file: string; line: number; text: string }[];
+  /**
+   * The KV events the router applied to its index, from the frontend's /metrics (kv-events-metric.ts),
+   * read after the load: undefined before it (not read), null where the frontend has no such counter.
+   */
+  kvEventsApplied?: KvEventsApplied | null;
   /** Planned processes the run lost by the end of the load; null before the load ran. */
   lost: { name: string; how: string; at: string | null }[] | null;
   model: string;

@@ -51,6 +51,28 @@ describe('bench gates', () => {
     expect(gate({ ...good, checks: { ...good.checks, 'kv.events': warn } }, 'kv.events').status).toBe('fail');
   });
 
+  it('kv.events after the load: fails when the router applied no KV event (no warning needed), unknown without the counter, passes with events seen', () => {
+    const after = { ...good, lost: [] };
+    const none = gate({ ...after, kvEventsApplied: { ok: 0, rejected: 0, byWorker: {} } }, 'kv.events');
+    expect(none.status).toBe('fail');
+    expect(none.summary).toBe("no KV event reached the router's index during the run (dynamo_component_kv_cache_events_applied 0): routing ignored the cache, though no warning said so");
+    expect(none.evidence.eventsApplied).toEqual({ ok: 0, rejected: 0, byWorker: {} });
+    const rejected = gate({ ...after, kvEventsApplied: { ok: 0, rejected: 7, byWorker: {} } }, 'kv.events');
+    expect(rejected.summary).toMatch(/applied 0 \(7 rejected\)/);
+    const seen = gate({ ...after, kvEventsApplied: { ok: 12, rejected: 0, byWorker: { a: 5, b: 7 } } }, 'kv.events');
+    expect(seen).toMatchObject({ status: 'pass', summary: '2 workers publish KV events; no router diagnostic in run X; the router applied 12 KV events from 2 workers' });
+    expect(gate({ ...after, kvEventsApplied: { ok: 1, rejected: 0, byWorker: { a: 1, b: 0 } } }, 'kv.events').summary).toMatch(/applied 1 KV event from 1 worker$/);
+    const noCounter = gate({ ...after, kvEventsApplied: null }, 'kv.events');
+    expect(noCounter.status).toBe('unknown');
+    expect(noCounter.summary).toMatch(/has no dynamo_component_kv_cache_events_applied counter/);
+    // Before the load nothing is counted yet: the warnings alone decide.
+    expect(gate(good, 'kv.events')).toMatchObject({ status: 'pass', summary: expect.stringMatching(/events are counted after the load\)$/) });
+    // A warning still wins over a counter (the more specific reason), and other routers need no events.
+    const disabled = { status: 'fail' as const, summary: 'the router reports kv_event_publisher_disabled', evidence: {} };
+    expect(gate({ ...after, checks: { ...good.checks, 'kv.events': disabled }, kvEventsApplied: { ok: 0, rejected: 0, byWorker: {} } }, 'kv.events').summary).toBe(disabled.summary);
+    expect(gate({ ...after, router: { mode: 'round-robin', kvEvents: true }, kvEventsApplied: null }, 'kv.events').status).toBe('pass');
+  });
+
   it('processes.alive fails naming a process that died during the load; unknown before any load', () => {
     const g = gate({ ...good, lost: [{ name: 'agg-1', how: 'was killed by SIGKILL', at: '2026-12-05T14:00:00Z' }] }, 'processes.alive');
     expect(g).toMatchObject({ status: 'fail', summary: 'agg-1 was killed by SIGKILL during the load: the run was degraded' });

@@ -9,12 +9,14 @@ import type { Plan } from '../../../src/plan/types.js';
 import { FIXTURES } from '../../helpers/cli.js';
 
 // The bench's order of steps with its I/O handed in: up (start), teardown, and the facts the gates
-// read are fakes; AIPerf is the fake program of test/fixtures/aiperf/bin (the real export's text).
+// read are fakes; AIPerf is the fake program of test/fixtures/aiperf/bin (the real export's text),
+// sending no request (FAKE_AIPERF_REQUESTS=0: no frontend listens here).
 vi.mock('../../../src/run/bench-facts.js', async (orig) => ({
   ...(await orig<typeof import('../../../src/run/bench-facts.js')>()),
   readRunFacts: vi.fn(async () => facts()),
 }));
-let facts: () => unknown = () => ({ checks: okChecks, lockWaits: [], lost: [], live: true });
+const seen = { ok: 4, rejected: 0, byWorker: { 'w-a': 4 } };
+let facts: () => unknown = () => ({ checks: okChecks, lockWaits: [], lost: [], kvEventsApplied: seen, live: true });
 const okChecks = {
   'frontend.models': { status: 'pass', summary: '2 of 2 workers counted', evidence: {} },
   'kv.events': { status: 'pass', summary: '2 workers publish KV events', evidence: {} },
@@ -34,7 +36,7 @@ const aiperf: AiperfProgram = { file: join(FIXTURES, 'aiperf', 'bin', 'aiperf'),
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  facts = () => ({ checks: okChecks, lockWaits: [], lost: [], live: true });
+  facts = () => ({ checks: okChecks, lockWaits: [], lost: [], kvEventsApplied: seen, live: true });
 });
 
 function setup(names: string[], o: { env?: Record<string, string>; unmeasurable?: string } = {}) {
@@ -55,7 +57,7 @@ function setup(names: string[], o: { env?: Record<string, string>; unmeasurable?
   const listeners: (() => void)[] = [];
   const interrupted = { yes: false, on: (f: () => void) => (interrupted.yes ? f() : listeners.push(f)) };
   const deps: BenchDeps = {
-    env: { ...process.env, ...o.env }, stateDir: dir, python: () => 'python3', aiperf, interrupted,
+    env: { ...process.env, FAKE_AIPERF_REQUESTS: '0', ...o.env }, stateDir: dir, python: () => 'python3', aiperf, interrupted,
     start: async (v) => ({ code: 0, runId: `run-${v.name}`, plan, preflight: [{ id: 'gpu.driver', status: 'skip', summary: 'mocker' }], failed: null }),
     teardown: async (runId) => {
       torn.push(runId);
@@ -73,13 +75,13 @@ function setup(names: string[], o: { env?: Record<string, string>; unmeasurable?
 describe('runBench', () => {
   it('each variant: start, gates, AIPerf at every concurrency x repeat, gates again, teardown; the stored result validates', async () => {
     const s = setup(['a', 'b']);
-    const out = await runBench({ doc: s.doc, dir: s.dir, variants: s.variants }, s.deps);
+    const out = await runBench({ doc: s.doc, variants: s.variants }, s.deps);
     expect(out.variants.map((v) => v.status)).toEqual(['measured', 'measured']);
     expect(out.variants[0].runs.map((r) => [r.concurrency, r.repeat])).toEqual([[1, 0], [1, 1], [4, 0], [4, 1]]);
     expect(out.variants[0].runs[0].export).toBe('exports/01-a/c1-r0/profile_export_aiperf.json');
     expect(out.variants[0].runs[0].metrics.ttftP50Ms).toBeCloseTo(57.08, 2);
     expect(s.torn).toEqual(['run-a', 'run-b']);
-    const stored = parseBenchResult(readFileSync(join(s.dir, 'result.json'), 'utf8'), 'b1');
+    const stored = parseBenchResult(readFileSync(join(s.dir, 'bench', 'b1', 'result.json'), 'utf8'), 'b1');
     expect(stored.ok).toBe(true);
     expect(out.endedAt).not.toBeNull();
     // Where the time went: bench's own share is what total leaves beside up, AIPerf and teardown.
@@ -91,36 +93,45 @@ describe('runBench', () => {
   it('a gate that fails at ready: INVALID with the gate, no load, no number, still torn down', async () => {
     facts = () => ({ checks: { ...okChecks, 'kv.events': { status: 'fail', summary: 'the router reports kv_event_publisher_disabled', evidence: {} } }, lockWaits: [], lost: [], live: true });
     const s = setup(['a']);
-    const out = await runBench({ doc: s.doc, dir: s.dir, variants: s.variants }, s.deps);
+    const out = await runBench({ doc: s.doc, variants: s.variants }, s.deps);
     expect(out.variants[0]).toMatchObject({ status: 'invalid', reason: 'kv.events: the router reports kv_event_publisher_disabled', runs: [] });
     expect(s.events).not.toContain('load');
     expect(s.torn).toEqual(['run-a']);
+  });
+
+  it('a KV router that saw no KV event during the load (no warning either): INVALID by kv.events after the load, its numbers dropped', async () => {
+    facts = () => ({ checks: okChecks, lockWaits: [], lost: [], kvEventsApplied: { ok: 0, rejected: 0, byWorker: {} }, live: true });
+    const s = setup(['a']);
+    const out = await runBench({ doc: s.doc, variants: s.variants }, s.deps);
+    expect(out.variants[0]).toMatchObject({ status: 'invalid', runs: [] });
+    expect(out.variants[0].reason).toMatch(/^kv\.events: no KV event reached the router's index during the run/);
+    expect(s.events).toContain('load');
   });
 
   it('a worker that died during the load: INVALID by processes.alive, its numbers dropped, the next variant still runs', async () => {
     let calls = 0;
     facts = () => ({ checks: okChecks, lockWaits: [], lost: ++calls === 2 ? [{ name: 'agg-1', how: 'was killed by SIGKILL', at: null }] : [], live: true });
     const s = setup(['a', 'b']);
-    const out = await runBench({ doc: s.doc, dir: s.dir, variants: s.variants }, s.deps);
+    const out = await runBench({ doc: s.doc, variants: s.variants }, s.deps);
     expect(out.variants[0]).toMatchObject({ status: 'invalid', reason: 'processes.alive: agg-1 was killed by SIGKILL during the load: the run was degraded', runs: [] });
     expect(out.variants[1].status).toBe('measured');
   });
 
   it('AIPerf failing is FAILED with its exit and log; up failing is FAILED with up\'s reason', async () => {
     const s = setup(['a'], { env: { FAKE_AIPERF: 'fail' } });
-    const out = await runBench({ doc: s.doc, dir: s.dir, variants: s.variants }, s.deps);
+    const out = await runBench({ doc: s.doc, variants: s.variants }, s.deps);
     expect(out.variants[0].status).toBe('failed');
     expect(out.variants[0].reason).toBe('AIPerf exited 1 (log: exports/01-a/c1-r0/aiperf.log)');
     const t = setup(['a']);
     t.deps.start = async () => ({ code: 1, runId: null, plan: null, preflight: [], failed: 'preflight: procs.leftover failed; nothing was started' });
-    const o2 = await runBench({ doc: t.doc, dir: t.dir, variants: t.variants }, t.deps);
+    const o2 = await runBench({ doc: t.doc, variants: t.variants }, t.deps);
     expect(o2.variants[0]).toMatchObject({ status: 'failed', reason: 'preflight: procs.leftover failed; nothing was started' });
     expect(t.torn).toEqual([]);
   });
 
   it('an unmeasurable variant is missing with its reason, never started', async () => {
     const s = setup(['a', 'b'], { unmeasurable: 'the mocker has no OpenAI server of its own' });
-    const out = await runBench({ doc: s.doc, dir: s.dir, variants: s.variants }, s.deps);
+    const out = await runBench({ doc: s.doc, variants: s.variants }, s.deps);
     expect(out.variants[1]).toMatchObject({ status: 'missing', reason: 'the mocker has no OpenAI server of its own' });
     expect(s.torn).toEqual(['run-a']);
   });
@@ -130,14 +141,14 @@ describe('runBench', () => {
     s.deps.onEvent = (e) => {
       if (e.event === 'gates') setTimeout(s.interrupt, 200);
     };
-    const out = await runBench({ doc: s.doc, dir: s.dir, variants: s.variants }, s.deps);
+    const out = await runBench({ doc: s.doc, variants: s.variants }, s.deps);
     expect(out.interrupted).toBe(true);
     expect(out.variants[0].status).toBe('missing');
     expect(out.variants[0].reason).toMatch(/interrupted during the load/);
     expect(out.variants[1]).toMatchObject({ status: 'missing', reason: 'not run: the bench was interrupted before it' });
     expect(s.torn).toEqual(['run-a']);
-    expect(parseBenchResult(readFileSync(join(s.dir, 'result.json'), 'utf8')).ok).toBe(true);
-    expect(existsSync(join(s.dir, 'exports', '01-a', 'c1-r0', 'aiperf.log'))).toBe(true);
+    expect(parseBenchResult(readFileSync(join(s.dir, 'bench', 'b1', 'result.json'), 'utf8')).ok).toBe(true);
+    expect(existsSync(join(s.dir, 'bench', 'b1', 'exports', '01-a', 'c1-r0', 'aiperf.log'))).toBe(true);
   });
 });
 
