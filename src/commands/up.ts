@@ -58,7 +58,12 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   const from = await (await import('../host/python.js')).resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, env: ctx.env, timeoutMs: PROBE_TIMEOUT_MS });
   const python = from.interpreter;
   let runId = newRunId(opts.name ? `${recipe.name}-${opts.name}` : recipe.name);
-  const planAt = await planner(ctx, recipe, from, recipeRef ?? 'agg');
+  // The interpreter runs before the run does (its Dynamo version, preflight's imports): with the
+  // run's marker, whatever it leaves behind (a helper it double-forked) is found and stopped as the
+  // run's by status and teardown (run-scan.ts), never left alive while teardown says nothing remains.
+  const { markerFor, RUN_MARKER } = await import('../run/run-scan.js');
+  const probeCtx: CommandContext = opts.dryRun || opts.script ? ctx : { ...ctx, env: { ...ctx.env, [RUN_MARKER]: markerFor(ctx.stateDir, runId) } };
+  const planAt = await planner(probeCtx, recipe, from, recipeRef ?? 'agg');
   let plan = planAt(runDir(ctx.stateDir, runId));
   await warnHiddenKvLine(ctx, plan);
 
@@ -124,14 +129,13 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
     emit({ event: 'plan', runId, plan });
 
     if (opts.preflight !== false) {
-      const ok = await preflight(ctx, recipe, plan, python, emit);
+      const ok = await preflight(probeCtx, recipe, plan, python, emit);
       if (ok !== true) {
         removeEmptyRunDir(ctx.stateDir, runId); // nothing was started: no empty run left behind
         return ok === 'interrupted' ? EXIT.interrupted : EXIT.failed;
       }
     }
 
-    const { markerFor } = await import('../run/run-scan.js');
     emit({ event: 'run', runId, logsDir: dirname(logPath(ctx.stateDir, runId, plan.processes[0]?.name ?? 'frontend')) });
     const timeoutS = opts.readyTimeout ?? 900;
     const options = {
@@ -139,6 +143,8 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
       readyTimeoutMs: timeoutS > 0 ? Math.min(timeoutS * 1000, 2 ** 31 - 1) : 2 ** 31 - 1,
       graceMs: Math.round((opts.grace ?? 10) * 1000),
       runMarker: markerFor(ctx.stateDir, runId),
+      // The probes above carried the marker from this process's start: the run's marked processes may be that old.
+      markedSinceTicks: (await import('../run/proc.js')).readStartTicks(process.pid),
     };
     const warn = (w: string) => ctx.stderr.write(`dynamo-dev: ${w}\n`);
     const result = opts.detach ? await superviseDetached(ctx, options, emit, warn) : await superviseHere(options, emit, warn);

@@ -49,6 +49,17 @@ export function markerIn(environ: string): string | null {
   return environ.slice(at + key.length, end < 0 ? undefined : end) || null;
 }
 
+/**
+ * Pure: the start ticks from which a run's marked processes may have started: its supervisor's,
+ * or earlier, the `up` that probed the interpreter with the marker before the supervisor started.
+ */
+export function markedSince(rec: RunRecord): number | null {
+  // Stryker disable next-line OptionalChaining: every record has a supervisor (the schema requires it)
+  const s = rec.supervisor?.startTicks ?? null;
+  const m = rec.supervisor?.markedSince;
+  return typeof m === 'number' && Number.isInteger(m) && m >= 0 && (s === null || m < s) ? m : s;
+}
+
 /** Pure: a record from another boot (both boot ids known and different) has nothing alive. */
 export const fromOtherBoot = (rec: RunRecord, bootId: string | null): boolean =>
   typeof rec.bootId === 'string' && bootId !== null && rec.bootId !== bootId;
@@ -191,7 +202,7 @@ export async function scanRuns(stateDir: string, recs: readonly RunRecord[], rea
   const known = new Set<number>(searched.flatMap((r) => runLiveness(r, scan).pids));
   // Every process of a run started after its supervisor did.
   // Stryker disable next-line OptionalChaining: equivalent: every record has a supervisor (RunRecord and the run.json schema require it)
-  const minTicks = Math.min(...searched.map((r) => r.supervisor?.startTicks ?? 0));
+  const minTicks = Math.min(...searched.map((r) => markedSince(r) ?? 0));
   const marks = await findMarkedLive({
     uid,
     minTicks: Number.isFinite(minTicks) ? minTicks : 0,

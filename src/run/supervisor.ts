@@ -13,7 +13,7 @@ import { curlLine, type ReadyWorker, type UpEvent } from './events.js';
 import { ALREADY_GONE, processTargets, type StopHandle, type StopResult, type StopSnapshot, type Survivor } from './stop.js';
 import type { TimerHandle } from './clock.js';
 import { RunWriter } from './run-writer.js';
-import { RUN_MARKER } from './run-scan.js';
+import { markedSince, RUN_MARKER } from './run-scan.js';
 import { orphanName } from './orphans.js';
 import { runDir } from './paths.js';
 import { survivorRecords, withSurvivors } from './survivors.js';
@@ -52,6 +52,11 @@ export interface SupervisorOptions {
   descendantsMs?: number;
   /** The run marker's value every child inherits (RUN_MARKER; default the run's directory). */
   runMarker?: string;
+  /**
+   * Start ticks of the `up` that planned the run: its probes of the interpreter carried the marker
+   * from then, before this supervisor started (recorded as supervisor.markedSince).
+   */
+  markedSinceTicks?: number | null;
   /** The log followers' fallback poll (default 1000 ms; fs.watch delivers lines at once). */
   followPollMs?: number;
   /**
@@ -151,7 +156,8 @@ export class Supervisor extends EventEmitter {
     });
     this.record = newRunRecord({
       runId: o.runId, name: o.name, plan: o.plan, recipe: o.recipe, processes: this.procs.map((p) => p.rec), now: new Date(),
-      supervisor: { pid: this.d.self.pid, startTicks: this.d.self.startTicks, detached: o.detach, requests: o.handleSignals !== false ? [RESTART_CAPABILITY] : [] },
+      supervisor: { pid: this.d.self.pid, startTicks: this.d.self.startTicks, detached: o.detach, requests: o.handleSignals !== false ? [RESTART_CAPABILITY] : [],
+        ...(typeof o.markedSinceTicks === 'number' ? { markedSince: o.markedSinceTicks } : {}) },
       bootId: this.d.self.bootId,
     });
     this.writer = new RunWriter(this.record, (rec) => this.d.writeRun(o.stateDir, rec), (w) => this.emit('warning', w));
@@ -761,7 +767,7 @@ export class Supervisor extends EventEmitter {
    */
   private async stopUnrecorded(res: { stopped: StopResult[]; remaining: Survivor[] }): Promise<{ stopped: StopResult[]; remaining: Survivor[] }> {
     for (let pass = 0; pass < 2; pass++) {
-      const left = (await this.d.marked(this.marker, this.d.self.startTicks ?? 0)).filter((m) => !res.remaining.some((r) => r.pid === m.pid));
+      const left = (await this.d.marked(this.marker, markedSince(this.record) ?? 0)).filter((m) => !res.remaining.some((r) => r.pid === m.pid));
       if (left.length === 0) break;
       const targets = left.map((m) => ({ name: orphanName(m.cmd), pid: m.pid, pgid: m.pid, startTicks: m.startTicks, single: true }));
       this.stopHandle = this.d.stop(targets, { graceMs: this.o.graceMs });
