@@ -59,3 +59,16 @@ export function aiperfArgs(r: LoadRun): string[] {
   args.push('--no-server-metrics', '--artifact-dir', r.artifactDir, '--ui-type', 'none');
   return args;
 }
+
+/**
+ * AIPerf's environment for a tokenizer. A local folder (the embedded model's) is loaded without
+ * the network when online, but with HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE set AIPerf 0.13.0 takes
+ * every name for a hub id (aiperf/common/tokenizer.py, _load_from_hub -> _from_pretrained_local ->
+ * snapshot_download: "Repo id must be in the form 'repo_name'"; seen with `bench mocker`): for a
+ * folder those two are left out. A hub id keeps them (offline stays offline). Pure.
+ */
+export function aiperfEnv(env: NodeJS.ProcessEnv, tokenizer: string): NodeJS.ProcessEnv {
+  if (!tokenizer.startsWith('/')) return env;
+  const { HF_HUB_OFFLINE: _h, TRANSFORMERS_OFFLINE: _t, ...rest } = env;
+  return rest;
+}

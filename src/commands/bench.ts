@@ -53,7 +53,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
   const specs = preset ? presetVariants(preset, engine, varies) : expandVariants(recipes, varies);
 
   // Every variant's recipe loads (an unknown --vary key fails here, naming it) before anything starts.
-  const { loadRecipe } = await import('../host/recipes.js');
+  const [{ loadRecipe }, { modelSource }] = await Promise.all([import('../host/recipes.js'), import('../plan/embedded-model.js')]);
   const variants: PreparedVariant[] = [];
   for (const v of specs) {
     const sets = [...(opts.set ?? []), ...Object.entries(v.sets).map(([k, val]) => `${k}=${val}`)];
@@ -69,7 +69,9 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
       }
       throw err;
     }
-    variants.push({ ...v, recipeObj, tokenizer: recipeObj.model });
+    // AIPerf sizes prompts with the tokenizer: the embedded model's is its folder (the id
+    // dynamo-dev/tiny is no Hugging Face repository: AIPerf 0.13.0 failed 'not present in the cache').
+    variants.push({ ...v, recipeObj, tokenizer: modelSource(recipeObj.model) });
   }
   // The interpreter of each variant as up will choose it (host/python.ts resolvePython): --python,
   // else the recipe's python when it has Dynamo, else the environment `dynamo-dev setup` made. The

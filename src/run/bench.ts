@@ -7,7 +7,7 @@ import type { VariantSpec } from '../bench/variants.js';
 import type { LoadShape } from '../bench/presets.js';
 import type { GateFacts } from '../bench/gates/types.js';
 import { firstFailed, judgeGates, type GateResult } from '../bench/gates/registry.js';
-import { aiperfArgs } from '../bench/aiperf-argv.js';
+import { aiperfArgs, aiperfEnv } from '../bench/aiperf-argv.js';
 import { metricsFromExport, type RunMetrics } from '../bench/aiperf-export.js';
 import { findExport, runAiperf, type AiperfProgram, type AiperfRun } from '../host/aiperf.js';
 import { plannedWorkerNames, readRunFacts } from './bench-facts.js';
@@ -180,10 +180,12 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
       engine: plan.engine, router: { mode: plan.router.mode, kvEvents: plan.router.kvEvents }, workers: workers.names,
       model: v.recipeObj.model, tokenizer: v.tokenizer, reference,
     };
-    const judge = async (phase: 'ready' | 'after-load', loaded: boolean) => {
+    // events: judge kv.events on the events the router applied (only after a load that ran: a load
+    // that broke sent nothing to count).
+    const judge = async (phase: 'ready' | 'after-load', loaded: boolean, events = loaded) => {
       const tg = Date.now();
       const f = await readRunFacts({ env: d.env, stateDir: d.stateDir, runId, recipe: v.recipeObj, plan, python });
-      const gates = judgeGates({ ...base, checks: f.checks, lockWaits: f.lockWaits, lost: loaded ? f.lost : null, ...(loaded ? { kvEventsApplied: f.kvEventsApplied } : {}) });
+      const gates = judgeGates({ ...base, checks: f.checks, lockWaits: f.lockWaits, lost: loaded ? f.lost : null, ...(events ? { kvEventsApplied: f.kvEventsApplied } : {}) });
       t.gatesMs += Date.now() - tg;
       d.onEvent({ event: 'gates', name: v.name, phase, gates });
       return gates;
@@ -205,7 +207,7 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
           seed: b.doc.seed + repeat, shape: b.doc.load, artifactDir,
         });
         const tl = Date.now();
-        const run: AiperfRun = runAiperf(d.aiperf, args, { env: d.env, logFile: join(artifactDir, 'aiperf.log'), cwd: artifactDir });
+        const run: AiperfRun = runAiperf(d.aiperf, args, { env: aiperfEnv(d.env, v.tokenizer), logFile: join(artifactDir, 'aiperf.log'), cwd: artifactDir });
         d.interrupted.on(() => run.stop());
         const ended = await run.done;
         t.loadMs += Date.now() - tl;
@@ -226,7 +228,7 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
         d.onEvent({ event: 'load', name: v.name, concurrency, repeat, metrics, error });
         if (error || !metrics) {
           // A load that broke may be a worker that died: the gates say which, before the reason.
-          out.gates = await judge('after-load', true);
+          out.gates = await judge('after-load', true, false);
           const bad = firstFailed(out.gates);
           if (bad) return { ...out, runs: [], status: 'invalid', reason: `${bad.id}: ${bad.summary}` };
           return { ...out, status: 'failed', reason: error };

@@ -81,3 +81,12 @@ describe('AIPerf export parser (real exports)', () => {
     expect(() => metricsFromExport('[]')).toThrow('not a JSON object');
   });
 });
+
+describe('aiperfEnv', () => {
+  it('a local tokenizer folder runs AIPerf without the offline variables (0.13.0 takes any name for a hub id then); a hub id keeps them', async () => {
+    const { aiperfEnv } = await import('../../../src/bench/aiperf-argv.js');
+    const env = { HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', PATH: '/bin' };
+    expect(aiperfEnv(env, '/opt/dynamo-dev/models/tiny')).toEqual({ PATH: '/bin' });
+    expect(aiperfEnv(env, 'Qwen/Qwen3-0.6B')).toBe(env);
+  });
+});
