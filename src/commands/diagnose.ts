@@ -36,6 +36,10 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
     ]);
     const j = await judgeRun(r.stateDir, r.record, await scanRuns(r.stateDir, [r.record]));
     result = await addExitFindings(result, j.record, { lost: j.lost, only: r.only ?? undefined });
+    // A release whose router cannot log missing KV events: said, so no finding is no all-clear.
+    const fe = r.record.processes.find((p) => p.role === 'frontend')?.log ?? null;
+    const kv = (await import('../diagnose/kv-diagnostics-finding.js')).kvDiagnosticsFinding(r.record.plan, fe && (!r.only || [...r.only].some((f) => resolve(f) === resolve(fe))) ? fe : null);
+    if (kv) result = { ...result, findings: [...result.findings, kv] };
   }
   const ms = Math.round(performance.now() - t0);
   // A fix's placeholders filled where the log tells them, so the command can be pasted: MODEL from

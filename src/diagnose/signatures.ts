@@ -1,4 +1,5 @@
 import type { Signature } from './types.js';
+import { KV_DIAGNOSTICS_SIGNATURE } from './kv-diagnostics-finding.js';
 
 // The finding table of CLI.md ("Finding codes") as data. Texts and fixes come from FACTS.md; the
 // order matters: a line yields at most one finding, the first signature (in this order) it matches.
@@ -406,7 +407,9 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     // headers logged at ERROR are not a cause of their own.
     patterns: [
       new RegExp(String.raw`^(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+\] (?!Traceback \(most recent call last\)|The above exception|During handling of the above|\^)\S`),
-      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ERROR +\S/,
+      // Not the file-discovery watcher's own shutdown: after "Runtime shutdown initiated" a 1.3.1 frontend logs
+      // "Failed to send file watch event error=channel closed" once per removed registration (test/dynamo, release matrix).
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ERROR +(?!dynamo_runtime::storage::kv::file: Failed to send file watch event error=channel closed$)\S/,
       /^(?:\S+ )?\[ERROR\] \S/,
     ],
     title: 'An error was logged (no known signature)',
@@ -443,7 +446,7 @@ export const EXIT_SIGNATURE: SignatureSpec = {
   fix: 'read its log: `dynamo-dev logs PROCESS --run RUN --lines 80`',
 };
 
-const BY_CODE = new Map([...SIGNATURES, EXIT_SIGNATURE].map((s) => [s.code, s]));
+const BY_CODE = new Map([...SIGNATURES, EXIT_SIGNATURE, KV_DIAGNOSTICS_SIGNATURE].map((s) => [s.code, s]));
 
 export function signatureFor(code: string): SignatureSpec | undefined {
   return BY_CODE.get(code);

@@ -6,7 +6,7 @@ import { releaseFor } from './dynamo-releases.js';
 import { flagValue } from './argv.js';
 import { autoShare, expandWorkers, fractionTotals } from './workers.js';
 import { modelInPath, modelReadyUrl } from './model-ready.js';
-import { EMBEDDED_MODEL, isEmbeddedModel, modelSource } from './embedded-model.js';
+import { EMBEDDED_HUB_CACHE, EMBEDDED_MODEL, isEmbeddedModel, modelSource } from './embedded-model.js';
 import { kvTokensFor, overheadMiB } from './kv-math.js';
 import { KV_LINE_PATTERN, type Plan, type PlannedProcess } from './types.js';
 
@@ -122,11 +122,14 @@ function planOf(input: PlanInput): Plan {
   if (routerMode === 'kv' && !recipe.frontend.kvEvents) frontendArgv.push(rel.routerKvEventsOff);
   if (recipe.discovery === 'file') frontendArgv.push(rel.discovery.flag, 'file');
   frontendArgv.push(...recipe.frontend.args);
+  // Before 1.4 the frontend reads the model's files by its served name from its Hugging Face
+  // cache (embedded-model.ts): for the embedded model, the package's own cache, which holds it.
+  const frontendHub: Record<string, string> = isEmbeddedModel(recipe.model) && !rel.cardFilesFromWorker ? { HF_HUB_CACHE: EMBEDDED_HUB_CACHE } : {};
   const frontend: PlannedProcess = {
     name: 'frontend',
     role: 'frontend',
     argv: frontendArgv,
-    env: { ...common, ...recipe.frontend.env },
+    env: { ...common, ...frontendHub, ...recipe.frontend.env },
     ports: { http },
     gpuMemoryUtilization: null,
     waitFor: [],

@@ -40,6 +40,14 @@ export interface ReleaseFacts {
    * leaves no line at all: diagnose, up's live warning and `doctor --logs` cannot see it.
    */
   kvEventDiagnostics: boolean;
+  /**
+   * Workers serve their model card's files (config.json, tokenizer files) to the frontend from
+   * their system server (/v1/metadata/...). Before, the card names them hf://<served name>/<file>
+   * and the frontend reads that name from its Hugging Face cache (a download when absent): a model
+   * served from a local folder under a name that is no hub id (the embedded dynamo-dev/tiny) needs
+   * a cache entry under that name for the frontend.
+   */
+  cardFilesFromWorker: boolean;
   /** Where the facts of this entry come from. */
   sources: string[];
 }
@@ -58,6 +66,7 @@ const FIRST: Facts = {
   modelReadyEndpoint: false,
   cachedTokens: false,
   kvEventDiagnostics: false,
+  cardFilesFromWorker: false,
 };
 
 /** Oldest first: each release with only what it changed (and where that is read). */
@@ -116,7 +125,11 @@ const CHANGES: readonly (Partial<Facts> & Pick<ReleaseFacts, 'since' | 'sources'
   {
     since: '1.4.0',
     kvEventDiagnostics: true,
-    sources: ['ai-dynamo-runtime 1.4.0 dynamo/_core.abi3.so: the first with the strings kv_event_publisher_disabled and kv_event_source_not_observed (none in 1.3.1\'s)'],
+    cardFilesFromWorker: true,
+    sources: [
+      'ai-dynamo-runtime 1.4.0 dynamo/_core.abi3.so: the first with the strings kv_event_publisher_disabled and kv_event_source_not_observed (none in 1.3.1\'s)',
+      'measured: (test/dynamo, the release matrix) 1.3.1 mockers publish their card files as hf://dynamo-dev/tiny/config.json and the 1.3.1 frontend fails "Model snapshots not found in cache" without a cache entry; 1.4.2 and 1.6.1 mockers publish http://<host>:<system port>/v1/metadata/.../config.json and serve the folder alone',
+    ],
   },
   {
     since: '1.5.0',

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { planContext } from '../diagnose/choose-fix.js';
 import type { Plan, PlannedProcess } from '../plan/types.js';
+import { kvDiagnosticsGap, kvDiagnosticsHint } from '../plan/kv-diagnostics.js';
 import type { Recipe } from '../recipe/schema.js';
 import type { EndDiagnosis, ProcessRecord, ProcessState, RunRecord, RunState } from './types.js';
 import { newProcessRecord, newRunRecord } from './run-record.js';
@@ -398,6 +399,14 @@ export class Supervisor extends EventEmitter {
     const ms = this.d.clock.now() - this.t0;
     const announce = () => {
       if (this.finishing) return; // stopped meanwhile: it was never ready for anyone
+      // The live warning above (kv_event_publisher_disabled) cannot come from a release that does
+      // not log it: say so once, rather than let its absence read as "events arrive".
+      const gap = kvDiagnosticsGap(this.o.plan);
+      const fe = this.procs.find((p) => p.spec.role === 'frontend');
+      if (gap && fe && !this.hinted.has('frontend/kv-diagnostics')) {
+        this.hinted.add('frontend/kv-diagnostics');
+        this.emitEvent({ event: 'hint', process: fe.spec.name, code: 'kv_diagnostics_unlogged', text: kvDiagnosticsHint(gap) });
+      }
       this.emitEvent({
         event: 'ready', runId: this.o.runId, url: this.o.plan.frontendUrl, model: this.o.plan.model,
         curl: curlLine(this.o.plan.frontendUrl, this.o.plan.model), workers,

@@ -15,7 +15,7 @@ import { EMBEDDED_MODEL } from '../../src/plan/embedded-model.js';
 
 afterEach(cleanup);
 
-// The mocker recipe's own model (models/tiny in the package), served with no Hugging Face cache.
+// The mocker recipe's own model (models/hub in the package, src/plan/embedded-model.ts), served with no Hugging Face cache.
 const MODEL = EMBEDDED_MODEL;
 
 /** The structure of a JSON value: object keys (sorted) with their structure, an array's first item, typeof. */

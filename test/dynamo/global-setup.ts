@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { AIPERF_PIN_FILE, ensureVenv, makeModel } from './venv.mjs';
+import { AIPERF_PIN_FILE, MATRIX, PIN_FILE, ensureVenv, makeModel } from './venv.mjs';
 
 // Once per `npm run test:dynamo`: the cached venv with the released Dynamo (built on first use),
 // and a tiny model folder built now, offline: as a local folder, and as the Hugging Face cache
@@ -17,6 +17,11 @@ declare module 'vitest' {
     hubCache: string;
     /** A folder with an `aiperf` program (the pinned AIPerf of test/dynamo/aiperf-requirements.txt) to put on PATH. */
     aiperfBin: string;
+    /**
+     * The older releases of the matrix (venv.mjs MATRIX without the default pin), each with its
+     * venv's interpreter: release-matrix.test.ts runs the core cases on them.
+     */
+    olderReleases: { release: string; python: string }[];
   }
 }
 
@@ -30,6 +35,11 @@ export default function setup(project: TestProject): () => void {
   project.provide('dynamoPython', python);
   project.provide('modelDir', model.folder);
   project.provide('hubCache', hubCache);
+  // One cached venv per release of the matrix (its own pin file, so its own hash).
+  project.provide('olderReleases', MATRIX.filter((m) => m.pinFile !== PIN_FILE).map((m) => ({
+    release: m.release,
+    python: ensureVenv({ pinFile: m.pinFile, label: `test:dynamo (${m.release})` }).python,
+  })));
   // AIPerf in its own venv (its pins differ from Dynamo's: venv.mjs). The venv was built in a
   // temporary folder and renamed, so its own console script names a path that is gone: an `aiperf`
   // whose first line is the venv's interpreter, as pip writes one.

@@ -12,7 +12,7 @@ import { EMBEDDED_MODEL } from '../../src/plan/embedded-model.js';
 
 afterEach(cleanup);
 
-// The mocker recipe's own model (models/tiny in the package), served with no Hugging Face cache.
+// The mocker recipe's own model (models/hub in the package, src/plan/embedded-model.ts), served with no Hugging Face cache.
 const MODEL = EMBEDDED_MODEL;
 
 /** Live processes started with this home's state dir in their environment (what up would start). */

@@ -2,6 +2,7 @@ import { flagValue } from '../../plan/argv.js';
 import type { Plan } from '../../plan/types.js';
 import { type Check, type CheckResult, type LogSet, fail, pass, skip, warn } from '../types.js';
 import { noLogFiles, planFor, where } from '../log-view.js';
+import { KV_DIAGNOSTICS_CHECK, KV_DIAGNOSTICS_SINCE, kvDiagnosticsGapText, logsKvDiagnostics, planRelease } from '../../plan/kv-diagnostics.js';
 
 // kv.events: a KV router with events needs every agg/prefill worker to publish KV events
 // (newest dynamo.vllm publishes none without --kv-events-config ... "enable_kv_cache_events":true;
@@ -158,8 +159,32 @@ const check: Check = {
         evidence,
       );
     }
-    return pass(`${publishers.length} worker${publishers.length === 1 ? '' : 's'} publish KV events; no router diagnostic in ${logs.label}`, evidence);
+    // No diagnostic is evidence only from a router that would have logged one: before 1.4.0 none
+    // does (plan/kv-diagnostics.ts). The release of a run's logs is the one its plan was made for;
+    // of other logs (--logs), or a run whose plan did not read it, the one installed now.
+    const release = (logs.source === 'run' ? planRelease(plan) : null) ?? await installedRelease(facts);
+    const logged = logsKvDiagnostics(release);
+    Object.assign(evidence, { release, diagnosticsLogged: logged });
+    const workers = `${publishers.length} worker${publishers.length === 1 ? '' : 's'}`;
+    if (logged === false) {
+      return warn(
+        `${kvDiagnosticsGapText(release!)}: ${logs.label} cannot show whether the KV router gets KV events (the command lines of its ${workers} enable them)`,
+        KV_DIAGNOSTICS_CHECK,
+        [`a router of Dynamo ${release} that gets no KV events logs nothing and routes by load: its logs read the same whether events arrive or not`],
+        evidence,
+      );
+    }
+    const unknown = logged === null
+      ? [`the Dynamo release of these logs is unknown: releases before ${KV_DIAGNOSTICS_SINCE} log no kv_event_publisher_disabled, so for them no diagnostic proves nothing`]
+      : [];
+    return pass(`${workers} publish KV events; no router diagnostic in ${logs.label}`, evidence, unknown);
   },
 };
+
+/** The ai-dynamo version of the interpreter doctor asks (null when it has none or cannot be asked). */
+async function installedRelease(facts: Parameters<Check['run']>[0]): Promise<string | null> {
+  const py = await facts.python().catch(() => null);
+  return py?.modules.dynamo?.ok ? py.modules.dynamo.version ?? null : null;
+}
 
 export default check;

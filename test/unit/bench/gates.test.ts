@@ -73,6 +73,21 @@ describe('bench gates', () => {
     expect(gate({ ...after, router: { mode: 'round-robin', kvEvents: true }, kvEventsApplied: null }, 'kv.events').status).toBe('pass');
   });
 
+  it('kv.events on a release whose router logs no kv_event_publisher_disabled (before 1.4.0): unknown before the load, the counter decides after it', () => {
+    const unlogged = { status: 'warn' as const, summary: 'Dynamo 1.3.1 does not log kv_event_publisher_disabled (1.4.0 and newer do): ...', evidence: { release: '1.3.1', diagnosticsLogged: false } };
+    const before = { ...good, checks: { ...good.checks, 'kv.events': unlogged } };
+    expect(gate(before, 'kv.events')).toMatchObject({ status: 'unknown', summary: `${unlogged.summary} (events are counted after the load)` });
+    const after = { ...before, lost: [] };
+    expect(gate({ ...after, kvEventsApplied: { ok: 12, rejected: 0, byWorker: { a: 5, b: 7 } } }, 'kv.events')).toMatchObject({
+      status: 'pass', summary: 'the router applied 12 KV events from 2 workers (Dynamo 1.3.1 logs no kv_event_publisher_disabled: the count is the evidence)',
+    });
+    expect(gate({ ...after, kvEventsApplied: { ok: 0, rejected: 0, byWorker: {} } }, 'kv.events').status).toBe('fail');
+    expect(gate({ ...after, kvEventsApplied: null }, 'kv.events').status).toBe('unknown');
+    // Its argv still fails it when a worker publishes nothing (observed on any release).
+    const argv = { status: 'fail' as const, summary: 'agg-0 publish no KV events to the KV router', evidence: { release: '1.3.1', diagnosticsLogged: false } };
+    expect(gate({ ...good, checks: { ...good.checks, 'kv.events': argv } }, 'kv.events').status).toBe('fail');
+  });
+
   it('processes.alive fails naming a process that died during the load; unknown before any load', () => {
     const g = gate({ ...good, lost: [{ name: 'agg-1', how: 'was killed by SIGKILL', at: '2026-12-05T14:00:00Z' }] }, 'processes.alive');
     expect(g).toMatchObject({ status: 'fail', summary: 'agg-1 was killed by SIGKILL during the load: the run was degraded' });

@@ -3,7 +3,8 @@ import check, { KV_EVENTS_FIX } from '../../../src/doctor/checks/kv.events.js';
 import { NO_LOGS } from '../../../src/doctor/log-view.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import type { Plan } from '../../../src/plan/types.js';
-import { fakeFacts, recipeFrom } from '../../helpers/facts.js';
+import { recipeFrom } from '../../helpers/facts.js';
+import { fakeFacts } from './facts-with-release.js';
 import { routerPlan, routerRecipe, runOf } from './helpers.js';
 import { finding, logSet } from './log-sets.js';
 
@@ -42,7 +43,7 @@ describe('kv.events: a KV router with events', () => {
       summary: '2 workers publish KV events; no router diagnostic in /tmp/fe.log',
       details: [],
       fix: null,
-      evidence: { routerMode: 'kv', kvEvents: true, publishers: PUBLISHERS, diagnostics: [] },
+      evidence: { routerMode: 'kv', kvEvents: true, publishers: PUBLISHERS, diagnostics: [], release: '1.6.1', diagnosticsLogged: true },
     });
   });
 

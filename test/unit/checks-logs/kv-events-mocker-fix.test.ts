@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import check, { MOCKER_KV_EVENTS_FIX } from '../../../src/doctor/checks/kv.events.js';
 import { buildPlan } from '../../../src/plan/build.js';
-import { fakeFacts, recipeFrom } from '../../helpers/facts.js';
+import { recipeFrom } from '../../helpers/facts.js';
+import { fakeFacts } from './facts-with-release.js';
 import { finding, logSet } from './log-sets.js';
 
 // The mocker has no --kv-events-config; it stops publishing only when prefix caching is off. A fix

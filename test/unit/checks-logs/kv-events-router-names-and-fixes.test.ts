@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import check, { KV_EVENTS_FIX, MOCKER_KV_EVENTS_FIX } from '../../../src/doctor/checks/kv.events.js';
 import type { FileFinding } from '../../../src/diagnose/types.js';
 import type { LogSet } from '../../../src/doctor/types.js';
-import { fakeFacts } from '../../helpers/facts.js';
+import { fakeFacts } from './facts-with-release.js';
 import { routerPlan, routerRecipe, runOf } from './helpers.js';
 import { finding, logSet } from './log-sets.js';
 

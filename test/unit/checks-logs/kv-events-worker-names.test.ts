@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import check from '../../../src/doctor/checks/kv.events.js';
 import { scanText } from '../../../src/diagnose/scanner.js';
-import { fakeFacts } from '../../helpers/facts.js';
+import { fakeFacts } from './facts-with-release.js';
 import { pathLogs, routerPlan, routerRecipe, runLogs, runOf, sample } from './helpers.js';
 
 // kv.events names the workers the router complains about by our process names: the 1.6.1 frontend

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import check from '../../../src/doctor/checks/kv.events.js';
-import { fakeFacts, recipeFrom } from '../../helpers/facts.js';
+import { recipeFrom } from '../../helpers/facts.js';
+import { fakeFacts } from './facts-with-release.js';
 import { pathLogs, routerPlan, routerRecipe, runLogs, runOf, sample } from './helpers.js';
 
 const FIX_EVENTS = '"enable_kv_cache_events":true';

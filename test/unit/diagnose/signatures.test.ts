@@ -225,6 +225,8 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
       '\x1b[2m2026-10-07T05:41:37.512904Z\x1b[0m \x1b[31mERROR\x1b[0m \x1b[2mdynamo_runtime::worker\x1b[0m\x1b[2m:\x1b[0m Application shutdown with error',
       '{"time":"2026-10-07T05:41:37.512904Z","level":"ERROR","target":"dynamo_runtime::worker","message":"Application shutdown with error"}',
       '2025-04-03T01:36:38+0000 [ERROR] [cli] Service failed',
+      // The same target with another message is still an error.
+      '2026-12-05T18:09:52.691293Z ERROR dynamo_runtime::storage::kv::file: Failed to send file watch event error=disk full',
     ],
     misses: [
       corpus('vllm-10453-worker-init-device-error.log', 8),
@@ -232,6 +234,9 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
       corpus('vllm-20305-free-memory-single.log', 6),
       corpus('healthy-proxmox-2047-journald.log', 4),
       corpus('healthy-dynamo-5095-router-warn.log', 3),
+      // A healthy 1.3.1 frontend at teardown (file discovery's watcher after "Runtime shutdown initiated").
+      '\x1b[2m2026-12-05T18:09:52.691293Z\x1b[0m \x1b[31mERROR\x1b[0m \x1b[2mdynamo_runtime::storage::kv::file\x1b[0m\x1b[2m:\x1b[0m Failed to send file watch event \x1b[3merror\x1b[0m\x1b[2m=\x1b[0mchannel closed',
+      '2026-12-05T18:09:52.691293Z ERROR dynamo_runtime::storage::kv::file: Failed to send file watch event error=channel closed',
     ],
   },
   'vllm.kv-size': {

@@ -4,7 +4,7 @@ import { buildPlan, planPorts, resolveFractions } from '../../../src/plan/build.
 import { validateRecipe } from '../../../src/recipe/load.js';
 import { UserError } from '../../../src/errors.js';
 import { KV_LINE_PATTERN } from '../../../src/plan/types.js';
-import { EMBEDDED_MODEL, EMBEDDED_MODEL_DIR } from '../../../src/plan/embedded-model.js';
+import { EMBEDDED_HUB_CACHE, EMBEDDED_MODEL, EMBEDDED_MODEL_DIR } from '../../../src/plan/embedded-model.js';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../../helpers/cli.js';
@@ -123,11 +123,32 @@ describe('buildPlan: built-in recipes', () => {
 });
 
 describe('buildPlan: the embedded model', () => {
-  it('the mocker recipe serves dynamo-dev/tiny from the package\'s models/tiny, listed under its id; its readiness asks /v1/models/dynamo-dev%2Ftiny/ready', async () => {
+  const SNAPSHOT = join(ROOT, 'models', 'hub', 'models--dynamo-dev--tiny', 'snapshots', '0'.repeat(40));
+
+  it('the mocker recipe serves dynamo-dev/tiny from the package\'s snapshot folder, listed under its id; its readiness asks /v1/models/dynamo-dev%2Ftiny/ready', async () => {
     const p = await plan('mocker');
     expect(p.model).toBe(EMBEDDED_MODEL);
-    expect(proc(p, 'agg-0').argv).toEqual(['python3', '-m', 'dynamo.mocker', '--model-path', join(ROOT, 'models', 'tiny'), '--model-name', 'dynamo-dev/tiny']);
+    expect(proc(p, 'agg-0').argv).toEqual(['python3', '-m', 'dynamo.mocker', '--model-path', SNAPSHOT, '--model-name', 'dynamo-dev/tiny']);
     expect(proc(p, 'frontend').ready.modelReady).toBe('http://127.0.0.1:8000/v1/models/dynamo-dev%2Ftiny/ready');
+  });
+
+  it('a frontend before 1.4 (which reads the files by the served name from its Hugging Face cache) gets the package\'s cache; 1.4.0 on, and other models, do not', async () => {
+    const env = async (version: string, sets: string[] = []) => proc(await plan('mocker', sets, { dynamoVersion: version }), 'frontend').env.HF_HUB_CACHE;
+    expect(await env('1.3.1')).toBe(join(ROOT, 'models', 'hub'));
+    expect(await env('1.3.0.post1')).toBe(EMBEDDED_HUB_CACHE);
+    expect(await env('1.4.0')).toBeUndefined();
+    expect(await env('1.6.1')).toBeUndefined();
+    expect(await env('1.3.1', ['model=Qwen/Qwen3-0.6B'])).toBeUndefined();
+    // A recipe's own frontend env still wins; the workers never get it (they read the folder).
+    expect(await env('1.3.1', ['frontend.env={"HF_HUB_CACHE":"/mine"}'])).toBe('/mine');
+    expect(proc(await plan('mocker', [], { dynamoVersion: '1.3.1' }), 'agg-0').env.HF_HUB_CACHE).toBeUndefined();
+  });
+
+  it('the package holds it as a Hugging Face cache entry: refs/main names the snapshot the mocker reads', () => {
+    const repo = join(EMBEDDED_HUB_CACHE, 'models--dynamo-dev--tiny');
+    expect(readFileSync(join(repo, 'refs', 'main'), 'utf8')).toBe('0'.repeat(40));
+    expect(join(repo, 'snapshots', '0'.repeat(40))).toBe(EMBEDDED_MODEL_DIR);
+    expect(EMBEDDED_MODEL_DIR).toBe(SNAPSHOT);
   });
 
   it('the folder holds what the frontend needs: a config with a real model_type, a tokenizer, a chat template; no weights; under 300 KB', () => {

@@ -6,20 +6,20 @@ import { RELEASES, releaseFor } from '../../../src/plan/dynamo-releases.js';
 const row = (since: string) => {
   const f = releaseFor(since).facts;
   expect(f.since).toBe(since);
-  return [f.discovery.flag, f.discovery.env, f.routerKvEventsOff, f.disaggFlags, f.systemEnabledEnv, f.gracefulShutdownEnv, f.vllmKvEventsByDefault, f.health, f.modelReadyEndpoint, f.cachedTokens, f.kvEventDiagnostics];
+  return [f.discovery.flag, f.discovery.env, f.routerKvEventsOff, f.disaggFlags, f.systemEnabledEnv, f.gracefulShutdownEnv, f.vllmKvEventsByDefault, f.health, f.modelReadyEndpoint, f.cachedTokens, f.kvEventDiagnostics, f.cardFilesFromWorker];
 };
 
 describe('what changed between Dynamo releases', () => {
   it.each([
-    ['0.0.0', ['--store-kv', 'DYN_STORE_KV', '--no-kv-events', 'is-worker', true, false, true, 'worker-gated', false, false, false]],
-    ['0.7.0', ['--store-kv', 'DYN_STORE_KV', '--no-kv-events', 'is-worker', false, false, true, 'worker-gated', false, false, false]],
-    ['0.8.0', ['--store-kv', 'DYN_STORE_KV', '--no-kv-events', 'is-worker', false, false, true, 'always-healthy', false, false, false]],
-    ['0.9.0', ['--store-kv', 'DYN_STORE_KV', '--no-kv-events', 'is-worker', false, false, true, 'always-healthy', false, false, false]],
-    ['1.0.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, true, 'always-healthy', false, false, false]],
-    ['1.1.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, false, 'always-healthy', false, false, false]],
-    ['1.3.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, false, 'always-healthy', true, false, false]],
-    ['1.4.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, false, 'always-healthy', true, false, true]],
-    ['1.5.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, false, 'discovery-gated', true, true, true]],
+    ['0.0.0', ['--store-kv', 'DYN_STORE_KV', '--no-kv-events', 'is-worker', true, false, true, 'worker-gated', false, false, false, false]],
+    ['0.7.0', ['--store-kv', 'DYN_STORE_KV', '--no-kv-events', 'is-worker', false, false, true, 'worker-gated', false, false, false, false]],
+    ['0.8.0', ['--store-kv', 'DYN_STORE_KV', '--no-kv-events', 'is-worker', false, false, true, 'always-healthy', false, false, false, false]],
+    ['0.9.0', ['--store-kv', 'DYN_STORE_KV', '--no-kv-events', 'is-worker', false, false, true, 'always-healthy', false, false, false, false]],
+    ['1.0.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, true, 'always-healthy', false, false, false, false]],
+    ['1.1.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, false, 'always-healthy', false, false, false, false]],
+    ['1.3.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, false, 'always-healthy', true, false, false, false]],
+    ['1.4.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, false, 'always-healthy', true, false, true, true]],
+    ['1.5.0', ['--discovery-backend', 'DYN_DISCOVERY_BACKEND', '--no-router-kv-events', 'disaggregation-mode', false, true, false, 'discovery-gated', true, true, true, true]],
   ])('%s', (since, facts) => {
     expect(row(since)).toEqual(facts);
   });
