@@ -15,8 +15,11 @@ export default async function status(ctx: CommandContext, opts: StatusOptions = 
   refuseConflicts({ ...opts }, [{ a: ['run', '--run'], b: ['all', '--all'], why: '--run shows one run, --all every run; choose one' }]);
   warnIfProcIsForeign(ctx);
   const docs = await collectStatus(ctx.stateDir, { runId: opts.run, all: opts.all, env: ctx.env });
+  // Records that could not be read: a live run may hide behind one (its processes carry its marker).
+  const { unreadableRuns, unreadableLine } = await import('../run/unreadable-runs.js');
+  const unreadable = opts.run ? [] : await unreadableRuns(ctx.stateDir);
   if (ctx.json) {
-    ctx.stdout.write(`${JSON.stringify({ runs: docs }, null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify({ runs: docs, ...(unreadable.length ? { unreadable } : {}) }, null, 2)}\n`);
     return 0;
   }
   const tty = Boolean((ctx.stdout as NodeJS.WriteStream).isTTY);
@@ -32,6 +35,10 @@ export default async function status(ctx: CommandContext, opts: StatusOptions = 
       gpu[d.id] = pic ? formatGpuPicture(pic, { width: Number.isFinite(columns) ? columns : 100, fancy: tty, indent: '  ' }) : null;
     }
   }
-  ctx.stdout.write(formatStatus(docs, { stateDir: ctx.stateDir, single: Boolean(opts.run), now: Date.now(), columns, gpu }));
+  const { wrapWords } = await import('../ui/fit.js');
+  const said = unreadable.map((u) => `${wrapWords(unreadableLine(u), columns, '  ').join('\n')}\n`).join('');
+  // Never "no runs recorded" over a record that could not be read.
+  if (docs.length === 0 && said) ctx.stdout.write(said);
+  else ctx.stdout.write(formatStatus(docs, { stateDir: ctx.stateDir, single: Boolean(opts.run), now: Date.now(), columns, gpu }) + (said ? `\n${said}` : ''));
   return 0;
 }

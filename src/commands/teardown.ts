@@ -47,10 +47,10 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
     runId: opts.run,
     graceMs,
     orphans: Boolean(opts.orphans),
-    onPlan: ({ runs, notRunning }) => {
+    onPlan: ({ runs, notRunning, unreadable }) => {
       if (!human) return;
       for (const v of notRunning) ctx.stdout.write(`${fitLines(`run ${v.record.id} is not running (${v.status}); nothing to stop`, columns, '  ')}\n`);
-      if (runs.length === 0 && notRunning.length === 0) ctx.stdout.write(`${fitLines(`no live runs in ${ctx.stateDir}`, columns, '  ')}\n`);
+      if (runs.length === 0 && notRunning.length === 0 && unreadable.length === 0) ctx.stdout.write(`${fitLines(`no live runs in ${ctx.stateDir}`, columns, '  ')}\n`);
       for (const v of runs) for (const p of v.record.processes) logs.set(`${v.record.id}/${p.name}`, p.log);
       for (const v of runs) ctx.stdout.write(`${formatRunPlan(v, opts.grace ?? 10, columns)}\n`);
       if (opts.orphans) ctx.stdout.write(`then: leftover engine processes of this user outside any live run\n`);
@@ -79,6 +79,7 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
       orphans: out.orphans,
       ...(out.otherRuns ? { otherRuns: out.otherRuns.map((r) => ({ pid: r.pid, name: r.name, run: r.runId, stateDir: r.stateDir })) } : {}),
       ...(out.warnings.length ? { warnings: out.warnings } : {}),
+      ...(out.unreadable?.length ? { unreadable: out.unreadable } : {}),
     }, null, 2)}\n`);
   } else {
     if (out.otherRuns?.length) {

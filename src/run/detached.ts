@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { UpEvent } from './events.js';
+import { RUN_MARKER } from './run-scan.js';
 import type { SupervisionOptions, SupervisorResult } from './supervisor.js';
 
 // `up --detach` in the foreground: the supervisor runs in a process of its own, started in its
@@ -46,7 +47,9 @@ export function launchDetached(o: DetachedOptions, logFile: string, start: ForkS
   const fd = openSync(logFile, 'a', 0o600);
   let child: ChildProcess;
   try {
-    child = start(ENTRY, [], { detached: true, stdio: ['ignore', fd, fd, 'ipc'], env: o.env, execArgv: [], serialization: 'json' });
+    // With the run's marker, as its processes: should its record become unreadable, teardown still finds it.
+    const env = o.runMarker ? { ...o.env, [RUN_MARKER]: o.runMarker } : o.env;
+    child = start(ENTRY, [], { detached: true, stdio: ['ignore', fd, fd, 'ipc'], env, execArgv: [], serialization: 'json' });
   } finally {
     closeSync(fd); // the child holds its own copy
   }

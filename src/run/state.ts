@@ -134,11 +134,20 @@ async function readRecord(stateDir: string, id: string): Promise<ReadResult> {
   return parseRunRecord(text, id, (name) => logPath(stateDir, id, name));
 }
 
+/** Run records this process found unreadable, by path: status and teardown must not say "no run" over them. */
+const unreadable = new Map<string, { stateDir: string; id: string; path: string; reason: string }>();
+
+/** The run records of a state dir this process could not read so far (listRuns and loadRuns fill it). */
+export function unreadableRecords(stateDir: string): { id: string; path: string; reason: string }[] {
+  return [...unreadable.values()].filter((u) => u.stateDir === stateDir).map(({ id, path, reason }) => ({ id, path, reason }));
+}
+
 async function tryReadRun(stateDir: string, id: string): Promise<RunRecord | null> {
   const r = await readRecord(stateDir, id);
   if (r === null) return null;
   if (r.ok) return r.record;
   const path = runJsonPath(stateDir, id);
+  unreadable.set(path, { stateDir, id, path, reason: r.reason });
   if (!warned.has(path)) {
     warned.add(path);
     warnSink(`dynamo-dev: warning: ${path}: skipped, not a valid run record: ${r.reason}`);

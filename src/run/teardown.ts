@@ -9,6 +9,7 @@ import { processTargets, realStopDeps, stopTargets, type StopDeps, type StopResu
 import type { RunRecord } from './types.js';
 import { writeStopRequest } from './stop-request.js';
 import type { OtherRun } from './other-runs.js';
+import { unreadableLine, unreadableRuns, type UnreadableRun } from './unreadable-runs.js';
 
 // `teardown`: stop live runs (or one), optionally the user's leftover engine processes, and mark
 // the records stopped. Logs are never touched.
@@ -26,7 +27,7 @@ export interface TeardownOptions {
   /** The stop's state per run (who is still terminating, when SIGKILL is due), for a live line. */
   onState?: (run: string, s: StopSnapshot) => void;
   /** Called once the targets are known, before any signal. */
-  onPlan?: (plan: { runs: RunView[]; notRunning: RunView[] }) => void;
+  onPlan?: (plan: { runs: RunView[]; notRunning: RunView[]; unreadable: UnreadableRun[] }) => void;
   /** The machine's processes for --orphans (default: all of /proc); a unit test passes only its own. */
   listProcesses?: () => Promise<ProcessInfo[]>;
   /** How the stops signal and look (default the real machine); a unit test makes a process outlive SIGKILL with it. */
@@ -47,6 +48,8 @@ export interface TeardownOutcome {
   orphans: number;
   /** Things that went wrong beside the stop itself (a record that could not be updated). */
   warnings: string[];
+  /** Runs whose record could not be read, with the processes carrying their marker (stopped here). */
+  unreadable?: UnreadableRun[];
   /** With --orphans only: engine processes left alone because a live run of another state dir owns them. */
   otherRuns?: (OtherRun & { name: string })[];
 }
@@ -160,7 +163,9 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   const views = o.runId ? [await findRunView(o.stateDir, o.runId)].filter((v): v is RunView => v !== null) : (await listRunViews(o.stateDir)).filter((v) => v.live);
   const live = views.filter((v) => v.live);
   const notRunning = views.filter((v) => !v.live);
-  o.onPlan?.({ runs: live, notRunning });
+  // A record that cannot be read hides no run from teardown: what carries its marker is stopped.
+  const unreadable = o.runId ? [] : await unreadableRuns(o.stateDir);
+  o.onPlan?.({ runs: live, notRunning, unreadable });
 
   const stopped: TeardownResult[] = [];
   const remaining: (Survivor & { run: string | null })[] = [];
@@ -187,6 +192,18 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   for (const { run, res } of perRun) {
     stopped.push(...res.stopped.map((r) => ({ ...r, run })));
     remaining.push(...res.remaining.map((s) => ({ ...s, run })));
+  }
+  for (const u of unreadable) {
+    const protectedPids = new Set([process.pid, ...ancestors(process.pid)]);
+    const targets = u.pids.filter((pid) => !protectedPids.has(pid)).map(unrecordedTarget).filter((t): t is StopTarget => t !== null);
+    const run = u.id;
+    const res = await stopTargets(targets, { graceMs: o.graceMs, onProgress: (r) => o.onProgress?.({ ...r, note: MARKED_NOTE, run }) }, o.stopDeps);
+    stopped.push(...res.stopped.map((r) => ({ ...r, note: MARKED_NOTE, run })));
+    remaining.push(...res.remaining.map((s) => ({ ...s, run })));
+    // Looked at again: "nothing remains" only of a fresh look.
+    const left = (await unreadableRuns(o.stateDir)).find((x) => x.id === u.id)?.pids.filter((pid) => !res.remaining.some((s) => s.pid === pid)) ?? [];
+    for (const pid of left) remaining.push({ name: orphanName(readCmdline(pid)), pid, cmd: readCmdline(pid), run });
+    warnings.push(unreadableLine(u, true));
   }
 
   let orphanCount = 0;
@@ -221,5 +238,5 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
       for (const s of res.remaining) remaining.push({ ...s, run: null });
     }
   }
-  return { stopped, remaining, runs: live.map((v) => v.record.id), notRunning: notRunning.map((v) => v.record.id), orphans: orphanCount, warnings, ...(o.orphans ? { otherRuns } : {}) };
+  return { stopped, remaining, runs: live.map((v) => v.record.id), notRunning: notRunning.map((v) => v.record.id), orphans: orphanCount, warnings, ...(unreadable.length ? { unreadable } : {}), ...(o.orphans ? { otherRuns } : {}) };
 }
