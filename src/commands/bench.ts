@@ -233,7 +233,13 @@ function progressLine(e: BenchEvent): string {
     case 'up': return e.code === 0 ? `  ${e.name}: ready (run ${e.runId})` : `  ${e.name}: up failed (exit ${e.code})${e.reason ? `: ${e.reason}` : ''}`;
     case 'gates': {
       const failed = e.gates.filter((g) => g.status === 'fail');
-      if (failed.length === 0) return `  ${e.name}: gates ${e.phase === 'ready' ? 'at ready' : 'after the load'}: ${e.gates.filter((g) => g.status === 'pass').length} pass${e.gates.some((g) => g.status === 'unknown') ? `, ${e.gates.filter((g) => g.status === 'unknown').length} unknown` : ''}`;
+      if (failed.length === 0) {
+        // processes.alive judges the load: before it, it is waiting, not unknown.
+        const later = e.phase === 'ready' ? e.gates.filter((g) => g.id === 'processes.alive' && g.status === 'unknown') : [];
+        const unknown = e.gates.filter((g) => g.status === 'unknown' && !later.includes(g));
+        const parts = [`${e.gates.filter((g) => g.status === 'pass').length} pass`, ...unknown.map((g) => `${g.id} unknown (${g.summary})`), ...later.map((g) => `${g.id} after the load`)];
+        return `  ${e.name}: gates ${e.phase === 'ready' ? 'at ready' : 'after the load'}: ${parts.join(', ')}`;
+      }
       return failed.map((g) => `  ${e.name}: gate ${g.id} FAILED: ${g.summary}`).join('\n');
     }
     case 'load': {

@@ -30,7 +30,6 @@ function cellParts(cell: Cell, m: MetricInfo): [string, string, string] {
 }
 
 const statusWord = (row: SummaryRow) => row.status.toUpperCase();
-const rowProse = (row: SummaryRow) => `${statusWord(row)}${row.reason ? `: ${row.reason}` : ''}`;
 
 /** Wraps on a terminal; whole when piped. */
 const fit = (line: string, width: number | null, indent: string): string[] => (width === null || visibleLength(line) <= width ? [line] : wrapWords(line, width, indent));
@@ -78,7 +77,8 @@ function renderTable(table: MetricTable, s: Summary, width: number | null): stri
     out.push(`${pad('variant', labelWidth)}   ${g.map((i) => pad(heads[i], colWidths[i])).join('   ')}`.trimEnd());
     table.rows.forEach((r, ri) => {
       if (r.status !== 'measured') {
-        out.push(...fit(`${pad(r.label, labelWidth)}   ${rowProse(r)}`, width, ' '.repeat(labelWidth + 3)));
+        // The status alone: its reason is said once, under the counts (not six times, once per table).
+        out.push(`${pad(r.label, labelWidth)}   ${statusWord(r)}`);
         return;
       }
       out.push(`${pad(r.label, labelWidth)}   ${g.map((i) => pad(texts[ri][i], colWidths[i])).join('   ')}`.trimEnd());
@@ -155,7 +155,12 @@ function countsLine(s: Summary): string {
 
 function body(s: Summary, rows: { label: string; variant: BenchVariant }[], width: number | null): string[] {
   const out: string[] = [countsLine(s)];
-  if (s.baseline === null) out.push(...fit('no variant was measured: no numbers to show (each one\'s status and reason below)', width, '  '));
+  // Each variant without numbers, once, with its reason; the tables then show only its status.
+  for (const r of rows) {
+    if (r.variant.status === 'measured') continue;
+    out.push(...fit(`  ${r.label}: ${r.variant.status.toUpperCase()}${r.variant.reason ? `: ${r.variant.reason}` : ''}`, width, '      '));
+  }
+  if (s.baseline === null) out.push(...fit('no variant was measured: no numbers to show', width, '  '));
   for (const t of s.tables) out.push('', ...renderTable(t, s, width));
   out.push('', ...renderGates(rows, width));
   if (s.missing.length > 0) out.push('', ...fit(`missing (the bench was interrupted before them): ${s.missing.join(', ')}`, width, '  '));

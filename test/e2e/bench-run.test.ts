@@ -52,6 +52,7 @@ describe('bench RECIPE --vary: a whole bench on the fakes', () => {
     const id = idOf(r.stderr);
     expect(r.stdout.split('\n')[0]).toBe(`bench ${id}: 2 variants, concurrency 1,4, 2 repeats of 32 requests; AIPerf (version unknown)`);
     expect(r.stdout).toContain('\n[1/2] routerMode=kv\n');
+    expect(r.stdout).toContain('\n  routerMode=kv: gates at ready: 4 pass, processes.alive after the load\n');
     expect(r.stdout).toContain('\n  routerMode=round-robin: MEASURED\n');
 
     // The report after the progress is the stored result's: `bench show` gives the same bytes.
@@ -87,9 +88,11 @@ describe('bench RECIPE --vary: a whole bench on the fakes', () => {
     expect(r.code, r.stderr).toBe(1);
     const reason = "kv.events: no KV event reached the router's index during the run (dynamo_component_kv_cache_events_applied 0): routing ignored the cache, though no warning said so";
     expect(r.stdout).toContain(`\n  routerMode=kv: INVALID: ${reason}\n`);
+    // In the report: the reason once under the counts, the status in every table, never a number.
+    expect(r.stdout).toContain(`\nvariants: 1 measured, 1 invalid\n  routerMode=kv: INVALID: ${reason}\n\n`);
     for (const title of ['TTFT p50', 'TTFT p90', 'ITL p50', 'output tokens/s', 'request throughput', 'cache-hit share']) {
       const t = table(r.stdout, title);
-      expect(t).toMatch(new RegExp(`^routerMode=kv +INVALID: ${reason.replace(/[()]/g, '\\$&')}$`, 'm'));
+      expect(t).toMatch(/^routerMode=kv +INVALID$/m);
       expect(t).toMatch(/^routerMode=round-robin +\d[\d.]*%? +1\.00x$/m);
     }
     const d = stored(home.stateDir, idOf(r.stderr));
