@@ -198,7 +198,7 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
     const url = frontendUrl(plan);
     for (const concurrency of b.doc.concurrency) {
       for (let repeat = 0; repeat < b.doc.repeats; repeat++) {
-        if (d.interrupted.yes) return { ...out, status: 'missing', reason: 'interrupted during the load; the runs measured before are kept' };
+        if (d.interrupted.yes) return { ...out, status: 'missing', reason: interruptedLoad(out.runs.length) };
         const dir = dirOf(b, d);
         const artifactDir = join(dir, 'exports', slug(index, v.name), `c${concurrency}-r${repeat}`);
         mkdirSync(artifactDir, { recursive: true });
@@ -211,7 +211,7 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
         d.interrupted.on(() => run.stop());
         const ended = await run.done;
         t.loadMs += Date.now() - tl;
-        if (d.interrupted.yes) return { ...out, status: 'missing', reason: 'interrupted during the load; the runs measured before are kept' };
+        if (d.interrupted.yes) return { ...out, status: 'missing', reason: interruptedLoad(out.runs.length) };
         const file = findExport(artifactDir);
         let metrics: RunMetrics | null = null;
         let error: string | null = null;
@@ -248,6 +248,10 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
     d.onEvent({ event: 'teardown', name: v.name, runId, remaining: td.remaining, ms: t.teardownMs });
   }
 }
+
+/** Why a variant stopped mid-load is missing: what of it was kept, said as it is. */
+const interruptedLoad = (kept: number) =>
+  (kept === 0 ? 'interrupted during the load, before any AIPerf run ended' : `interrupted during the load; the ${kept} AIPerf run${kept === 1 ? '' : 's'} that ended before are kept`);
 
 function frontendUrl(plan: Plan): string {
   const fe = plan.processes.find((p) => p.role === 'frontend');

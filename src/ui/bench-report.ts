@@ -96,8 +96,11 @@ function renderGates(rows: { label: string; variant: BenchVariant }[], width: nu
   for (const { label, variant: v } of rows) {
     const lead = label + ' '.repeat(labelWidth - visibleLength(label) + 1);
     if (v.gates.length === 0) {
-      const why = v.status === 'missing' ? 'not run' : 'none judged';
-      out.push(...fit(`${lead} - ${why}${v.reason ? ` (${v.status}: ${v.reason})` : ''}`, width, indent));
+      // A missing variant's reason often says 'not run' itself: said once.
+      const text = v.status === 'missing'
+        ? `not run${v.reason ? ` (${v.reason.replace(/^not run: /, '')})` : ''}`
+        : `none judged${v.reason ? ` (${v.status}: ${v.reason})` : ''}`;
+      out.push(...fit(`${lead} - ${text}`, width, indent));
       continue;
     }
     const notPass = v.gates.filter((g) => g.status !== 'pass');

@@ -141,7 +141,7 @@ describe('bench RECIPE --vary: a whole bench on the fakes', () => {
     const d = stored(home.stateDir, id);
     expect(d.interrupted).toBe(true);
     expect(d.variants.map((v) => [v.name, v.status])).toEqual([['routerMode=kv', 'missing'], ['routerMode=round-robin', 'missing'], ['routerMode=random', 'missing']]);
-    expect(d.variants[0].reason).toBe('interrupted during the load; the runs measured before are kept');
+    expect(d.variants[0].reason).toBe('interrupted during the load, before any AIPerf run ended');
     expect(readFileSync(svg, 'utf8')).toContain('>routerMode=kv (MISSING: no numbers)</text>');
     nothingLeft(home.stateDir);
   }, 120_000);
