@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createRequire } from 'node:module';
-import { isUserError } from './errors.js';
+import { DiskFullError, isUserError } from './errors.js';
 import type { CommandContext } from './commands/context.js';
 import { resolveStateDir } from './run/paths.js';
 import { examplesFor, programFooter, toolError } from './help-text.js';
@@ -122,6 +122,11 @@ function reportError(err: unknown, ctx: CommandContext): number {
     return 2;
   }
   const e = err as Error;
+  // A full disk: one line naming the file and what to do; the write that failed has no stack worth showing.
+  if (e instanceof DiskFullError) {
+    ctx.stderr.write(`dynamo-dev: ${e.message}\n`);
+    return 1;
+  }
   ctx.stderr.write(`dynamo-dev: ${e?.message ?? String(err)}\n`);
   if (ctx.verbose && e?.stack) ctx.stderr.write(`${e.stack}\n`);
   return 1;

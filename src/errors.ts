@@ -14,3 +14,24 @@ export class UserError extends Error {
 export function isUserError(err: unknown): err is UserError {
   return err instanceof UserError;
 }
+
+/**
+ * A write that failed because the filesystem is full (ENOSPC) or the user's quota is spent
+ * (EDQUOT). Node's error names the syscall, not the file (`ENOSPC: no space left on device,
+ * write`): this one names the file and the way out. Exit 1: the job failed, the input was fine.
+ */
+export class DiskFullError extends Error {
+  constructor(readonly path: string, readonly code: string) {
+    super(
+      `cannot write ${path}: ${code === 'EDQUOT' ? 'disk quota exceeded' : 'no space left on device'} (${code}); ` +
+        `free space on that filesystem (df -h ${path.replace(/\/[^/]*$/, '') || '/'}) or use a state directory on another one (--state-dir DIR or DYNAMO_DEV_HOME=DIR)`,
+    );
+    this.name = 'DiskFullError';
+  }
+}
+
+/** `err` as a DiskFullError naming `path` when it is a full disk or quota; otherwise `err` itself. */
+export function asDiskFull(err: unknown, path: string): unknown {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' ? new DiskFullError(path, code) : err;
+}

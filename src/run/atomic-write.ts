@@ -1,4 +1,5 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { asDiskFull } from '../errors.js';
 import { dirname } from 'node:path';
 
 // Records (run.json, bench result.json) are written whole or not at all: tmp + rename, so a reader
@@ -9,8 +10,14 @@ let tmpCounter = 0;
 export const tmpName = (path: string) => `${path}.${process.pid}.${++tmpCounter}.tmp`;
 
 export async function writeAtomic(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
   const tmp = tmpName(path);
-  await writeFile(tmp, text);
-  await rename(tmp, path);
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(tmp, text);
+    await rename(tmp, path);
+  } catch (err) {
+    // A full disk leaves a short tmp file behind: removed, and the error names the record, not `write`.
+    await unlink(tmp).catch(() => undefined);
+    throw asDiskFull(err, path);
+  }
 }

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants as fsConstants, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsConstants, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { tmpName, writeAtomic } from './atomic-write.js';
-import { UserError } from '../errors.js';
+import { asDiskFull, UserError } from '../errors.js';
 import type { RunView } from '../doctor/types.js';
 import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
 import { supervisorStopping, type RunLiveness } from './liveness.js';
@@ -97,8 +97,17 @@ export function writeRunSync(stateDir: string, rec: RunRecord): void {
   const path = runJsonPath(stateDir, rec.id);
   mkdirSync(dirname(path), { recursive: true });
   const tmp = tmpName(path);
-  writeFileSync(tmp, `${JSON.stringify(rec, null, 2)}\n`);
-  renameSync(tmp, path);
+  try {
+    writeFileSync(tmp, `${JSON.stringify(rec, null, 2)}\n`);
+    renameSync(tmp, path);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never written
+    }
+    throw asDiskFull(err, path);
+  }
 }
 
 /** The most a run.json may take (a real one is a few KB; a planted 1 GB file must not be read whole). */
@@ -473,10 +482,19 @@ export async function acquireUpLock(stateDir: string, runId: string, name?: stri
   }
   const describe = (id: string) => {
     const text = JSON.stringify({ pid: process.pid, runId: id, createdAt: new Date().toISOString() } satisfies LockOwner);
-    ftruncateSync(fd, 0);
-    writeSync(fd, text, 0);
+    try {
+      ftruncateSync(fd, 0);
+      writeSync(fd, text, 0);
+    } catch (err) {
+      throw asDiskFull(err, path);
+    }
   };
-  describe(runId);
+  try {
+    describe(runId);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
   let open = true;
   return {
     describe,

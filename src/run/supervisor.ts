@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { DiskFullError } from '../errors.js';
 import { planContext } from '../diagnose/choose-fix.js';
 import type { Plan, PlannedProcess } from '../plan/types.js';
 import { kvDiagnosticsGap, kvDiagnosticsHint } from '../plan/kv-diagnostics.js';
@@ -193,7 +194,15 @@ export class Supervisor extends EventEmitter {
     for (const d of dirs) this.d.mkdirs(d);
     // Before any spawn, and a failure here is up's failure: nothing may run unrecorded.
     this.record.updatedAt = new Date().toISOString();
-    this.d.writeRun(this.o.stateDir, this.record);
+    try {
+      this.d.writeRun(this.o.stateDir, this.record);
+    } catch (err) {
+      if (!(err instanceof DiskFullError)) throw err;
+      // A full disk before anything started: up fails with the file and what to do, nothing runs.
+      this.finishing = true;
+      this.emitEvent({ event: 'failed', reason: `${err.message}; nothing was started`, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
+      return { outcome: 'failed', code: 1, reason: err.message };
+    }
     if (this.o.handleSignals !== false) {
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as NodeJS.Signals[]) {
         // The first signal stops cleanly (SIGTERM, grace, SIGKILL); another one while stopping
