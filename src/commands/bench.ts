@@ -84,6 +84,18 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
   }
   const python = (v: PreparedVariant) => chosen.get(`${v.recipeObj.engine}\0${v.recipeObj.python}`)!;
 
+  // Every variant's model can be read (up's first preflight check), before the first variant starts.
+  if (opts.preflight !== false) {
+    const { requireModel } = await import('./up.js');
+    const seen = new Set<string>();
+    for (const v of variants) {
+      const key = JSON.stringify([v.recipeObj.model, v.recipeObj.engine, v.recipeObj.workers[0]?.env ?? {}]);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      await requireModel(ctx, v.recipeObj);
+    }
+  }
+
   const { findAiperf, AIPERF_FIX } = await import('../host/aiperf.js');
   const aiperf = await findAiperf(ctx.env, python(variants[0]));
   if (!aiperf) throw new UserError(`AIPerf is not installed: no \`aiperf\` on PATH and \`${python(variants[0])} -m aiperf\` has none; bench measures with it`, AIPERF_FIX);

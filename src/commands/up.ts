@@ -78,6 +78,10 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
     return EXIT.ok;
   }
 
+  // The model first, before the lock, the run's folder and the view: a model that cannot be read
+  // is the user's input, said as bad input is (one line, exit 2), with nothing started or recorded.
+  const model = opts.preflight !== false ? await requireModel(ctx, recipe) : null;
+
   // Closing the terminal (SIGHUP) makes every later write fail with EIO, a closed pipe (`| head`)
   // with EPIPE. Unhandled, that error would kill us in the middle of stopping: a worker that ignores
   // SIGTERM would never get its SIGKILL and run.json would never say stopped. Lost output is only
@@ -129,7 +133,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
     emit({ event: 'plan', runId, plan });
 
     if (opts.preflight !== false) {
-      const ok = await preflight(probeCtx, recipe, plan, python, emit);
+      const ok = await preflight(probeCtx, recipe, plan, python, emit, model);
       if (ok !== true) {
         removeEmptyRunDir(ctx.stateDir, runId); // nothing was started: no empty run left behind
         return ok === 'interrupted' ? EXIT.interrupted : EXIT.failed;
@@ -290,8 +294,21 @@ async function warnHiddenKvLine(ctx: CommandContext, plan: Plan): Promise<void> 
   );
 }
 
+/**
+ * doctor's model.available on the recipe's model (CLI.md up step 3 runs it first): a fail is a
+ * UserError naming the model, what is missing and the fix; a pass or warn is returned for the
+ * preflight event.
+ */
+export async function requireModel(ctx: Pick<CommandContext, 'env'>, recipe: Recipe): Promise<CheckOutcome> {
+  const t0 = Date.now();
+  const [{ probeModelSource, modelEnv }, check] = await Promise.all([import('../host/model-source.js'), import('../doctor/checks/model.available.js')]);
+  const r = check.judgeModelSource(await probeModelSource(recipe.model, modelEnv(ctx.env, recipe)), recipe.engine);
+  if (r.status === 'fail') throw new UserError(check.modelFailureLine(r));
+  return { id: check.default.id, title: check.default.title, durationMs: Date.now() - t0, ...r };
+}
+
 /** The preflight's verdict; 'interrupted' when Ctrl-C, SIGTERM or SIGHUP came first (said by an `interrupted` event). */
-async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python: string, emit: (e: UpEvent) => void): Promise<boolean | 'interrupted'> {
+async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python: string, emit: (e: UpEvent) => void, model: CheckOutcome | null): Promise<boolean | 'interrupted'> {
   const [{ createFacts }, { runChecks }, { selectChecks, preflightIds }] = await Promise.all([
     import('../host/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
   ]);
@@ -331,6 +348,7 @@ async function preflight(ctx: CommandContext, recipe: Recipe, plan: Plan, python
   } finally {
     for (const s of signals) process.off(s, onSignal);
   }
+  if (model) outcomes = [model, ...outcomes];
   const ok = outcomes.every((o) => o.status !== 'fail');
   emit({
     event: 'preflight', ok,

@@ -7,6 +7,7 @@ import gpuMemory from './checks/gpu.memory.js';
 import cudaCompat from './checks/cuda.compat.js';
 import pythonEnv from './checks/python.env.js';
 import procsLeftover from './checks/procs.leftover.js';
+import modelAvailable from './checks/model.available.js';
 import hfLocks from './checks/hf.locks.js';
 import ucxTransports from './checks/ucx.transports.js';
 import portsFree from './checks/ports.free.js';
@@ -17,7 +18,7 @@ import logsErrors from './checks/logs.errors.js';
 
 /** Every check in the order CLI.md fixes for output. */
 export const ALL_CHECKS: Check[] = [
-  gpuDriver, gpuMemory, cudaCompat, pythonEnv, procsLeftover, hfLocks,
+  gpuDriver, gpuMemory, cudaCompat, pythonEnv, procsLeftover, modelAvailable, hfLocks,
   ucxTransports, portsFree, kvEvents, kvAllocated, frontendModels, logsErrors,
 ];
 

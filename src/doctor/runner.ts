@@ -16,6 +16,7 @@ const PROBE_NAMES: Record<string, string> = {
   python: 'the Python interpreter',
   compat: 'ldconfig -p',
   hfModel: 'the Hugging Face cache',
+  modelSource: 'the model folder or the Hugging Face hub',
   ucx: 'ucx_info',
   ports: 'the port probe',
   run: 'the run state',

@@ -1,5 +1,5 @@
 import type {
-  CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
+  CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, ModelSourceFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
 } from '../host/types.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
@@ -73,6 +73,8 @@ export interface Facts {
   python(): Promise<PythonFacts>;
   compat(): Promise<CompatFacts>;
   hfModel(): Promise<HfModelFacts>;
+  /** Where the model comes from: its local folder's files, or the HF cache and the hub's answer (host/model-source.ts). */
+  modelSource(): Promise<ModelSourceFacts>;
   ucx(): Promise<UcxFacts>;
   ports(): Promise<PortFact[]>;
   /**
@@ -128,6 +130,7 @@ export const CHECK_IDS = [
   'cuda.compat',
   'python.env',
   'procs.leftover',
+  'model.available',
   'hf.locks',
   'ucx.transports',
   'ports.free',

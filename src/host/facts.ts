@@ -1,6 +1,6 @@
 import { PYTHON_PROBE_TIMEOUT_MS, type Facts, type LogSet, type RunView } from '../doctor/types.js';
 import type {
-  CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
+  CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, ModelSourceFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
 } from './types.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
@@ -131,6 +131,11 @@ export function createFacts(o: FactsOptions): Facts {
     }),
     compat: once<CompatFacts>(async () => early.compat ?? (await import('./compat.js')).probeCompat(o.env, o.timeoutMs)),
     hfModel: once<HfModelFacts>(async () => (await import('./hf-cache.js')).probeHfModel(o.recipe.model, o.env)),
+    // As a worker sees it: the recipe's own environment may set HF_HUB_OFFLINE or HF_ENDPOINT.
+    modelSource: once<ModelSourceFacts>(async () => {
+      const m = await import('./model-source.js');
+      return m.probeModelSource(o.recipe.model, m.modelEnv(o.env, o.recipe));
+    }),
     ucx: once<UcxFacts>(async () => early.ucx ?? (await import('./ucx.js')).probeUcx(o.env, o.timeoutMs)),
     // The holders of taken ports are looked for in the one process list doctor shares.
     ports: once<PortFact[]>(async () => (await import('./ports.js')).probePorts(planPorts(o.plan), { processes: () => facts.processes() })),

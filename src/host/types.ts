@@ -166,3 +166,35 @@ export interface FrontendFacts {
   /** GET /v1/models/<model>/ready (1.6+), when a model was asked for and its id fits a URL path. */
   modelReady?: HttpProbe | null;
 }
+
+/** Where the recipe's model comes from, as found on this machine (host/model-source.ts; judged by model.available). */
+export type ModelSourceFacts =
+  | { kind: 'embedded'; model: string; dir: string }
+  | {
+      kind: 'local';
+      model: string;
+      /** The path resolved (~ expanded, relative to the working directory). */
+      path: string;
+      /** 'missing' | 'dir' | 'file' (a single-file model such as a .gguf); 'unreadable': stat or readdir failed. */
+      type: 'missing' | 'dir' | 'file' | 'unreadable';
+      /** File names in the folder (not recursive); [] unless a readable dir. */
+      files: string[];
+      error: string | null;
+    }
+  | {
+      kind: 'hub';
+      model: string;
+      cacheRoot: string;
+      /** snapshots/<rev> folder of the cached model, null when none holds config.json. */
+      snapshotDir: string | null;
+      /** File names in that snapshot (not recursive). */
+      snapshotFiles: string[];
+      /** The variable that makes huggingface_hub offline (HF_HUB_OFFLINE=1, TRANSFORMERS_OFFLINE=1), null when online. */
+      offline: string | null;
+      /** HF_ENDPOINT without its trailing slash, else https://huggingface.co. */
+      endpoint: string;
+      /** The hub's answer to HEAD <endpoint>/api/models/<id>; null when not asked (cached, or offline). */
+      hub: { url: string; status: number | null; error: string | null } | null;
+      /** A proxy variable set (HTTPS_PROXY, ...): our request does not go through it, the worker's does. */
+      proxy: string | null;
+    };

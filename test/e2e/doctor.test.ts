@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 
 const IDS = [
-  'gpu.driver', 'gpu.memory', 'cuda.compat', 'python.env', 'procs.leftover', 'hf.locks',
+  'gpu.driver', 'gpu.memory', 'cuda.compat', 'python.env', 'procs.leftover', 'model.available', 'hf.locks',
   'ucx.transports', 'ports.free', 'kv.events', 'kv.allocated', 'frontend.models', 'logs.errors',
 ];
 
@@ -14,7 +14,7 @@ afterAll(() => home.cleanup());
 describe('doctor on a machine without a GPU', () => {
   const env = fakeEnv(home);
 
-  it('fails gpu.driver saying nvidia-smi / the driver was not found, all twelve ids in order, in under 2 s', async () => {
+  it('fails gpu.driver saying nvidia-smi / the driver was not found, all thirteen ids in order, in under 2 s', async () => {
     const r = await runCli(['doctor', '--json'], env);
     expect(r.code).toBe(1);
     expect(r.durationMs).toBeLessThan(2000);
@@ -47,7 +47,7 @@ describe('doctor on a machine without a GPU', () => {
     const r = await runCli(['doctor', '--only', 'gpu.driver,ports.free', '--json'], env);
     expect(JSON.parse(r.stdout).checks.map((c: { id: string }) => c.id)).toEqual(['gpu.driver', 'ports.free']);
     const s = await runCli(['doctor', '--skip', 'gpu.driver', '--json'], env);
-    expect(JSON.parse(s.stdout).checks).toHaveLength(11);
+    expect(JSON.parse(s.stdout).checks).toHaveLength(12);
   });
 
   it('lists ids and titles', async () => {

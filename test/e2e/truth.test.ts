@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
+import { cacheQwen3 } from '../helpers/runs.js';
 import { records, survivors, upHarness, type Ev } from '../helpers/up-run.js';
 import { deadPid, waitUntil } from '../helpers/proc-trees.js';
 
@@ -20,10 +21,12 @@ const events = (stdout: string): Ev[] => stdout.trim().split('\n').filter((l) =>
 // A healthy machine but for what other test files run alongside: they hold the default recipe's
 // ports (8000, 8081, ...) and run fake dynamo processes of their own (leftovers to this doctor).
 const HEALTHY = ['--skip', 'ports.free,procs.leftover', '--json'];
+// Healthy includes the model: in the test's HF cache (the hub is a closed port in tests).
 
 describe('doctor judges the live run, never an old one', () => {
   it('a Ctrl-C during start, then doctor on an otherwise healthy machine: exit 0, the log checks skip naming the stopped run', async () => {
     const s = await up.setup({ FAKE_WORKER_SLOW_MS: '60000' });
+    cacheQwen3(s.hfCache);
     s.env[`FAKE_WORKER_SCENARIO_${s.ports.system}`] = 'slow';
     const run = up.startUp(['up', 'agg', '--no-preflight', '--json', ...s.sets], s.env);
     await run.waitEvent((e) => e.event === 'starting' && e.process === 'agg-0');
@@ -41,6 +44,7 @@ describe('doctor judges the live run, never an old one', () => {
 
   it('a start that failed minutes ago: doctor warns naming it (exit 0); doctor --run judges it by its own recipe and fails', async () => {
     const s = await up.setup();
+    cacheQwen3(s.hfCache);
     s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'error804';
     const failed = await runCli(['up', 'agg-router', '--no-preflight', '--json', ...s.sets], s.env, { timeoutMs: 25_000 });
     expect(failed.code).toBe(1);
@@ -169,6 +173,7 @@ describe('unknown causes are shown, not hidden', () => {
 describe('preflight and checks that fit the plan', () => {
   it('up agg with a Python lacking dynamo: preflight fails on python.env naming --python; nothing started; fast', async () => {
     const s = await up.setup({ FAKE_MISSING_MODULES: 'dynamo' });
+    cacheQwen3(s.hfCache);
     const r = await runCli(['up', 'agg', '--json', ...s.sets], s.env, { timeoutMs: 25_000 });
     expect(r.code).toBe(1);
     expect(r.durationMs).toBeLessThan(5000);
@@ -183,6 +188,7 @@ describe('preflight and checks that fit the plan', () => {
 
   it('UCX_TLS=cuda_ipc: doctor passes agg (no NIXL), fails disagg-same-gpu', async () => {
     const s = await up.setup({ UCX_TLS: 'cuda_ipc' });
+    cacheQwen3(s.hfCache);
     const agg = await runCli(['doctor', ...HEALTHY], s.env, { timeoutMs: 30_000 });
     expect(agg.code, agg.stdout).toBe(0);
     const ucx = byId(JSON.parse(agg.stdout) as Doc)['ucx.transports'];

@@ -155,6 +155,7 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
 
   it('a taken port: preflight fails naming the port and its holder, nothing starts', async () => {
     const s = await setup();
+    cacheQwen3(s.hfCache);
     const server: Server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -76,6 +76,13 @@ export function fakeEnv(home: { stateDir: string; hfCache: string }, o: FakeEnvO
     DYNAMO_DEV_HOME: home.stateDir,
     HF_HUB_CACHE: home.hfCache,
     HF_HOME: undefined,
+    // No test asks the real hub: a model not in the test's cache meets a closed local port
+    // (connection refused at once), as on a machine without network. Tests of a reachable hub set
+    // their own server here.
+    HF_ENDPOINT: 'http://127.0.0.1:47',
+    HF_HUB_OFFLINE: undefined,
+    TRANSFORMERS_OFFLINE: undefined,
+    HF_TOKEN: undefined,
     NO_COLOR: '1',
     FORCE_COLOR: undefined,
     UCX_TLS: undefined,

@@ -3,7 +3,7 @@ import { NO_LOGS } from '../../src/doctor/log-view.js';
 import type { NoLogs } from '../../src/doctor/prepare.js';
 import type { OtherRun } from '../../src/run/other-runs.js';
 import type {
-  CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
+  CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, ModelSourceFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
 } from '../../src/host/types.js';
 import { buildPlan } from '../../src/plan/build.js';
 import type { Plan } from '../../src/plan/types.js';
@@ -29,6 +29,7 @@ export interface FactValues {
   python: PythonFacts;
   compat: CompatFacts;
   hfModel: HfModelFacts;
+  modelSource: ModelSourceFacts;
   ucx: UcxFacts;
   ports: PortFact[];
   run: RunView | null;
@@ -75,6 +76,12 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
       modelDir: `/home/u/.cache/huggingface/hub/models--${recipe.model.replace('/', '--')}`,
       snapshot: 'abc123', configPath: null, locks: [], incompleteBlobs: [], locksUnknown: false,
     },
+    modelSource: {
+      kind: 'hub', model: recipe.model, cacheRoot: '/home/u/.cache/huggingface/hub',
+      snapshotDir: `/home/u/.cache/huggingface/hub/models--${recipe.model.replace('/', '--')}/snapshots/abc123`,
+      snapshotFiles: ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'],
+      offline: null, endpoint: 'https://huggingface.co', hub: null, proxy: null,
+    },
     ucx: { tls: null, transports: null, ucxInfoError: 'ucx_info not found on PATH', version: null },
     ports: [],
     run: null,
@@ -102,6 +109,7 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     python: getter('python'),
     compat: getter('compat'),
     hfModel: getter('hfModel'),
+    modelSource: getter('modelSource'),
     ucx: getter('ucx'),
     ports: getter('ports'),
     run: getter('run'),

@@ -102,6 +102,7 @@ export function cacheQwen3(hfCache: string): void {
     architectures: ['Qwen3ForCausalLM'], head_dim: 128, hidden_size: 1024, num_attention_heads: 16, num_hidden_layers: 28,
     num_key_value_heads: 8, torch_dtype: 'bfloat16', max_position_embeddings: 40960,
   }));
+  writeFileSync(join(snap, 'tokenizer.json'), '{}');
   writeFileSync(join(snap, 'model.safetensors'), '');
   truncateSync(join(snap, 'model.safetensors'), 1_200_000_000);
 }
