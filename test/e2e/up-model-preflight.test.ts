@@ -124,7 +124,7 @@ describe('up: the model is checked before anything starts', () => {
     const events = r.stdout.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
     const pre = events.find((e) => e.event === 'preflight')!;
     expect(pre.checks[0]).toMatchObject({ id: 'model.available', status: 'pass' });
-    expect(pre.checks[0].summary).toMatch(/^model dynamo-dev\/tiny is dynamo-dev's embedded model \(.+models\/tiny\): nothing to download$/);
+    expect(pre.checks[0].summary).toMatch(/^model dynamo-dev\/tiny is dynamo-dev's embedded model \(.+\): nothing to download$/);
     if (pre.ok) {
       expect(r.code, r.stderr).toBe(0);
       expect(events.at(-1)).toMatchObject({ event: 'ready' });
