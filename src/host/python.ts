@@ -23,6 +23,9 @@ const DISTS: Record<string, string[]> = {
   nixl: ['nixl', 'nixl-cu12', 'nixl-cu13'],
 };
 
+/** Distributions whose metadata the probe reads whatever imports: ai-dynamo's own two wheels. */
+export const INSTALL_DISTS = ['ai-dynamo', 'ai-dynamo-runtime'] as const;
+
 /**
  * The modules asked for each engine. The mocker recipe runs `python -m dynamo.frontend` and
  * `python -m dynamo.mocker` from plain `pip install ai-dynamo`, which brings neither torch nor vLLM
@@ -84,6 +87,16 @@ for name in mods:
             out["torchCuda"] = c if isinstance(c, str) and c else None
     except BaseException as e:
         out["modules"][name] = {"ok": False, "version": None, "error": "%s: %s" % (type(e).__name__, e)}
+# What pip installed (metadata), whether or not it imports: a broken install is metadata whose
+# modules do not import.
+out["executable"] = sys.executable
+out["dists"] = {}
+for d in ${JSON.stringify(INSTALL_DISTS)}:
+    try:
+        from importlib import metadata
+        out["dists"][d] = metadata.version(d)
+    except Exception:
+        out["dists"][d] = None
 sys.stdout = real_stdout
 print(${JSON.stringify(MARKER)} + json.dumps(out))
 `;
@@ -93,6 +106,8 @@ interface ProbeOutput {
   python: string;
   modules: Record<string, { ok: boolean; version: string | null; error: string | null; paths?: unknown }>;
   torchCuda: string | null;
+  dists?: Record<string, unknown>;
+  executable?: unknown;
 }
 
 /** Finds the marked JSON line in the probe's stdout; null when absent or malformed. */
@@ -134,9 +149,16 @@ export async function probePython(
     const paths = Array.isArray(m.paths) ? m.paths.filter((x): x is string => typeof x === 'string') : [];
     modules[name] = { ok: Boolean(m.ok), version: m.version ?? null, error: m.error ?? null, path: paths[0] ?? null, paths };
   }
+  const dists: Record<string, string | null> = {};
+  for (const d of INSTALL_DISTS) {
+    const v = parsed.dists?.[d];
+    dists[d] = typeof v === 'string' ? v : null;
+  }
   return {
     interpreter, ok: true, error: null, pythonVersion: parsed.python ?? null, modules,
     torchCuda: typeof parsed.torchCuda === 'string' ? parsed.torchCuda : null,
+    ...(parsed.dists ? { dists } : {}),
+    ...(typeof parsed.executable === 'string' && parsed.executable ? { executable: parsed.executable } : {}),
   };
 }
 

@@ -82,6 +82,13 @@ export interface PythonFacts {
   modules: Record<string, PythonModule>;
   /** torch.version.cuda, e.g. "12.9"; null for CPU builds or when torch is missing. */
   torchCuda: string | null;
+  /**
+   * Installed distributions by their metadata, whether or not their modules import
+   * ({"ai-dynamo": "1.6.1", "ai-dynamo-runtime": null}); absent in facts not made by the probe.
+   */
+  dists?: Record<string, string | null>;
+  /** sys.executable: the interpreter's own path (`python3` resolved); absent in facts not made by the probe. */
+  executable?: string;
 }
 
 export interface CompatFacts {

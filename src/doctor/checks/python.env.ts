@@ -1,6 +1,7 @@
 import { delimiter, dirname, resolve } from 'node:path';
 import type { PythonModule } from '../../host/types.js';
 import { listWords } from '../../list-words.js';
+import { brokenInstall } from './python-install.js';
 import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport } from '../../plan/dynamo-releases.js';
 import { type Check, type CheckResult, PYTHON_PROBE_TIMEOUT_MS, fail, pass, warn } from '../types.js';
 
@@ -47,8 +48,16 @@ const check: Check = {
       torchCuda: py.torchCuda,
       required,
       dynamo: { version: dynamoVersion, support, verified: VERIFIED, supported: `>=${SUPPORTED_MIN} <${SUPPORTED_BELOW}` },
+      dists: py.dists ?? null,
     };
     const missing = required.filter((m) => !py.modules[m]?.ok);
+    // pip's metadata of Dynamo's wheels: installed yet not importing is a broken install, with its own fix.
+    const broken = missing.length > 0 ? brokenInstall(py, missing) : null;
+    if (broken) {
+      return fail(broken.summary, broken.fix, [...details, `pip metadata: ${Object.entries(py.dists ?? {}).map(([d, v]) => `${d} ${v ?? 'not installed'}`).join(', ')}`], {
+        ...evidence, install: { state: 'broken', kind: broken.kind, requirement: broken.requirement, dists: py.dists ?? null },
+      });
+    }
     if (missing.length > 0) {
       const why = missing.map((m) => `${m} (${py.modules[m]?.error ?? 'not asked'})`).join(', ');
       const pkgs = [...new Set(missing.map((m) => PIP[engine][m] ?? m))].join(' ');

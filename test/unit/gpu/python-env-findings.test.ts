@@ -43,6 +43,7 @@ describe('python.env: the verified release passes', () => {
         modules: { dynamo: ok(VERIFIED), vllm: ok('0.11.0'), torch: ok('2.8.0+cu128') },
         required: ['dynamo', 'vllm', 'torch'],
         dynamo: { version: VERIFIED, support: 'verified', verified: VERIFIED, supported: `>=${SUPPORTED_MIN} <${SUPPORTED_BELOW}` },
+        dists: null,
       },
     });
   });
