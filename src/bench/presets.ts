@@ -3,6 +3,8 @@
 // (CPU only; its timings are a model, relative only: docs/bench.md). A variant that cannot be
 // measured on the engine says so as data (`unmeasurable`), never as a number.
 
+import { EMBEDDED_MODEL } from '../plan/embedded-model.js';
+
 export type Engine = 'vllm' | 'mocker';
 
 export interface PresetVariant {
@@ -71,7 +73,8 @@ export const PRESETS: Record<string, Preset> = {
       { name: 'agg', recipe: { vllm: 'agg', mocker: 'mocker' }, sets: {}, engineSets: { mocker: { 'workers.0.replicas': '1' } } },
       // The mocker's own disaggregation mode (--disaggregation-mode prefill|decode): the plan gives it
       // to mocker workers of a prefill/decode recipe (src/plan/build.ts).
-      { name: 'disagg', recipe: { vllm: 'disagg-same-gpu', mocker: 'disagg-same-gpu' }, sets: {}, engineSets: { mocker: { engine: 'mocker' } } },
+      // Its model is the mocker recipe's (the embedded one), so model.same compares like with like.
+      { name: 'disagg', recipe: { vllm: 'disagg-same-gpu', mocker: 'disagg-same-gpu' }, sets: {}, engineSets: { mocker: { engine: 'mocker', model: EMBEDDED_MODEL } } },
     ],
     concurrency: [1, 4],
     requests: 32,

@@ -1,6 +1,13 @@
 import type { Signature } from './types.js';
 import { KV_DIAGNOSTICS_SIGNATURE } from './kv-diagnostics-finding.js';
 
+/** Lookahead alternatives (regex source) of ERROR lines healthy Dynamo frontends write: see log.error. */
+const BENIGN_ERRORS = [
+  // The runtime's internal channels closing under its shutdown, in whatever words the task logs it.
+  String.raw`dynamo_runtime::[\w:]+: .*\bchannel closed\b`,
+  String.raw`dynamo_llm::http::service::service_v2: http response sent status=4\d\d\b`,
+];
+
 // The finding table of CLI.md ("Finding codes") as data. Texts and fixes come from FACTS.md; the
 // order matters: a line yields at most one finding, the first signature (in this order) it matches.
 
@@ -407,9 +414,12 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     // headers logged at ERROR are not a cause of their own.
     patterns: [
       new RegExp(String.raw`^(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+\] (?!Traceback \(most recent call last\)|The above exception|During handling of the above|\^)\S`),
-      // Not the file-discovery watcher's own shutdown: after "Runtime shutdown initiated" a 1.3.1 frontend logs
-      // "Failed to send file watch event error=channel closed" once per removed registration (test/dynamo, release matrix).
-      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ERROR +(?!dynamo_runtime::storage::kv::file: Failed to send file watch event error=channel closed$)\S/,
+      // Not what healthy Dynamo frontends log at ERROR (test/dynamo on the released 1.3.1 and 1.6.1): after "Runtime
+      // shutdown initiated", the runtime's tasks whose channel closed ("Failed to send file watch event error=channel
+      // closed" and "KeyValueStoreManager.watch failed ... err=channel closed" on 1.3.1, "monitor_instance_source: The
+      // Sender is dropped: channel closed" on 1.6.1); and the access line of a 4xx answer ("http response sent
+      // status=404"), a client's error, not the process's.
+      new RegExp(String.raw`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ERROR +(?!${BENIGN_ERRORS.join('|')})\S`),
       /^(?:\S+ )?\[ERROR\] \S/,
     ],
     title: 'An error was logged (no known signature)',

@@ -58,7 +58,8 @@ describe('bench presets', () => {
 
   it('agg-vs-disagg: the mocker in its disaggregation mode, concurrency 1 and 4, 64 output tokens', () => {
     const v = presetVariants(PRESETS['agg-vs-disagg'], 'mocker');
-    expect(v[1]).toMatchObject({ name: 'disagg', recipe: 'disagg-same-gpu', sets: { engine: 'mocker' } });
+    // The agg variant's model (the mocker recipe's embedded one): model.same compares like with like.
+    expect(v[1]).toMatchObject({ name: 'disagg', recipe: 'disagg-same-gpu', sets: { engine: 'mocker', model: 'dynamo-dev/tiny' } });
     expect(PRESETS['agg-vs-disagg'].concurrency).toEqual([1, 4]);
     expect(PRESETS['agg-vs-disagg'].load.outputTokens).toBe(64);
     expect(presetVariants(PRESETS['agg-vs-disagg'], 'vllm')[1].sets).toEqual({});
@@ -73,6 +74,6 @@ describe('bench presets', () => {
   it('--vary on a preset crosses each of its variants', () => {
     const v = presetVariants(PRESETS['agg-vs-disagg'], 'mocker', [parseVary('maxModelLen=2048,4096')]);
     expect(v.map((x) => x.name)).toEqual(['agg maxModelLen=2048', 'agg maxModelLen=4096', 'disagg maxModelLen=2048', 'disagg maxModelLen=4096']);
-    expect(v[3].sets).toEqual({ engine: 'mocker', maxModelLen: '4096' });
+    expect(v[3].sets).toEqual({ engine: 'mocker', model: 'dynamo-dev/tiny', maxModelLen: '4096' });
   });
 });

@@ -227,6 +227,7 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
       '2025-04-03T01:36:38+0000 [ERROR] [cli] Service failed',
       // The same target with another message is still an error.
       '2026-12-05T18:09:52.691293Z ERROR dynamo_runtime::storage::kv::file: Failed to send file watch event error=disk full',
+      '2026-12-05T18:29:06.975109Z ERROR dynamo_llm::http::service::service_v2: http response sent status=500 latency_ms=0',
     ],
     misses: [
       corpus('vllm-10453-worker-init-device-error.log', 8),
@@ -237,6 +238,10 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
       // A healthy 1.3.1 frontend at teardown (file discovery's watcher after "Runtime shutdown initiated").
       '\x1b[2m2026-12-05T18:09:52.691293Z\x1b[0m \x1b[31mERROR\x1b[0m \x1b[2mdynamo_runtime::storage::kv::file\x1b[0m\x1b[2m:\x1b[0m Failed to send file watch event \x1b[3merror\x1b[0m\x1b[2m=\x1b[0mchannel closed',
       '2026-12-05T18:09:52.691293Z ERROR dynamo_runtime::storage::kv::file: Failed to send file watch event error=channel closed',
+      '2026-12-05T18:44:04.936933Z ERROR dynamo_runtime::storage::kv: KeyValueStoreManager.watch failed adding existing key to channel bucket_name="v1/instances" err=channel closed',
+      // A healthy 1.6.1 frontend: at shutdown, and the access line of a client's 404.
+      '2026-12-05T18:29:03.909791Z ERROR dynamo_runtime::component::client: monitor_instance_source: The Sender is dropped: channel closed, endpoint=dynamo/backend/generate',
+      '\x1b[2m2026-12-05T18:29:06.975109Z\x1b[0m \x1b[31mERROR\x1b[0m \x1b[2mdynamo_llm::http::service::service_v2\x1b[0m\x1b[2m:\x1b[0m http response sent \x1b[3mstatus\x1b[0m\x1b[2m=\x1b[0m404 \x1b[3mlatency_ms\x1b[0m\x1b[2m=\x1b[0m0',
     ],
   },
   'vllm.kv-size': {
