@@ -131,18 +131,28 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     // What setup would run, exactly, and nothing run: the folder, the lock and the log stay untouched.
     const steps = setupPlan.plannedSteps(tools, release, engine);
     const placeholder = buildOf(release)?.placeholder ?? null;
+    const fallbackSteps = [setupPlan.dynamoOnly(tools, release), setupPlan.requirementsInstall(tools, join(dir, 'requirements-without-placeholder.txt'), 0)];
     const fallback = placeholder
-      ? `if ${placeholder} (a placeholder that downloads from NVIDIA's index) cannot be fetched: ${shellLine(setupPlan.dynamoOnly(tools, release).argv)}, then ai-dynamo's other pinned requirements without it (${shellLine(setupPlan.requirementsInstall(tools, join(dir, 'requirements-without-placeholder.txt'), 0).argv)})`
+      ? {
+        placeholder,
+        when: `if ${placeholder} (a placeholder that downloads from NVIDIA's index) cannot be fetched, step 2 becomes ai-dynamo alone, then its other pinned requirements without it (written to requirements-without-placeholder.txt):`,
+        steps: fallbackSteps.map((st) => ({ id: st.id, argv: st.argv, command: shellLine(st.argv) })),
+      }
       : null;
     emit({ event: 'plan', dir, installer: tools.installer, python: found, steps: steps.map((st) => ({ id: st.id, label: st.label, argv: st.argv, command: shellLine(st.argv) })), fallback });
     emit({ event: 'result', ok: true, code: EXIT.ok, dryRun: true, installed: false, release, engine, dir, durationMs: Date.now() - t0 });
     if (!ui) return EXIT.ok;
+    // Each command on a line of its own, never broken, so it can be pasted.
+    const command = (argv: readonly string[]) => ctx.stdout.write(`${ui.fitCommand('     ', shellLine(argv), columns, '       ')}\n`);
     say(`dry run: nothing installed. setup would build ${dir} from ${using}:`);
     steps.forEach((st, i) => {
       say(`  ${i + 1}. ${st.label}`);
-      ctx.stdout.write(`${ui.fitCommand('     ', shellLine(st.argv), columns, '       ')}\n`);
+      command(st.argv);
     });
-    if (fallback) say(`  ${fallback}`);
+    if (fallback) {
+      say(`  ${fallback.when}`);
+      for (const st of fallbackSteps) command(st.argv);
+    }
     return EXIT.ok;
   }
 

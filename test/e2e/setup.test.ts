@@ -2,9 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FIXTURES, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
+import { BIN, FIXTURES, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
 import { portBlock } from '../helpers/runs.js';
 import { startUp, type Ev } from '../helpers/up-run.js';
+import { openTerminal, stripTerm } from '../helpers/pty.js';
+import { visibleLength } from '../../src/ui/fit.js';
 
 // `dynamo-dev setup` through the built binary, with a fake Python 3.13 (and a fake uv) first on
 // PATH whose environments' pip acts out what the real one did (test/fixtures/bin/setup): the
@@ -198,7 +200,9 @@ describe('setup on a GPU machine (the fake nvidia-smi): the newest release whose
       `     ${dir}/bin/python -m pip install 'ai-dynamo[vllm]==1.6.1'`,
       '  3. import dynamo.frontend, dynamo.mocker, dynamo.vllm',
       `     ${dir}/bin/python -c 'import dynamo.frontend, dynamo.mocker, dynamo.vllm'`,
-      `  if aisimulate==0.13.0 (a placeholder that downloads from NVIDIA's index) cannot be fetched: ${dir}/bin/python -m pip install --no-deps ai-dynamo==1.6.1, then ai-dynamo's other pinned requirements without it (${dir}/bin/python -m pip install -r ${dir}/requirements-without-placeholder.txt)`,
+      '  if aisimulate==0.13.0 (a placeholder that downloads from NVIDIA\'s index) cannot be fetched, step 2 becomes ai-dynamo alone, then its other pinned requirements without it (written to requirements-without-placeholder.txt):',
+      `     ${dir}/bin/python -m pip install --no-deps ai-dynamo==1.6.1`,
+      `     ${dir}/bin/python -m pip install -r ${dir}/requirements-without-placeholder.txt`,
     ]);
     // Nothing ran but the version question: no folder, no venv, no pip.
     expect(existsSync(join(h.dir, 'cache'))).toBe(false);
@@ -213,6 +217,23 @@ describe('setup on a GPU machine (the fake nvidia-smi): the newest release whose
       [py313, '-m', 'venv', dir], [join(dir, 'bin', 'python'), '-m', 'pip', 'install', 'ai-dynamo[vllm]==1.6.1'], [join(dir, 'bin', 'python'), '-c', 'import dynamo.frontend, dynamo.mocker, dynamo.vllm'],
     ]);
     expect(events[4]).toMatchObject({ ok: true, code: 0, dryRun: true, installed: false });
+    expect(events[3].fallback).toMatchObject({ placeholder: 'aisimulate==0.13.0', steps: [{ id: 'install-dynamo' }, { id: 'install-requirements' }] });
+  });
+
+  it('--dry-run in an 80-column terminal: prose wraps at words, each command stays whole on a line of its own to paste', async () => {
+    const h = home();
+    const env = gpuEnv(h, 'desktop-595');
+    const piped = (await runCli(['setup', '--dry-run'], env)).stdout.split('\n');
+    const commands = piped.filter((l) => l.startsWith('     /'));
+    expect(commands).toHaveLength(5);
+    const term = openTerminal([process.execPath, BIN, 'setup', '--dry-run'], env, { cols: 80, rows: 24 });
+    children.push(term.child);
+    expect(await term.exit).toBe(0);
+    const lines = stripTerm(term.raw()).replace(/\r/g, '').split('\n').filter((l) => l !== '');
+    // A command longer than the terminal is written whole (the terminal folds it); it starts its own line.
+    for (const c of commands) expect(lines).toContain(c.trimStart());
+    for (const l of lines.filter((x) => !commands.some((c) => c.trimStart() === x))) expect(visibleLength(l), JSON.stringify(l)).toBeLessThanOrEqual(80);
+    expect(lines.join(' ').split(/\s+/)).toEqual(piped.join(' ').split(/\s+/));
   });
 
   it('driver 595: installs ai-dynamo[vllm]==1.6.1, with the placeholder fallback keeping the vllm extra\'s requirements; recorded as a vllm environment that up uses', async () => {
