@@ -200,3 +200,11 @@ export function formatInterrupted(e: Ev<'interrupted'>, columns = Infinity): str
   const what = e.pending.length ? `; still checking: ${e.pending.join(', ')}` : '';
   return `${wrapWords(`${chalk.yellow.bold('interrupted')} (${e.signal}) during preflight${what}. Nothing was started.`, columns, '  ').join('\n')}\n`;
 }
+
+/**
+ * A hint said in full under the ready block on a terminal, wrapped at word boundaries (the live
+ * view's row cut it to its room: "Dynamo 1.3.1 does not log…" says nothing).
+ */
+export function formatHintNote(process: string, text: string, columns = Infinity): string {
+  return `${wrapFix(`${chalk.yellow('!')} ${process}: ${logMessage(text)}`, columns, '    ').join('\n')}\n`;
+}

@@ -4,7 +4,7 @@ import type { Plan } from '../plan/types.js';
 import type { UpEvent } from '../run/events.js';
 import { FRAMES, StopRow, UpProcessRow } from './up-process-row.js';
 import {
-  formatExitNotice, formatFailureReport, formatInterrupted, formatPlanSummary, formatPreflightFailures, formatReady, formatRunLine,
+  formatExitNotice, formatFailureReport, formatInterrupted, formatPlanSummary, formatPreflightFailures, formatReady, formatRunLine, formatHintNote,
 } from './up-report.js';
 import { finalText, newMemory, type UpRenderer } from './up-plain.js';
 import { formatElapsed, initialState, reduce, type UpViewState } from './up-state.js';
@@ -127,6 +127,7 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
   });
 
   let ready = false;
+  const readyNotes: { process: string; text: string }[] = [];
   let started = false;
   return {
     onEvent(e) {
@@ -156,11 +157,14 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
           mem.logs[e.process] = e.log;
           break;
         case 'hint':
+          // Said in full at ready: the row has room for its first words only.
+          if (e.code === 'kv_diagnostics_unlogged') readyNotes.push(e);
           break;
         case 'ready':
           ready = true;
           unmount();
           write(formatReady(e, mem.plan, { columns: columns(), fancy: true }));
+          for (const n of readyNotes.splice(0)) write(formatHintNote(n.process, n.text, columns()));
           break;
         case 'exited':
           mem.exited.set(e.process, e);
