@@ -191,8 +191,13 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     needles: ['Lock acquisition failed'],
     patterns: [/Lock acquisition failed/],
     title: 'Hugging Face download lock could not be taken',
-    explanation: 'Dynamo\'s model fetch (Rust hf-hub crate) does not wait for a held lock: it fails when another process is downloading the same model, or a stale lock is left.',
-    fix: 'download the model once before starting (`hf download MODEL`); if no process holds the lock (`dynamo-dev doctor --only hf.locks`), remove the stale .lock file it names',
+    // Dynamo 1.6.1 prefetches with hf-hub 0.4.3 (strings of ai-dynamo-runtime's _core): its lock_file
+    // (src/api/tokio.rs) tries flock(LOCK_EX|LOCK_NB) on models--ORG--NAME/blobs/<etag>.lock for ~5 s,
+    // then returns "Lock acquisition failed: <path>", which lib/llm/src/hub.rs wraps as "Failed to
+    // download file '<file>' from model '<model>': Lock acquisition failed: <path>". The file stays after
+    // every download (only unlocked), so it existing says nothing; a process holding it does.
+    explanation: 'Dynamo\'s model prefetch (hf-hub 0.4.3) does not wait for a download lock: it tries the lock on the model\'s blobs/<etag>.lock for about 5 s, then fails, when another process (another worker, an `hf download`) is downloading the same file.',
+    fix: 'download the model once before starting (`hf download MODEL`), or start workers one after another; `dynamo-dev doctor --only hf.locks` names a process that still holds the lock. The .lock file itself stays after every download: deleting it does not help',
   },
   {
     code: 'hf.model-not-found',

@@ -131,3 +131,21 @@ export async function lockHolders(path: string): Promise<LockHolder[]> {
   const pids = holdersOf(parseProcLocks(text), st);
   return Promise.all(pids.map(async (pid) => ({ pid, cmd: await cmdOf(pid) })));
 }
+
+/**
+ * The held download locks of a hub model, both kinds a worker can wait on: huggingface_hub's
+ * `<cache>/.locks/models--ORG--NAME/<etag>.lock` (vLLM's downloads; huggingface_hub 1.33.0
+ * utils/_fixes.py WeakFileLock polls it and logs its wait only at INFO, which its WARNING-level
+ * logger hides) and hf-hub's `<cache>/models--ORG--NAME/blobs/<etag>.lock` (Dynamo's own prefetch:
+ * hf-hub 0.4.3 src/api/tokio.rs lock_file, flock LOCK_NB tried for ~5 s, then "Lock acquisition
+ * failed: <path>"). Only files some process holds; [] for a local path or when /proc/locks is unreadable.
+ */
+export async function heldModelLocks(model: string, env: Env): Promise<HfLockFile[]> {
+  if (isLocalModelPath(model)) return [];
+  const text = await readText('/proc/locks');
+  if (text === null) return [];
+  const root = hfCacheRoot(env);
+  const locks = parseProcLocks(text);
+  const [hub, blobs] = await Promise.all([probeLocks(modelLocksDir(root, model), locks), probeLocks(join(modelDirOf(root, model), 'blobs'), locks)]);
+  return [...hub, ...blobs].filter((l) => l.holders.length > 0);
+}

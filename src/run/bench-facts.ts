@@ -52,6 +52,12 @@ export async function readRunFacts(o: RunFactsInput): Promise<RunFacts> {
   const label = new Map((logs?.files ?? []).map((f) => [f.path, f.process ?? f.path]));
   const lockWaits = (logs?.scan.findings ?? []).filter((f) => LOCK_CODES.has(f.code))
     .map((f) => ({ code: f.code, count: f.count, file: label.get(f.file) ?? f.file, line: f.line, text: f.text }));
+  // The real worker waits silently: the supervisor records the wait it saw from the held lock.
+  for (const p of run?.record.processes ?? []) {
+    if (!p.lockWait) continue;
+    const who = p.lockWait.holderPid !== null ? ` held by pid ${p.lockWait.holderPid}${p.lockWait.holderCmd ? ` (${p.lockWait.holderCmd})` : ''}` : '';
+    lockWaits.push({ code: 'hf.lock-wait', count: 1, file: p.name, line: 0, text: `${p.name} waited on ${p.lockWait.lockPath}${who}` });
+  }
   const { describeEnd } = await import('./losses.js');
   const lost = (run?.lost ?? []).map((l) => ({ name: l.name, how: describeEnd(l), at: l.at ?? null }));
   return { checks, lockWaits, lost, kvEventsApplied: metrics === null ? null : kvEventsApplied(metrics), live: run?.live === true };

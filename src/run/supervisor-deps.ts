@@ -41,6 +41,8 @@ export interface SupervisorDeps {
   self: { pid: number; startTicks: number | null; bootId?: string | null };
   /** Who holds a file lock (a Hugging Face download lock a worker waits for). */
   lockHolders(path: string): Promise<{ pid: number; cmd: string | null }[]>;
+  /** The model's download locks some process holds now (host/hf-cache.ts heldModelLocks). */
+  heldModelLocks(model: string, env: Readonly<Record<string, string | undefined>>): Promise<{ path: string; holders: { pid: number; cmd: string | null }[] }[]>;
   /** Who asked this run to stop (teardown's note), or null. */
   stopRequest(stateDir: string, runId: string): string | null;
   /** `dynamo-dev restart`'s pending requests, each claimed once (restart-request.ts). */
@@ -66,6 +68,7 @@ export function realSupervisorDeps(): SupervisorDeps {
     marked: async (marker, minTicks) => (await markedProcesses(marker, minTicks)).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) })),
     self: { pid: process.pid, startTicks: readStartTicks(process.pid), bootId: readBootId() },
     lockHolders: (path) => import('../host/hf-cache.js').then((m) => m.lockHolders(path)),
+    heldModelLocks: (model, env) => import('../host/hf-cache.js').then((m) => m.heldModelLocks(model, env)),
     stopRequest: readStopRequest,
     restartRequests: takeRestartRequests,
     restartEvent: appendRestartEvent,

@@ -47,6 +47,8 @@ export interface ProcessRecord {
   noticedGoneAt?: string | null;
   /** Its log's diagnosis when it ended (the signature table's root cause), null when nothing known matched. */
   diagnosis?: EndDiagnosis | null;
+  /** A download lock it was seen waiting on while coming up, and its holder (absent: none seen). */
+  lockWait?: { lockPath: string; holderPid: number | null; holderCmd: string | null; at: string } | null;
   /** How often `dynamo-dev restart` started it again, and when last (absent: never). */
   restarts?: number;
   restartedAt?: string | null;

@@ -79,6 +79,8 @@ export function reduce(s: UpViewState, e: UpEvent, now = Date.now()): UpViewStat
     case 'state':
       return patch(s, e.process, (r) => ({
         ...r, state: e.state, kvTokens: e.kvTokens ?? r.kvTokens, pid: e.pid ?? r.pid,
+        // Past the lock: the wait is over once the worker allocated its KV cache or is ready.
+        hint: r.hint?.code === 'hf.lock-wait' && (e.state === 'kv-allocated' || e.state === 'ready') ? null : r.hint,
         doneAt: r.doneAt ?? (ENDED.includes(e.state) ? now : null),
       }));
     case 'log-ready':

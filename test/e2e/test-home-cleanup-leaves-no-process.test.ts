@@ -80,7 +80,7 @@ describe('a temp home\'s cleanup stops what a timed-out test left running', () =
   it('an `up` still starting (its worker not ready): cleanup kills the `up` itself (nothing more can start) and what it started', async () => {
     const h = await home();
     // The worker never logs its KV cache size: `up` waits on it for the whole --ready-timeout.
-    const up = startUp(['up', 'agg', '--json', '--no-preflight', '--ready-timeout', '600', ...h.sets], { ...h.env, FAKE_WORKER_SCENARIO: 'lock-wait' }, children);
+    const up = startUp(['up', 'agg', '--json', '--no-preflight', '--ready-timeout', '600', ...h.sets], { ...h.env, FAKE_WORKER_SCENARIO: 'slow', FAKE_WORKER_SLOW_MS: '600000' }, children);
     const plan = await up.waitEvent((e) => e.event === 'plan', null);
     const marker = markerFor(h.stateDir, plan.runId as string);
     await up.waitEvent((e) => e.event === 'starting' && e.process === 'agg-0', null);

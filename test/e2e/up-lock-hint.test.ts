@@ -4,14 +4,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheQwen3, portBlock, records, survivors } from '../helpers/runs.js';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
-import { stopRuns } from '../helpers/up-run.js';
+import { stopRuns, upHarness } from '../helpers/up-run.js';
 
-// A worker stalled behind a Hugging Face download lock that another process holds: the hint naming
-// the holder's pid is not only the live view's. Plain output (a pipe) says it on its own line at
+// A worker stalled behind a Hugging Face download lock that another process holds, silent as the
+// real one is (the fake polls the flock and prints nothing, as huggingface_hub does): up reads the
+// held lock from /proc/locks and the hint naming the holder's pid is not only the live view's. Plain output (a pipe) says it on its own line at
 // once, and the failure report at the deadline repeats it; --json carries it as a `hint` event and
 // in the `failed` event's `hint`.
 
 const homes: ReturnType<typeof tempHome>[] = [];
+const harness = upHarness('dd-lock-release-');
+afterEach(() => harness.cleanup());
 const holders: ResultPromise[] = [];
 afterEach(async () => {
   for (const p of holders.splice(0)) {
@@ -29,7 +32,7 @@ async function lockedSetup() {
   homes.push(h);
   const base = await portBlock(31_000, 80);
   cacheQwen3(h.hfCache);
-  const env = fakeEnv(h, { gpu: 'laptop-570', python: true, vars: { FAKE_LOCK_INTERVAL_MS: '100', [`FAKE_WORKER_SCENARIO_${base + 1}`]: 'lock-wait' } });
+  const env = fakeEnv(h, { gpu: 'laptop-570', python: true, vars: { [`FAKE_WORKER_SCENARIO_${base + 1}`]: 'lock-wait' } });
   const dir = join(h.hfCache, '.locks', 'models--Qwen--Qwen3-0.6B');
   mkdirSync(dir, { recursive: true });
   const lock = join(dir, 'f47f71177f32bcd101b7573ec9171e6a57f4f4c31148d38e382306f42996874b.lock');
@@ -39,13 +42,13 @@ async function lockedSetup() {
   holders.push(holder);
   await new Promise<void>((r) => holder.stdout!.once('data', () => r()));
   const sets = ['--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--set', `ports.kvEvents=${base + 10}`, '--set', `ports.nixlSideChannel=${base + 15}`];
-  return { h, env, sets, holder: holder.pid! };
+  return { h, env, sets, holder: holder.pid!, holderProc: holder };
 }
 
 describe('up: a worker waiting for a Hugging Face lock another process holds', () => {
   it('plain output (a pipe): a line naming the holder pid at once, and again in the failure report above the last line', async () => {
     const s = await lockedSetup();
-    const r = await runCli(['up', 'agg-router', '--no-preflight', '--ready-timeout', '4', ...s.sets], s.env, { timeoutMs: 30_000 });
+    const r = await runCli(['up', 'agg-router', '--no-preflight', '--ready-timeout', '8', ...s.sets], s.env, { timeoutMs: 30_000 });
     expect(r.code).toBe(1);
     const err = r.stderr.split('\n');
     const hint = err.findIndex((l) => l.startsWith('! agg-0: waiting for the Hugging Face download lock held by '));
@@ -55,14 +58,14 @@ describe('up: a worker waiting for a Hugging Face lock another process holds', (
     // Said while waiting: before anything was stopped.
     expect(hint).toBeLessThan(err.findIndex((l) => l.startsWith('stopped ')));
     const last = r.stderr.trimEnd().split('\n');
-    expect(last.at(-1)).toMatch(/^✗ up failed: not ready after 4 s: agg-0 is still waiting for the Hugging Face lock /);
-    expect(last.at(-2)).toMatch(new RegExp(`^ {2}also: agg-0 was waiting for the Hugging Face download lock held by pid ${s.holder} `));
+    expect(last.at(-1)).toMatch(/^✗ up failed: not ready after 8 s: agg-0 is still waiting for the Hugging Face lock /);
+    expect(last.at(-2)).toMatch(new RegExp(`^ {2}fix: agg-0 was waiting for the Hugging Face download lock held by pid ${s.holder} `));
     expect(survivors(s.h.stateDir, { supervisor: true })).toEqual([]);
   });
 
   it('--json: a hint event naming the holder while waiting, and the failed event\'s hint says it too', async () => {
     const s = await lockedSetup();
-    const r = await runCli(['up', 'agg-router', '--no-preflight', '--json', '--ready-timeout', '4', ...s.sets], s.env, { timeoutMs: 30_000 });
+    const r = await runCli(['up', 'agg-router', '--no-preflight', '--json', '--ready-timeout', '8', ...s.sets], s.env, { timeoutMs: 30_000 });
     expect(r.code).toBe(1);
     const events = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
     const hint = events.findIndex((e) => e.event === 'hint');
@@ -72,5 +75,21 @@ describe('up: a worker waiting for a Hugging Face lock another process holds', (
     expect(hint).toBeLessThan(failed);
     expect(events[failed]).toMatchObject({ process: 'agg-0' });
     expect(events[failed].hint).toContain(`held by pid ${s.holder}`);
+  });
+
+  it('the holder lets go: the hint was shown, the worker loads and the run comes up ready; run.json keeps the wait (bench\'s hf.no-lock-wait)', async () => {
+    const s = await lockedSetup();
+    const up = harness.startUp(['up', 'agg-router', '--no-preflight', '--json', '--detach', '--ready-timeout', '30', ...s.sets], s.env);
+    const hint = await up.waitEvent((e) => e.event === 'hint' && e.code === 'hf.lock-wait');
+    expect(hint).toMatchObject({ process: 'agg-0' });
+    expect(String(hint.text)).toContain(`held by pid ${s.holder}`);
+    s.holderProc.kill('SIGKILL');
+    await up.waitEvent((e) => e.event === 'ready');
+    expect((await up.exit).code).toBe(0);
+    const rec = records(s.h.stateDir)[0];
+    const agg0 = rec.processes.find((p) => p.name === 'agg-0')!;
+    expect(agg0.state).toBe('ready');
+    expect(agg0.lockWait).toMatchObject({ holderPid: s.holder });
+    expect(agg0.lockWait!.lockPath).toContain(join('.locks', 'models--Qwen--Qwen3-0.6B'));
   });
 });

@@ -180,7 +180,7 @@ describe('up: Ctrl-C during preflight', () => {
 
 describe('up: live hints and who stopped it', () => {
   it('a worker waiting for a Hugging Face lock another process holds: a hint naming the holder pid', async () => {
-    const s = await setup({ FAKE_LOCK_INTERVAL_MS: '100' });
+    const s = await setup();
     s.env[`FAKE_WORKER_SCENARIO_${s.base + 1}`] = 'lock-wait';
     const lockDir = join(s.hfCache, '.locks', 'models--Qwen--Qwen3-0.6B');
     mkdirSync(lockDir, { recursive: true });
@@ -190,7 +190,7 @@ describe('up: live hints and who stopped it', () => {
     const holder = execa('python3', ['-c', 'import fcntl,sys,time\nf=open(sys.argv[1])\nfcntl.flock(f, fcntl.LOCK_EX)\nprint("locked", flush=True)\ntime.sleep(30)', lock], { reject: false });
     await new Promise<void>((r) => holder.stdout!.once('data', () => r()));
     try {
-      const up = execa(process.execPath, [BIN, 'up', 'agg-router', '--no-preflight', '--json', '--ready-timeout', '4', ...s.sets], { env: s.env, extendEnv: false, reject: false, timeout: 30_000 });
+      const up = execa(process.execPath, [BIN, 'up', 'agg-router', '--no-preflight', '--json', '--ready-timeout', '8', ...s.sets], { env: s.env, extendEnv: false, reject: false, timeout: 30_000 });
       const r = await up;
       const hints = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((e) => e.event === 'hint');
       expect(hints).toHaveLength(1);

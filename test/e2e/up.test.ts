@@ -83,19 +83,6 @@ describe('up: start, readiness, detach', () => {
 });
 
 describe('up: failures are named, diagnosed, and leave nothing running', () => {
-  it('the second worker blocked on the Hugging Face lock: names agg-1, the lock path and the fix (plain output)', async () => {
-    const s = await setup();
-    s.env[`FAKE_WORKER_SCENARIO_${s.ports.system + 1}`] = 'lock-wait';
-    const r = await runCli(['up', 'agg-router', '--no-preflight', ...s.sets], s.env, { timeoutMs: 25_000 });
-    expect(r.code).toBe(1);
-    const lock = join(s.hfCache, '.locks', 'models--Qwen--Qwen3-0.6B');
-    expect(r.stderr).toMatch(/up failed: agg-1 is blocked on the Hugging Face download lock/);
-    expect(r.stderr).toContain(lock);
-    expect(r.stderr).toContain('fix:');
-    expect(r.stderr).toContain('doctor --only hf.locks');
-    expect(survivors(s.stateDir)).toEqual([]);
-  });
-
   const cases: [string, string, string, string | null][] = [
     ['Error 804', 'error804', 'cuda.error804', null],
     ['no GPU visible (the real 1.6.1 worker\'s output)', 'no-gpu', 'gpu.not-visible', null],

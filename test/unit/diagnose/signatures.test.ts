@@ -82,7 +82,11 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
     misses: ['2026-10-07T05:12:22.114005Z DEBUG dynamo_runtime::pipeline::network: lock acquired for stream id=8804', 'filelock: Lock 140 acquired on /tmp/x.lock'],
   },
   'hf.lock-failed': {
-    hits: ['Error: Lock acquisition failed: /home/exp/.cache/huggingface/hub/.locks/models--Qwen--Qwen3-0.6B/f47f.lock'],
+    hits: [
+      'Error: Lock acquisition failed: /home/exp/.cache/huggingface/hub/.locks/models--Qwen--Qwen3-0.6B/f47f.lock',
+      // Dynamo 1.6.1's prefetch: lib/llm/src/hub.rs's wrapping of hf-hub 0.4.3's LockAcquisition error.
+      "Exception: Failed to download file 'config.json' from model 'Qwen/Qwen3-0.6B': Lock acquisition failed: /home/exp/.cache/huggingface/hub/models--Qwen--Qwen3-0.6B/blobs/1b3a2c2b6e0f1c4ad1e1a0f2f6d1c1a9d3e4f5a6.lock",
+    ],
     misses: ['filelock: Lock acquisition succeeded', 'acquired lock on models--Qwen--Qwen3-0.6B'],
   },
   'ucx.no-am-transport': {
