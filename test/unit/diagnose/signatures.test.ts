@@ -245,6 +245,7 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
       '2026-12-05T18:44:04.936933Z ERROR dynamo_runtime::storage::kv: KeyValueStoreManager.watch failed adding existing key to channel bucket_name="v1/instances" err=channel closed',
       // A healthy 1.6.1 frontend: at shutdown, and the access line of a client's 404.
       '2026-12-05T18:29:03.909791Z ERROR dynamo_runtime::component::client: monitor_instance_source: The Sender is dropped: channel closed, endpoint=dynamo/backend/generate',
+      '2026-12-05T18:38:07.428614Z ERROR dynamo_runtime::storage::kv: KeyValueStoreManager.watch receiver closed bucket_name="v1/event_sources" error=channel closed',
       '\x1b[2m2026-12-05T18:29:06.975109Z\x1b[0m \x1b[31mERROR\x1b[0m \x1b[2mdynamo_llm::http::service::service_v2\x1b[0m\x1b[2m:\x1b[0m http response sent \x1b[3mstatus\x1b[0m\x1b[2m=\x1b[0m404 \x1b[3mlatency_ms\x1b[0m\x1b[2m=\x1b[0m0',
     ],
   },
