@@ -15,6 +15,12 @@ export default async function status(ctx: CommandContext, opts: StatusOptions = 
   refuseConflicts({ ...opts }, [{ a: ['run', '--run'], b: ['all', '--all'], why: '--run shows one run, --all every run; choose one' }]);
   warnIfProcIsForeign(ctx);
   const docs = await collectStatus(ctx.stateDir, { runId: opts.run, all: opts.all, env: ctx.env });
+  // A run supervised in another pid namespace: said, not called orphaned (status-doc.ts).
+  const { pidNamespaceWarning } = await import('../run/status-doc.js');
+  for (const d of docs) {
+    const w = pidNamespaceWarning(d);
+    if (w) ctx.stderr.write(`dynamo-dev: warning: ${w}\n`);
+  }
   // Records that could not be read: a live run may hide behind one (its processes carry its marker).
   const { unreadableRuns, unreadableLine } = await import('../run/unreadable-runs.js');
   const unreadable = opts.run ? [] : await unreadableRuns(ctx.stateDir);

@@ -22,6 +22,15 @@ export function readStat(pid: number): ProcStat | null {
   return s && !isGoneState(s.state) ? s : null;
 }
 
+/** The pid namespace of a process (`pid:[4026531836]`, /proc/PID/ns/pid); null when unreadable. */
+export function readPidNamespace(pid: number | 'self'): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return null;
+  }
+}
+
 /** Field 22 of /proc/PID/stat (clock ticks since boot); null if the process is gone. Sync: used in hot paths. */
 export function readStartTicks(pid: number): number | null {
   return readStat(pid)?.startTicks ?? null;

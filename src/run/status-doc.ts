@@ -3,7 +3,7 @@ import type { RunLiveness } from './liveness.js';
 import { lostProcesses, type LostProcess } from './losses.js';
 import { runDir } from './paths.js';
 import { scanRuns } from './run-scan.js';
-import { readCmdline } from './proc.js';
+import { readCmdline, readPidNamespace } from './proc.js';
 import { beingStopped, judgeRun, loadRuns, readRun, runStatus, stopOrphaned } from './state.js';
 import type { EndDiagnosis, ProcessState, RunRecord, RunStatus } from './types.js';
 
@@ -87,6 +87,31 @@ export interface RunStatusDoc {
    * `at`: when that stop gave up on it; `name`: the run's process it belongs to. Empty otherwise.
    */
   survivors?: { name: string; pid: number; cmd: string; state: string; at: string }[];
+  /**
+   * Its supervisor ran in another pid namespace than this command (a container sharing the state
+   * dir): its pid is that namespace's and cannot be seen from here, so the run is not called
+   * orphaned for it; `state` is then as recorded. Absent otherwise.
+   */
+  pidNamespace?: { run: string; here: string };
+}
+
+/** Pure: the namespaces when the run's supervisor was recorded in another pid namespace than `here`. */
+export function otherPidNamespace(rec: RunRecord, here: string | null): { run: string; here: string } | null {
+  const run = rec.supervisor?.pidNamespace;
+  return typeof run === 'string' && here !== null && run !== here ? { run, here } : null;
+}
+
+/** Pure: `orphaned` only judged from a supervisor this namespace can see; else the recorded state. */
+function asJudged(s: RunStatus, rec: RunRecord, otherNs: boolean): RunStatus {
+  if (!otherNs || s !== 'orphaned') return s;
+  return rec.state === 'stopping' ? 'stopped' : rec.state;
+}
+
+/** Pure: the one warning line for such a run. */
+export function pidNamespaceWarning(d: RunStatusDoc): string | null {
+  if (!d.pidNamespace) return null;
+  return `run ${d.id} was supervised in another pid namespace (${d.pidNamespace.run}; this command runs in ${d.pidNamespace.here}): ` +
+    `its supervisor (pid ${d.supervisor.pid} there) cannot be seen from here, so its state is shown as recorded (${d.state}), not judged; run dynamo-dev status where it was started`;
 }
 
 /**
@@ -98,7 +123,8 @@ export function stopBegan(rec: Pick<RunRecord, 'state'>): boolean {
   return rec.state === 'stopping' || rec.state === 'stopped' || rec.state === 'failed';
 }
 
-export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string, now: number, cmdOf: (pid: number) => string = () => ''): RunStatusDoc {
+export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string, now: number, cmdOf: (pid: number) => string = () => '', pidNamespaceHere: string | null = null): RunStatusDoc {
+  const otherNs = otherPidNamespace(rec, pidNamespaceHere);
   const ending = stopBegan(rec);
   const processes = rec.processes.map((p, i): ProcessStatus => {
     const pl = l.perProcess[i];
@@ -131,7 +157,7 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
     name: rec.name ?? null,
     recipe: rec.recipe,
     model: rec.model,
-    state: runStatus(rec, { supervisor: l.supervisor, processes: l.processes, lost: lost.length }),
+    state: asJudged(runStatus(rec, { supervisor: l.supervisor, processes: l.processes, lost: lost.length }), rec, otherNs !== null),
     live,
     createdAt: rec.createdAt,
     updatedAt: rec.updatedAt,
@@ -142,6 +168,7 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
     python: pythonOf(rec),
     processes,
     unrecorded: (l.marked ?? []).map((pid) => ({ pid, cmd: cmdOf(pid) })),
+    ...(otherNs ? { pidNamespace: otherNs } : {}),
     lost: lost.map((x) => ({ ...x, gpuMiB: null })),
     gpuChecked: false,
     stopping: beingStopped(rec, l)
@@ -183,7 +210,7 @@ export async function collectStatus(stateDir: string, o: { runId?: string; all?:
   const now = Date.now();
   const judge = async (r: RunRecord, scan: Parameters<typeof judgeRun>[2]) => {
     const j = await judgeRun(stateDir, r, scan);
-    return buildRunStatus(j.record, j.liveness, stateDir, now, readCmdline);
+    return buildRunStatus(j.record, j.liveness, stateDir, now, readCmdline, readPidNamespace('self'));
   };
   let shown: RunStatusDoc[];
   if (o.runId) {

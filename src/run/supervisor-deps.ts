@@ -4,7 +4,7 @@ import { realClock, type Clock } from './clock.js';
 import { diagnoseLog, type Diagnosis } from './diagnosis.js';
 import { followFile, type FollowOptions, type Follower } from './follow.js';
 import { getJson, postJson } from '../host/http.js';
-import { descendants, readCmdline, readStartTicks } from './proc.js';
+import { descendants, readCmdline, readPidNamespace, readStartTicks } from './proc.js';
 import type { HttpGetter, HttpPoster } from './readiness.js';
 import { spawnLogged, type Spawned } from './spawn.js';
 import { writeRunSync } from './state.js';
@@ -38,7 +38,7 @@ export interface SupervisorDeps {
   /** Live processes carrying the run marker (started since `minTicks`): what a stop must not leave. */
   marked(marker: string, minTicks: number): Promise<{ pid: number; startTicks: number; cmd: string }[]>;
   /** This process, recorded so teardown can stop a foreground supervisor and nothing else; the boot it runs in. */
-  self: { pid: number; startTicks: number | null; bootId?: string | null };
+  self: { pid: number; startTicks: number | null; bootId?: string | null; pidNamespace?: string | null };
   /** Who holds a file lock (a Hugging Face download lock a worker waits for). */
   lockHolders(path: string): Promise<{ pid: number; cmd: string | null }[]>;
   /** The model's download locks some process holds now (host/hf-cache.ts heldModelLocks). */
@@ -66,7 +66,7 @@ export function realSupervisorDeps(): SupervisorDeps {
     writeRun: writeRunSync,
     mkdirs: (dir) => void mkdirSync(dir, { recursive: true }),
     marked: async (marker, minTicks) => (await markedProcesses(marker, minTicks)).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) })),
-    self: { pid: process.pid, startTicks: readStartTicks(process.pid), bootId: readBootId() },
+    self: { pid: process.pid, startTicks: readStartTicks(process.pid), bootId: readBootId(), pidNamespace: readPidNamespace('self') },
     lockHolders: (path) => import('../host/hf-cache.js').then((m) => m.lockHolders(path)),
     heldModelLocks: (model, env) => import('../host/hf-cache.js').then((m) => m.heldModelLocks(model, env)),
     stopRequest: readStopRequest,

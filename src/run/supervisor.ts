@@ -169,7 +169,8 @@ export class Supervisor extends EventEmitter {
     this.record = newRunRecord({
       runId: o.runId, name: o.name, plan: o.plan, recipe: o.recipe, processes: this.procs.map((p) => p.rec), now: new Date(),
       supervisor: { pid: this.d.self.pid, startTicks: this.d.self.startTicks, detached: o.detach, requests: o.handleSignals !== false ? [RESTART_CAPABILITY] : [],
-        ...(typeof o.markedSinceTicks === 'number' ? { markedSince: o.markedSinceTicks } : {}) },
+        ...(typeof o.markedSinceTicks === 'number' ? { markedSince: o.markedSinceTicks } : {}),
+        ...(this.d.self.pidNamespace ? { pidNamespace: this.d.self.pidNamespace } : {}) },
       bootId: this.d.self.bootId,
     });
     this.writer = new RunWriter(this.record, (rec) => this.d.writeRun(o.stateDir, rec), (w) => this.emit('warning', w));

@@ -92,8 +92,8 @@ export interface RunRecord {
   createdAt: string;
   updatedAt: string;
   /** `requests`: what it answers besides stop (`restart`: restart-request.ts); absent in runs of older versions. */
-  /** `markedSince`: start ticks of the `up` whose probes of the interpreter already carried the run marker (before the supervisor started). */
-  supervisor: { pid: number; startTicks: number | null; detached: boolean; requests?: string[]; markedSince?: number };
+  /** `pidNamespace`: the supervisor's (/proc/self/ns/pid): its pids mean nothing in another one. `markedSince`: start ticks of the `up` whose probes of the interpreter already carried the run marker (before the supervisor started). */
+  supervisor: { pid: number; startTicks: number | null; detached: boolean; requests?: string[]; markedSince?: number; pidNamespace?: string };
   /** /proc/sys/kernel/random/boot_id when the run started: a record of another boot has nothing alive. */
   bootId?: string | null;
   state: RunState;
