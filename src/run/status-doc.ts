@@ -3,7 +3,7 @@ import type { RunLiveness } from './liveness.js';
 import { lostProcesses, type LostProcess } from './losses.js';
 import { runDir } from './paths.js';
 import { scanRuns } from './run-scan.js';
-import { readCmdline, readPidNamespace } from './proc.js';
+import { foreignProcWarning, readCmdline, readPidNamespace } from './proc.js';
 import { beingStopped, judgeRun, loadRuns, readRun, runStatus, stopOrphaned } from './state.js';
 import type { EndDiagnosis, ProcessState, RunRecord, RunStatus } from './types.js';
 
@@ -210,7 +210,8 @@ export async function collectStatus(stateDir: string, o: { runId?: string; all?:
   const now = Date.now();
   const judge = async (r: RunRecord, scan: Parameters<typeof judgeRun>[2]) => {
     const j = await judgeRun(stateDir, r, scan);
-    return buildRunStatus(j.record, j.liveness, stateDir, now, readCmdline, readPidNamespace('self'));
+    // Where /proc itself is another namespace's, that is said once (proc-warning.ts) and this comparison means nothing.
+    return buildRunStatus(j.record, j.liveness, stateDir, now, readCmdline, foreignProcWarning() === null ? readPidNamespace('self') : null);
   };
   let shown: RunStatusDoc[];
   if (o.runId) {
