@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createRequire } from 'node:module';
 import { DiskFullError, isUserError } from './errors.js';
+import { fitErrorLine, formatCommandError, stderrColumns } from './ui/error-text.js';
 import type { CommandContext } from './commands/context.js';
 import { resolveStateDir } from './run/paths.js';
 import { examplesFor, programFooter, toolError } from './help-text.js';
@@ -117,17 +118,19 @@ function lazy(load: () => Promise<{ default: Runner }>) {
 }
 
 function reportError(err: unknown, ctx: CommandContext): number {
+  // On a terminal the lines wrap at words to its width; piped, each is whole.
+  const columns = stderrColumns(ctx.stderr as { isTTY?: boolean; columns?: number });
   if (isUserError(err)) {
-    ctx.stderr.write(`dynamo-dev: ${err.message}\n${err.fix ? `fix: ${err.fix}\n` : ''}`);
+    ctx.stderr.write(formatCommandError(err.message, err.fix, columns));
     return 2;
   }
   const e = err as Error;
   // A full disk: one line naming the file and what to do; the write that failed has no stack worth showing.
   if (e instanceof DiskFullError) {
-    ctx.stderr.write(`dynamo-dev: ${e.message}\n`);
+    ctx.stderr.write(formatCommandError(e.message, undefined, columns));
     return 1;
   }
-  ctx.stderr.write(`dynamo-dev: ${e?.message ?? String(err)}\n`);
+  ctx.stderr.write(formatCommandError(e?.message ?? String(err), undefined, columns));
   if (ctx.verbose && e?.stack) ctx.stderr.write(`${e.stack}\n`);
   return 1;
 }
@@ -368,7 +371,7 @@ function decorateHelp(program: Command): void {
   for (const c of all(program)) {
     const path: string[] = [];
     for (let x: Command | null = c; x && x !== program; x = x.parent) path.unshift(x.name());
-    c.configureOutput({ outputError: (str, write) => write(toolError(path.join(' '), str)) });
+    c.configureOutput({ outputError: (str, write) => write(fitErrorLine(toolError(path.join(' '), str), stderrColumns(process.stderr))) });
     const text = c === program ? programFooter() : examplesFor(path.join(' '));
     if (text) c.addHelpText('after', text);
   }
