@@ -73,7 +73,7 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
   for (const w of out.warnings) ctx.stderr.write(`dynamo-dev: warning: ${w}\n`);
   if (ctx.json) {
     ctx.stdout.write(`${JSON.stringify({
-      stopped: out.stopped.map((r) => ({ name: r.name, pid: r.pid, signal: r.signal, ms: r.ms, run: r.run, ...(r.note ? { note: r.note } : {}) })),
+      stopped: out.stopped.map((r) => ({ name: r.name, pid: r.pid, signal: r.signal, ms: r.ms, run: r.run, ...(r.note ? { note: r.note } : {}), ...(r.by ? { by: r.by } : {}) })),
       remaining: out.remaining,
       runs: out.runs,
       orphans: out.orphans,

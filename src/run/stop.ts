@@ -46,6 +46,8 @@ export interface StopResult {
   /** The signal that asked for that early SIGKILL, when known: SIGINT a second Ctrl-C, SIGTERM
    * `dynamo-dev teardown` or a kill from elsewhere, SIGHUP the terminal closing. */
   forcedBy?: NodeJS.Signals;
+  /** teardown: the run's supervisor sent the signal (its record says so), not teardown itself. */
+  by?: 'supervisor';
 }
 export interface Survivor {
   name: string; pid: number; cmd: string;

@@ -804,6 +804,12 @@ export class Supervisor extends EventEmitter {
       if (this.escalated) this.stopHandle.escalate(this.escalatedBy);
       res = await this.stopHandle.done;
     }
+    // What this stop sent each process, kept in run.json: a teardown that signalled us finds some
+    // of them gone when it looks, and credits them to us from here rather than "already gone".
+    for (const r of res.stopped) {
+      const p = this.procs.find((q) => q.spec.name === r.name && q.rec.pid === r.pid);
+      if (p && r.signal !== null) p.rec.stop = { signal: r.signal, ms: r.ms };
+    }
     res = await this.stopUnrecorded(res);
     // Collect exit codes of the children we signalled (they are gone: the group is empty).
     let grace: TimerHandle | null = null;

@@ -8,6 +8,7 @@ import { findRunView, listRunViews, readRun, writeRun } from './state.js';
 import { processTargets, realStopDeps, stopTargets, type StopDeps, type StopResult, type StopSnapshot, type StopTarget, type Survivor } from './stop.js';
 import type { RunRecord } from './types.js';
 import { writeStopRequest } from './stop-request.js';
+import { creditSupervisor, supervisorMayHaveEnded } from './teardown-credit.js';
 import type { OtherRun } from './other-runs.js';
 import { unreadableLine, unreadableRuns, type UnreadableRun } from './unreadable-runs.js';
 
@@ -115,12 +116,50 @@ const MARKED_NOTE = 'found by its run marker';
  * are gone; it gets until a little after their SIGKILL, so it can tell its terminal who stopped
  * the run. Its SIGTERM goes first, so it knows the deaths that follow are a stop.
  */
-async function firstRound(targets: StopTarget[], graceMs: number, onProgress: (r: StopResult) => void, onState?: (s: StopSnapshot) => void, deps: StopDeps = realStopDeps) {
+async function firstRound(
+  targets: StopTarget[], graceMs: number, onProgress: (r: StopResult) => void, onState?: (s: StopSnapshot) => void, deps: StopDeps = realStopDeps,
+  record: () => Promise<RunRecord | null> = async () => null,
+) {
   const sup = targets.filter((t) => t.name === 'supervisor' && t.single);
   const procs = targets.filter((t) => !sup.includes(t));
-  const supStop = sup.length ? stopTargets(sup, { graceMs: graceMs + SUPERVISOR_EXTRA_MS, onProgress }, deps) : Promise.resolve({ stopped: [], remaining: [] });
-  const [b, a] = await Promise.all([supStop, stopTargets(procs, { graceMs, onProgress, onState }, deps)]);
-  return { stopped: [...b.stopped, ...a.stopped], remaining: [...b.remaining, ...a.remaining] };
+  if (sup.length === 0) {
+    const a = await stopTargets(procs, { graceMs, onProgress, onState }, deps);
+    return a;
+  }
+  // The supervisor stops the processes too, on our behalf: a line it may have earned (a process
+  // found gone, one that ended on our SIGTERM when its SIGKILL was due) waits until it has exited
+  // and its record is final, and says what it sent. The others are said as they end.
+  let final: RunRecord | null | undefined;
+  const held: StopResult[] = [];
+  const shown = new Map<StopResult, StopResult>();
+  let lines = Promise.resolve();
+  const say = (r: StopResult, as: StopResult) => {
+    shown.set(r, as);
+    onProgress(as);
+  };
+  const procProgress = (r: StopResult) => {
+    lines = lines.then(async () => {
+      if (final !== undefined) return say(r, creditSupervisor(r, final, sup[0].pid));
+      if (supervisorMayHaveEnded(r, await record(), Date.now())) held.push(r);
+      else say(r, r);
+    });
+  };
+  // Its own line comes after those it earned.
+  const supLines: StopResult[] = [];
+  const supStop = stopTargets(sup, { graceMs: graceMs + SUPERVISOR_EXTRA_MS, onProgress: (r) => supLines.push(r) }, deps).then(async (b) => {
+    const rec = await record();
+    lines = lines.then(() => {
+      final = rec;
+      for (const r of held.splice(0)) say(r, creditSupervisor(r, rec, sup[0].pid));
+      for (const r of supLines) onProgress(r);
+    });
+    await lines;
+    return b;
+  });
+  const [b, a] = await Promise.all([supStop, stopTargets(procs, { graceMs, onProgress: procProgress, onState }, deps)]);
+  await lines;
+  const stopped = a.stopped.map((r) => shown.get(r) ?? r);
+  return { stopped: [...b.stopped, ...stopped], remaining: [...b.remaining, ...a.remaining] };
 }
 
 async function stopRun(
@@ -137,7 +176,7 @@ async function stopRun(
     // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a stop of no targets signals and reports nothing
     if (targets.length > 0) {
       const res = round === 0
-        ? await firstRound(targets, o.graceMs, (r) => onProgress(noted(r)), onState, o.stopDeps)
+        ? await firstRound(targets, o.graceMs, (r) => onProgress(noted(r)), onState, o.stopDeps, () => readRun(o.stateDir, v.record.id).catch(() => null))
         : await stopTargets(targets, { graceMs: o.graceMs, onProgress: (r) => onProgress(noted(r)) }, o.stopDeps);
       stopped.push(...res.stopped.map(noted));
       for (const s of res.remaining) remaining.set(s.pid, s);

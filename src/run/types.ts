@@ -52,6 +52,12 @@ export interface ProcessRecord {
   /** How often `dynamo-dev restart` started it again, and when last (absent: never). */
   restarts?: number;
   restartedAt?: string | null;
+  /**
+   * What its supervisor's stop of the run sent it (absent: that stop signalled nothing: it had
+   * ended before, or no such stop yet). teardown reads it: a process the supervisor stopped on
+   * teardown's behalf is credited so, not reported "already gone".
+   */
+  stop?: { signal: 'SIGTERM' | 'SIGKILL'; ms: number } | null;
 }
 
 /** The diagnosis kept in run.json for a process that ended (src/run/diagnosis.ts Diagnosis, minus the long texts). */
