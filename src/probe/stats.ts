@@ -84,6 +84,13 @@ export interface ProbeStats {
   affinityJudged: number;
   /** Expected affinity of such a router: 1 / workers. */
   randomAffinity: number | null;
+  /**
+   * Repeats judged by cached_tokens that landed on a worker which had served an earlier send of
+   * their prefix (its cache had the prefix), and how many of them hit. None hitting says the
+   * workers keep no prefix cache, whatever the router does.
+   */
+  warmRepeats: number;
+  warmHits: number;
   ttft: {
     firstMedianMs: number | null;
     repeatMedianMs: number | null;
@@ -141,6 +148,8 @@ export function summarize(sends: ProbeSend[], o: { blockSize?: number | null } =
   const perPrefix: PrefixSummary[] = [];
   let affine = 0;
   let affineJudged = 0;
+  let warmRepeats = 0;
+  let warmHits = 0;
   const hitTtfts: number[] = [];
   const missTtfts: number[] = [];
   for (const [prefix, list] of [...byPrefix.entries()].sort((a, b) => a[0] - b[0])) {
@@ -157,6 +166,10 @@ export function summarize(sends: ProbeSend[], o: { blockSize?: number | null } =
       }
       if (j) {
         judgements.push(j);
+        if (s.workerId !== null && list.some((e) => e.ok && e.repeat < s.repeat && e.workerId === s.workerId)) {
+          warmRepeats++;
+          if (j.hit) warmHits++;
+        }
         repeats++;
         if (j.hit) hits++;
         if (s.ttftMs !== null) (j.hit ? hitTtfts : missTtfts).push(s.ttftMs);
@@ -203,6 +216,8 @@ export function summarize(sends: ProbeSend[], o: { blockSize?: number | null } =
     affinityJudged: affineJudged,
     randomHitRate: workers.length >= 1 ? randomLevelHitRate(workers.length, maxRepeats) : null,
     randomAffinity: workers.length >= 1 ? 1 / workers.length : null,
+    warmRepeats,
+    warmHits,
     ttft: {
       firstMedianMs: firstMedian,
       repeatMedianMs: median(ok.filter((s) => s.repeat > 0 && s.ttftMs !== null).map((s) => s.ttftMs as number)),

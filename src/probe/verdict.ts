@@ -80,6 +80,12 @@ function noCachedTokensLine(ctx: VerdictContext): string {
   return `Hit rate unknown: ${release}, and first-token time does not tell a hit from a miss.`;
 }
 
+/**
+ * The built-in recipe with two caching workers behind the KV router that fits the run: a mocker run
+ * has no GPU to start agg-router's vLLM workers on, and the mocker recipe is that setup.
+ */
+const kvRecipe = (ctx: VerdictContext): string => (ctx.engine === 'mocker' ? 'mocker' : 'agg-router');
+
 export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
   // Without cached_tokens the worker ids still show whether repeats return to their prefix's worker.
   const byWorkers = stats.hitRate === null && stats.affinity !== null && stats.affinityJudged >= MIN_JUDGED_REPEATS;
@@ -136,9 +142,9 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
         evict
           ? evict.line
           : 'With one worker every repeat lands where its prefix is cached, whatever the router does.',
-        'Use a recipe with two or more workers that cache prompts behind the KV router, e.g. agg-router.',
+        `Use a recipe with two or more workers that cache prompts behind the KV router, e.g. ${kvRecipe(ctx)}.`,
       ],
-      next: 'dynamo-dev up agg-router',
+      next: `dynamo-dev up ${kvRecipe(ctx)}`,
     };
   }
   // Misses caused by a cache too small for the probe: say so instead of blaming the router.
@@ -199,29 +205,43 @@ export function judge(stats: ProbeStats, ctx: VerdictContext = {}): Verdict {
   }
 
   // Routing at random level.
+  // No hit even where a worker had served the prefix before: the workers keep no prefix cache, so
+  // the hit rate is below any router's (the real mockers with --no-enable-prefix-caching: 0 of 60,
+  // about 30 of them on such a worker, on Dynamo 1.6.1; they then publish no KV events either).
+  const noCache = stats.hitRate !== null && stats.warmRepeats >= MIN_JUDGED_REPEATS && stats.warmHits === 0;
   const randomWhat = stats.hitRate === null
     ? `repeats spread over workers like random routing (${pct(stats.affinity!)} went back to their prefix's worker)`
-    : 'hit rate at random level';
+    : noCache
+      ? `no repeat hit the cache, not even the ${stats.warmRepeats} on a worker that had served their prefix, and repeats spread over workers like random routing`
+      : 'hit rate at random level';
   const why = highHits
     ? [`Repeats are spread over workers like random routing; the hits come from caches large enough to hold every prefix on every worker, not from the router.`]
-    : [];
+    : noCache
+      ? [`${stats.warmHits} of ${stats.warmRepeats} repeats sent to a worker that had served their prefix before hit its cache: the workers keep no prefix cache (prefix caching switched off, e.g. --no-enable-prefix-caching, or a KV cache smaller than one prefix), so no router could get hits; workers that cache nothing publish no KV events either, and the KV router routes by load.`]
+      : [];
   if (ctx.routerMode && ctx.routerMode !== 'kv') {
     return {
       code: 'random-level',
       summary: `${randomWhat}: the run routes with --router-mode ${ctx.routerMode}, which ignores prefixes`,
-      details: [...details, ...why, ...(randomLine ? [randomLine] : []), 'Use a recipe with the KV router (frontend.routerMode: kv), e.g. agg-router.'],
-      next: 'dynamo-dev up agg-router',
+      details: [...details, ...why, ...(randomLine ? [randomLine] : []), `Use a recipe with the KV router (frontend.routerMode: kv), e.g. ${kvRecipe(ctx)}.`],
+      next: `dynamo-dev up ${kvRecipe(ctx)}`,
     };
   }
   return {
     code: 'random-level',
-    summary: `${randomWhat}: the router is not using KV events (check kv.events)`,
+    summary: noCache
+      ? `${randomWhat}: the workers cache no prefixes, and the router gets no KV events from them (check kv.events)`
+      : `${randomWhat}: the router is not using KV events (check kv.events)`,
     details: [
       ...details,
       ...why,
       ...(randomLine ? [randomLine] : []),
-      'The usual cause: the KV router runs with events on while the workers publish none (frontend log: kv_event_publisher_disabled); its index stays empty and it routes by load only, with no error.',
-      'Fix: give each worker --kv-events-config with "enable_kv_cache_events": true, or run the frontend with --no-router-kv-events (approximate routing).',
+      ...(noCache
+        ? ['Fix: turn prefix caching on for the workers (drop --no-enable-prefix-caching); vLLM workers also need --kv-events-config with "enable_kv_cache_events": true.']
+        : [
+          'The usual cause: the KV router runs with events on while the workers publish none (frontend log: kv_event_publisher_disabled); its index stays empty and it routes by load only, with no error.',
+          'Fix: give each worker --kv-events-config with "enable_kv_cache_events": true, or run the frontend with --no-router-kv-events (approximate routing).',
+        ]),
       // A bare --url says nothing about the router: a frontend started by hand may not run the KV router at all.
       ...(ctx.routerMode ? [] : ['If this frontend does not run --router-mode kv (round-robin and random ignore prefixes), that alone explains it.']),
     ],

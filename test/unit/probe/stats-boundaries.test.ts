@@ -111,3 +111,18 @@ describe('counts per run and per prefix', () => {
     expect(s.randomAffinity).toBe(0.5);
   });
 });
+
+describe('summarize: repeats on a worker that had served their prefix', () => {
+  it('counts a repeat back on any earlier worker of its prefix (not only the first), judged by cached_tokens, and its hits', () => {
+    const s = summarize([
+      send(0, 0, { workerId: 'a' }),
+      send(0, 1, { workerId: 'b', cachedTokens: 0 }), // cold on b
+      send(0, 2, { workerId: 'b', cachedTokens: 0 }), // back on b: warm, missed
+      send(0, 3, { workerId: 'a', cachedTokens: 1000 }), // back on a: warm, hit
+      send(0, 4, { workerId: 'c', cachedTokens: 1000 }), // a hit on a new worker is not warm
+      send(0, 5, { workerId: 'a', cachedTokens: null }), // not judged
+      send(0, 6, { workerId: null, cachedTokens: 0 }), // no worker id
+    ]);
+    expect(s).toMatchObject({ warmRepeats: 2, warmHits: 1 });
+  });
+});

@@ -8,7 +8,7 @@ function stats(o: Partial<ProbeStats> = {}): ProbeStats {
   return {
     sends: 72, ok: 72, failed: 0, repeatsJudged: 60, hits: 60, hitRate: 1, firstRepeatJudged: 12, firstRepeatHits: 12, firstRepeatHitRate: 1,
     method: 'cached_tokens', workerIdsReported: true, workers: ['w1', 'w2'], meanWorkersPerPrefix: 1, affinity: 1, affinityJudged: 60,
-    randomHitRate: 0.8125, randomAffinity: 0.5, ttft: { firstMedianMs: 45, repeatMedianMs: 15, hitMedianMs: 15, missMedianMs: 45 },
+    randomHitRate: 0.8125, randomAffinity: 0.5, warmRepeats: 48, warmHits: 48, ttft: { firstMedianMs: 45, repeatMedianMs: 15, hitMedianMs: 15, missMedianMs: 45 },
     perPrefix: [], judgements: [], ...o,
   };
 }
@@ -276,5 +276,42 @@ describe('judge and evictionNote: prefixes that do not fit', () => {
     expect(evictionNote({ kvTokensMin: 100, prefixTokens: 1500 }, 2)).toBeNull();
     expect(evictionNote({ kvTokensMin: 100, prefixes: 12, prefixTokens: 0 }, 2)).toBeNull();
     expect(evictionNote({ kvTokensMin: 100, prefixes: 12, prefixTokens: 1500 }, 0)?.line).toContain("the worker's KV cache holds 100");
+  });
+});
+
+describe('judge: workers that cache nothing', () => {
+  const spread = { hits: 0, hitRate: 0, firstRepeatHits: 0, firstRepeatHitRate: 0, affinity: 0.5, meanWorkersPerPrefix: 2 };
+  const NO_CACHE = 'no repeat hit the cache, not even the 4 on a worker that had served their prefix, and repeats spread over workers like random routing: the workers cache no prefixes, and the router gets no KV events from them (check kv.events)';
+  it(`no hit among exactly ${MIN_JUDGED_REPEATS} repeats back on a worker that had served their prefix: the workers keep no cache, with the caching fix`, () => {
+    const v = judge(stats({ ...spread, warmRepeats: MIN_JUDGED_REPEATS, warmHits: 0 }), { routerMode: 'kv' });
+    expect(v.code).toBe('random-level');
+    expect(v.summary).toBe(NO_CACHE);
+    expect(v.details).toEqual([
+      '0 of 60 repeats hit the prefix cache (0%, judged by cached_tokens)',
+      AFFINE('50%', '2.0'),
+      '0 of 4 repeats sent to a worker that had served their prefix before hit its cache: the workers keep no prefix cache (prefix caching switched off, e.g. --no-enable-prefix-caching, or a KV cache smaller than one prefix), so no router could get hits; workers that cache nothing publish no KV events either, and the KV router routes by load.',
+      RANDOM_2,
+      'Fix: turn prefix caching on for the workers (drop --no-enable-prefix-caching); vLLM workers also need --kv-events-config with "enable_kv_cache_events": true.',
+    ]);
+    expect(v.next).toBe(KV_EVENTS_NEXT);
+    expect(verdictExitCode(v)).toBe(1);
+  });
+
+  it('one such repeat fewer, or one of them hitting, or no cached_tokens: the usual random level with the events cause', () => {
+    for (const o of [{ warmRepeats: MIN_JUDGED_REPEATS - 1, warmHits: 0 }, { warmRepeats: 10, warmHits: 1, hits: 1, hitRate: 1 / 60 }]) {
+      const v = judge(stats({ ...spread, ...o }), { routerMode: 'kv' });
+      expect(v.summary).toBe('hit rate at random level: the router is not using KV events (check kv.events)');
+      expect(v.details).toContain(EVENTS_CAUSE);
+      expect(v.details).toContain(EVENTS_FIX);
+    }
+    const unknown = judge(stats({ ...spread, hits: 0, hitRate: null, method: null, warmRepeats: 0, warmHits: 0 }), { routerMode: 'kv' });
+    expect(unknown.summary).toBe("repeats spread over workers like random routing (50% went back to their prefix's worker): the router is not using KV events (check kv.events)");
+  });
+
+  it('a router that ignores prefixes over workers that cache nothing: both said, the router named as the cause', () => {
+    const v = judge(stats({ ...spread, warmRepeats: 30, warmHits: 0 }), { routerMode: 'random', engine: 'mocker' });
+    expect(v.summary).toBe('no repeat hit the cache, not even the 30 on a worker that had served their prefix, and repeats spread over workers like random routing: the run routes with --router-mode random, which ignores prefixes');
+    expect(v.details.join('\n')).toContain('the workers keep no prefix cache');
+    expect(v.next).toBe('dynamo-dev up mocker');
   });
 });
