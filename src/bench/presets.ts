@@ -45,11 +45,16 @@ export interface Preset {
 // "events off" is made; doctor's kv.events then fails, and so does the bench gate of that name.
 const ROUTER = { vllm: 'agg-router', mocker: 'mocker' };
 const NO_EVENTS = '["--no-enable-prefix-caching"]';
-// The mocker's engine model at 1/10 of its speed (--speedup-ratio 0.1, dynamo/mocker/args.py): at
-// full speed its simulated prefill of these prompts takes a few ms, below the CPU's own noise in
-// the frontend and the load generator, and the time a cache hit saves could not be seen in TTFT.
-const SLOW = { 'workers.0.args': '["--speedup-ratio","0.1"]' };
-const SLOW_NO_EVENTS = { 'workers.0.args': '["--speedup-ratio","0.1","--no-enable-prefix-caching"]' };
+// The mocker's prefill at 1/20 of its modelled speed, its decode at full speed (--speedup-ratio 0.05
+// --decode-speedup-ratio 20: decode runs at their product, dynamo/mocker/args.py, ai-dynamo 1.3.1 to
+// 1.6.1). At full speed its simulated prefill of these prompts takes a few ms, below the CPU's own
+// noise in the frontend and the load generator, so the time a cache hit saves could not be seen in
+// TTFT; at 1/10 overall a loaded CI machine still blurred hits into misses (TTFT p50 337 ms with KV
+// events against 337 ms at random, 2026-12-05). Slowing prefill alone widens that gap and keeps
+// the runs short.
+const SLOW_ARGS = ['--speedup-ratio', '0.05', '--decode-speedup-ratio', '20'];
+const SLOW = { 'workers.0.args': JSON.stringify(SLOW_ARGS) };
+const SLOW_NO_EVENTS = { 'workers.0.args': JSON.stringify([...SLOW_ARGS, '--no-enable-prefix-caching']) };
 
 export const PRESETS: Record<string, Preset> = {
   routing: {

@@ -45,9 +45,9 @@ describe('bench presets', () => {
     expect(v.map((x) => x.name)).toEqual(['kv-events', 'kv-approx', 'round-robin', 'random', 'kv-events-off']);
     expect(v.every((x) => x.recipe === 'mocker')).toBe(true);
     // The mocker's engine model slowed 10x so a cache hit's saved prefill shows in TTFT; events off = prefix caching off.
-    expect(v[0].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.1"]' });
-    expect(v[2].sets).toEqual({ 'frontend.routerMode': 'round-robin', 'workers.0.args': '["--speedup-ratio","0.1"]' });
-    expect(v[4].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.1","--no-enable-prefix-caching"]' });
+    expect(v[0].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]' });
+    expect(v[2].sets).toEqual({ 'frontend.routerMode': 'round-robin', 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]' });
+    expect(v[4].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20","--no-enable-prefix-caching"]' });
     expect(presetVariants(p, 'vllm')[4].sets).toEqual({ 'workers.0.args': '["--no-enable-prefix-caching"]' });
     expect(presetVariants(p, 'vllm')[0].sets).toEqual({});
     expect(p.load.prefixes?.count).toBe(12);
