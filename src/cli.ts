@@ -185,6 +185,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--ready-timeout <seconds>', 'readiness deadline', numArg('--ready-timeout', 0, MAX_S), 900)
     .option('--no-preflight', 'skip the doctor checks before starting')
     .option('--grace <seconds>', 'when stopping: time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), 10)
+    .option('--restart <policy>', 'on-failure[:N]: start a worker that dies after ready again (at most N times; no N: no limit)')
     .option('--json', 'NDJSON events')
     .action(lazy(() => import('./commands/up.js')));
 

@@ -30,6 +30,7 @@ const EXAMPLES: Record<string, { lines: [string, string][]; doc: string }> = {
     lines: [
       ['dynamo-dev up', 'start the default recipe (agg) and supervise it; Ctrl-C stops it'],
       ['dynamo-dev up agg-router --detach', 'return once ready; stop later with dynamo-dev teardown'],
+      ['dynamo-dev up agg-router --detach --restart on-failure:3', 'a worker that dies after ready is started again, at most 3 times'],
       ['dynamo-dev up agg --model Qwen/Qwen3-0.6B --set maxModelLen=8192', 'override the model and a field'],
       ['dynamo-dev up disagg-same-gpu --dry-run', 'print the plan (processes, flags, memory) and exit'],
       ['dynamo-dev up agg --script > run.sh', 'an equivalent bash script'],

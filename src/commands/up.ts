@@ -31,6 +31,8 @@ export interface UpOptions {
   json?: boolean;
   /** A run of its own beside live ones: its own ports, found by this name. */
   name?: string;
+  /** `on-failure[:N]`: workers that die after ready are started again (policy/restart-policy.ts). */
+  restart?: string;
 }
 
 /** What a run name may be: one word a shell and a file name take as it is. */
@@ -49,6 +51,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   if (opts.name !== undefined && !RUN_NAME.test(opts.name)) {
     throw new UserError(`--name: ${JSON.stringify(opts.name)} is not a run name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
   }
+  const restart = opts.restart !== undefined ? (await import('../run/policy/restart-policy.js')).parseRestartPolicy(opts.restart) : null;
   const sets = [...(opts.set ?? [])];
   if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
   let recipe = await loadRecipe(recipeRef ?? 'agg', sets);
@@ -146,6 +149,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
       plan, recipe, runId, stateDir: ctx.stateDir, env: ctx.env, ...(opts.name ? { name: opts.name } : {}),
       readyTimeoutMs: timeoutS > 0 ? Math.min(timeoutS * 1000, 2 ** 31 - 1) : 2 ** 31 - 1,
       graceMs: Math.round((opts.grace ?? 10) * 1000),
+      ...(restart ? { restart } : {}),
       runMarker: markerFor(ctx.stateDir, runId),
       // The probes above carried the marker from this process's start: the run's marked processes may be that old.
       markedSinceTicks: (await import('../run/proc.js')).readStartTicks(process.pid),

@@ -5,7 +5,7 @@ import { runDir } from './paths.js';
 import { scanRuns } from './run-scan.js';
 import { foreignProcWarning, readCmdline, readPidNamespace } from './proc.js';
 import { beingStopped, judgeRun, loadRuns, readRun, runStatus, stopOrphaned } from './state.js';
-import type { EndDiagnosis, ProcessState, RunRecord, RunStatus } from './types.js';
+import type { EndDiagnosis, ProcessState, RestartEntry, RunRecord, RunStatus } from './types.js';
 
 // The `status --json` document, built purely from records and liveness; the human table renders it.
 
@@ -33,8 +33,12 @@ export interface ProcessStatus {
   noticedGoneAt: string | null;
   /** Its log's diagnosis when it ended. */
   diagnosis: EndDiagnosis | null;
-  /** Times `dynamo-dev restart` started it again. */
+  /** Times it was started again (`dynamo-dev restart` or `up --restart`). */
   restarts?: number;
+  /** Each restart, oldest first: when, by whom (on-failure: `up --restart`; command), how it had ended, its outcome. */
+  restartHistory?: RestartEntry[];
+  /** Why `up --restart` does not start it again (the limit reached, a restart that did not come back); null otherwise. */
+  restartsEnded?: { at: string; reason: string } | null;
 }
 
 /** A lost process with the GPU memory what is left of it holds (nvidia-smi; null: not listed or unknown). */
@@ -62,6 +66,8 @@ export interface RunStatusDoc {
    */
   python?: { interpreter: string; source: 'given' | 'recipe' | 'managed' | null; managedDir: string | null } | null;
   processes: ProcessStatus[];
+  /** `up --restart on-failure[:N]` (max null: no limit); null: started without it. */
+  restartPolicy?: { mode: 'on-failure'; max: number | null } | null;
   /** Live processes of the run that no record names, found by the run marker in their environment
    *  (a helper that double-forked out of its group, a spawn a SIGKILLed `up` never recorded). */
   unrecorded: { pid: number; cmd: string }[];
@@ -148,6 +154,8 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
       noticedGoneAt: p.noticedGoneAt ?? null,
       diagnosis: p.diagnosis ?? null,
       restarts: p.restarts ?? 0,
+      restartHistory: p.restartHistory ?? [],
+      restartsEnded: p.restartsEnded ?? null,
     };
   });
   const live = l.supervisor || l.processes;
@@ -167,6 +175,7 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
     logsDir: join(runDir(stateDir, rec.id), 'logs'),
     python: pythonOf(rec),
     processes,
+    restartPolicy: rec.restartPolicy ?? null,
     unrecorded: (l.marked ?? []).map((pid) => ({ pid, cmd: cmdOf(pid) })),
     ...(otherNs ? { pidNamespace: otherNs } : {}),
     lost: lost.map((x) => ({ ...x, gpuMiB: null })),

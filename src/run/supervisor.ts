@@ -27,6 +27,8 @@ import { ProcessReadiness, readinessPlan, type LockWait } from './policy/readine
 import { deadlineFailure, exitFailure, lockWaitFailure, type FailureReport, type FailureView } from './policy/failure.js';
 import { pollHttp } from './readiness.js';
 import { RESTART_CAPABILITY, RESTART_SIGNAL, type RestartEvent } from './restart-request.js';
+import { decideRestart, endedHow, policyText, type RestartPolicy } from './policy/restart-policy.js';
+import type { RestartEntry } from './types.js';
 
 // The lifecycle of one `up`, as a coordinator of small policies (policy/): start processes in plan
 // order (start-order), follow their logs and judge readiness (readiness), on a death or the
@@ -76,6 +78,8 @@ export interface SupervisorOptions {
   watch?: boolean;
   /** `up --name`: recorded so commands find the run by it. */
   name?: string;
+  /** `up --restart on-failure[:N]`: workers that die after the run was ready are started again. */
+  restart?: RestartPolicy | null;
 }
 
 /** What `up` decides of a supervision; foreground or background (`--detach`) is the supervisor's own business. */
@@ -116,6 +120,8 @@ interface RestartJob {
   abort: AbortController;
   deadline: TimerHandle | null;
   t0: number;
+  /** What run.json keeps of this restart (its outcome set at the end). */
+  entry: RestartEntry;
   note: (e: RestartEvent) => void;
   settle: (e: RestartDone) => void;
 }
@@ -173,6 +179,7 @@ export class Supervisor extends EventEmitter {
         ...(this.d.self.pidNamespace ? { pidNamespace: this.d.self.pidNamespace } : {}) },
       bootId: this.d.self.bootId,
     });
+    if (o.restart) this.record.restartPolicy = o.restart;
     this.writer = new RunWriter(this.record, (rec) => this.d.writeRun(o.stateDir, rec), (w) => this.emit('warning', w));
     this.marker = o.runMarker ?? runDir(o.stateDir, o.runId);
   }
@@ -541,6 +548,13 @@ export class Supervisor extends EventEmitter {
       await this.stop('SIGTERM');
       return;
     }
+    // up --restart: a worker that dies once the run was ready is started again, within the policy's limit.
+    const policy = decideRestart(this.o.restart ?? null, {
+      role: p.spec.role, afterReady: this.everReady, code: info.code, signal: info.signal, error: info.error,
+      restartsByPolicy: (p.rec.restartHistory ?? []).filter((r) => r.by === 'on-failure').length,
+    });
+    if (policy.restart) return this.restartOnFailure(p, info);
+    if (policy.why) p.rec.restartsEnded = { at: new Date().toISOString(), reason: policy.why };
     if (this.watching) return this.recordDeath(p, info);
     p.follower?.drain();
     this.setState(p, 'failed');
@@ -551,7 +565,40 @@ export class Supervisor extends EventEmitter {
       event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, error: info.error, diagnosis: top, afterReady: this.everReady,
       lastLines: [...p.lines], log: p.rec.log,
     });
-    await this.fail({ ...exitFailure({ name: p.spec.name, argv0: p.spec.argv[0] }, info, this.everReady), diagnosis: top });
+    const f = exitFailure({ name: p.spec.name, argv0: p.spec.argv[0] }, info, this.everReady);
+    await this.fail({ ...f, reason: policy.why ? `${f.reason}; not restarted: ${policy.why}` : f.reason, diagnosis: top });
+  }
+
+  /**
+   * `up --restart`: a worker of a ready run died; recorded as a death (the run degraded, its
+   * diagnosis), then restarted as `dynamo-dev restart` does (what is left of its group stopped, a
+   * marker in its log, started from the plan, ready again once the frontend counts it). One that
+   * does not come back is not tried again: the run stays degraded and says why.
+   */
+  private async restartOnFailure(p: Proc, info: ExitInfo): Promise<void> {
+    p.follower?.drain();
+    this.setState(p, 'failed');
+    this.setRunState('degraded');
+    const { top } = await this.d.diagnose(p.rec.log, planContext(this.o.plan));
+    p.rec.diagnosis = endDiagnosis(top);
+    this.writer.persist();
+    this.emitEvent({
+      event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, error: info.error, diagnosis: top, afterReady: true,
+      lastLines: this.watching ? [] : [...p.lines], log: p.rec.log,
+    });
+    if (this.finishing) return;
+    const how = endedHow(info);
+    const policy = policyText(this.o.restart!);
+    this.emitEvent({ event: 'hint', process: p.spec.name, code: 'restart.on-failure', text: `${p.spec.name} ${how} after ready; starting it again (--restart ${policy})` });
+    const done = await this.restart(p.spec.name, { graceMs: this.o.graceMs, readyTimeoutMs: 0 }, () => {}, { by: 'on-failure', cause: how, diagnosis: top?.code ?? null });
+    if (done.ok) {
+      this.emitEvent({ event: 'hint', process: p.spec.name, code: 'restart.on-failure', text: `${p.spec.name} is ready again (restart ${p.rec.restarts ?? 1}, --restart ${policy}); run ${done.runState}` });
+      return;
+    }
+    if (this.finishing) return;
+    p.rec.restartsEnded = { at: new Date().toISOString(), reason: `its restart did not come back: ${done.reason}` };
+    this.writer.persist();
+    this.emitEvent({ event: 'hint', process: p.spec.name, code: 'restart.on-failure', text: `${p.spec.name} did not come back (${done.reason}); not restarted again; the run is degraded` });
   }
 
   /**
@@ -630,7 +677,10 @@ export class Supervisor extends EventEmitter {
    * whole readiness, which counts every worker). The run is `degraded` meanwhile and `ready` again
    * once every process is. `readyTimeoutMs` 0: the run's own deadline.
    */
-  async restart(name: string, o: { graceMs: number; readyTimeoutMs: number }, note: (e: RestartEvent) => void = () => {}): Promise<RestartDone> {
+  async restart(
+    name: string, o: { graceMs: number; readyTimeoutMs: number }, note: (e: RestartEvent) => void = () => {},
+    why: { by: RestartEntry['by']; cause: string | null; diagnosis: string | null } = { by: 'command', cause: null, diagnosis: null },
+  ): Promise<RestartDone> {
     const p = this.procs.find((q) => q.spec.name === name);
     const refuse = (reason: string): RestartDone => {
       const e: RestartDone = { event: 'done', ok: false, process: name, reason, diagnosis: null, lastLines: [], log: null, runState: this.record.state };
@@ -643,7 +693,12 @@ export class Supervisor extends EventEmitter {
     if (p.restart) return refuse(`${name} is already being restarted`);
     let settle!: (e: RestartDone) => void;
     const done = new Promise<RestartDone>((r) => (settle = r));
-    const job: RestartJob = { phase: 'stopping', abort: new AbortController(), deadline: null, t0: this.d.clock.now(), note, settle: (e) => {
+    // A command's restart of a process that had ended says how it ended, as the policy's does.
+    const ended = p.exit !== null && why.cause === null ? { cause: endedHow(p.exit), diagnosis: p.rec.diagnosis?.code ?? null } : {};
+    const entry: RestartEntry = {
+      at: '', by: why.by, cause: why.cause, exitCode: p.exit?.code ?? null, signal: p.exit?.signal ?? null, diagnosis: why.diagnosis, outcome: null, ...ended,
+    };
+    const job: RestartJob = { phase: 'stopping', abort: new AbortController(), deadline: null, t0: this.d.clock.now(), entry, note, settle: (e) => {
       note(e);
       settle(e);
     } };
@@ -670,7 +725,9 @@ export class Supervisor extends EventEmitter {
     if (p.restart !== job) return done; // the run was stopped meanwhile
     const at = new Date();
     const n = (p.rec.restarts ?? 0) + 1;
-    const marker = `--- dynamo-dev restart ${at.toISOString()}: ${name} stopped and started again (restart ${n}) ---`;
+    const marker = why.by === 'on-failure'
+      ? `--- dynamo-dev restart ${at.toISOString()}: ${name} ${why.cause ?? 'ended'}; started again by --restart ${policyText(this.o.restart ?? { mode: 'on-failure', max: null })} (restart ${n}) ---`
+      : `--- dynamo-dev restart ${at.toISOString()}: ${name} stopped and started again (restart ${n}) ---`;
     let offset = 0;
     try {
       offset = this.d.appendLog(p.rec.log, marker);
@@ -678,8 +735,10 @@ export class Supervisor extends EventEmitter {
       this.emit('warning', `cannot mark the restart in ${p.rec.log}: ${(err as Error).message}`);
     }
     Object.assign(p.rec, {
-      exitCode: null, signal: null, endedAt: null, noticedGoneAt: null, diagnosis: null, kvTokens: null, descendants: [], restarts: n, restartedAt: at.toISOString(),
+      exitCode: null, signal: null, endedAt: null, noticedGoneAt: null, diagnosis: null, kvTokens: null, descendants: [], restarts: n, restartedAt: at.toISOString(), stop: null,
     });
+    entry.at = at.toISOString();
+    p.rec.restartHistory = [...(p.rec.restartHistory ?? []), entry];
     p.exit = null;
     p.lines = [];
     p.follower?.stop();
@@ -712,6 +771,9 @@ export class Supervisor extends EventEmitter {
     if (job.deadline) this.d.clock.clear(job.deadline);
     job.abort.abort(new Error('ready'));
     p.restart = null;
+    // Back and ready: a later death is the policy's to judge again.
+    p.rec.restartsEnded = null;
+    job.entry.outcome = 'ready';
     // Watching needs no follower once ready (as watch() stops them all).
     if (this.watching) p.follower?.stop();
     if (this.procs.every((q) => q.rec.state === 'ready')) this.setRunState('ready');
@@ -766,6 +828,7 @@ export class Supervisor extends EventEmitter {
     if (job.deadline) this.d.clock.clear(job.deadline);
     job.abort.abort(new Error('ended'));
     p.restart = null;
+    Object.assign(job.entry, { outcome: 'failed', reason });
     if (!this.finishing) this.setRunState('degraded');
     this.writer.persist();
     job.settle({ event: 'done', ok: false, process: p.spec.name, reason, diagnosis, lastLines: [...p.lines], log: p.rec.log, runState: this.record.state });

@@ -58,6 +58,27 @@ export interface ProcessRecord {
    * teardown's behalf is credited so, not reported "already gone".
    */
   stop?: { signal: 'SIGTERM' | 'SIGKILL'; ms: number } | null;
+  /** Each time it was started again, oldest first (absent: never): by `up --restart` or `dynamo-dev restart`. */
+  restartHistory?: RestartEntry[];
+  /** Why `up --restart` will not (or did not) restart it again: the limit reached, a restart that did not come back. */
+  restartsEnded?: { at: string; reason: string } | null;
+}
+
+/** One restart of a process, as run.json keeps it. */
+export interface RestartEntry {
+  /** When it was started again (ISO). */
+  at: string;
+  /** `on-failure`: the run's supervisor, by `up --restart`; `command`: `dynamo-dev restart`. */
+  by: 'on-failure' | 'command';
+  /** How it had ended ('was killed by SIGKILL', 'exited with code 1'); null: it was running (a command's restart). */
+  cause: string | null;
+  exitCode: number | null;
+  signal: string | null;
+  /** Its log's diagnosis code then, if any. */
+  diagnosis: string | null;
+  /** ready: counted again; failed: it did not come back (`reason`); null: in progress. */
+  outcome: 'ready' | 'failed' | null;
+  reason?: string;
 }
 
 /** The diagnosis kept in run.json for a process that ended (src/run/diagnosis.ts Diagnosis, minus the long texts). */
@@ -108,6 +129,8 @@ export interface RunRecord {
   frontendUrl: string;
   plan: Plan;
   processes: ProcessRecord[];
+  /** `up --restart on-failure[:N]`: the policy its supervisor restarts workers by (absent: none). */
+  restartPolicy?: { mode: 'on-failure'; max: number | null } | null;
   /** What the last stop (the supervisor's or teardown's) left alive after SIGKILL; absent or empty: nothing. */
   survivors?: SurvivorRecord[];
 }

@@ -81,10 +81,32 @@ const ago = (at: string | null, now: number): string => {
 };
 
 /** "agg-1 killed by SIGKILL 12s ago", "agg-1 exited 1 3m ago", "agg-1 gone (noticed 5s ago)": for the first line. */
-function lossBrief(x: Lost, now: number): string {
+function lossBrief(x: Lost, now: number, d?: RunStatusDoc): string {
   const how = x.how === 'killed' ? `killed by ${x.signal}` : x.how === 'exited' ? `exited ${x.exitCode}` : x.how === 'never-started' ? 'never started' : 'gone';
   const when = x.noticed ? (x.at ? ` (noticed${ago(x.at, now)})` : '') : ago(x.at, now);
-  return `${x.name} ${how}${when}${x.leftPids.length > 0 ? ', its engine lives on' : ''}`;
+  // up --restart gave up on it: the first words of why ("restart limit reached").
+  const ended = d?.processes.find((p) => p.name === x.name)?.restartsEnded;
+  return `${x.name} ${how}${when}${x.leftPids.length > 0 ? ', its engine lives on' : ''}${ended ? `, ${ended.reason.split(/[:(]/)[0].trim()}` : ''}`;
+}
+
+/** The lines under the table of `up --restart` and `dynamo-dev restart`: how often, the last one's cause and outcome, and why no more. */
+export function formatRestarts(d: RunStatusDoc, now: number, columns = Infinity): string[] {
+  const out: string[] = [];
+  const policy = d.restartPolicy ? ` (--restart on-failure${d.restartPolicy.max === null ? '' : `:${d.restartPolicy.max}`})` : '';
+  for (const p of d.processes) {
+    const h = p.restartHistory ?? [];
+    if (h.length > 0) {
+      const last = h[h.length - 1];
+      const by = h.every((r) => r.by === 'on-failure') ? policy : h.every((r) => r.by === 'command') ? ' (dynamo-dev restart)' : '';
+      const since = ago(last.at, now).trim();
+      const cause = last.cause ? `${last.cause}, started again` : 'started again';
+      const outcome = last.outcome === 'ready' ? (p.ready ? 'ready again' : 'was ready again') : last.outcome === 'failed' ? `did not come back: ${last.reason ?? 'unknown'}` : 'coming up';
+      const mark = last.outcome === 'failed' ? chalk.red('!') : chalk.dim('·');
+      out.push(...wrapWords(`  ${mark} ${chalk.bold(p.name)} restarted ${h.length} time${h.length === 1 ? '' : 's'}${by}; last: ${cause} at ${formatClock(last.at)}${since ? ` (${since})` : ''}, ${outcome}`, columns, '    '));
+    }
+    if (p.restartsEnded && !p.alive) out.push(...wrapWords(`  ${chalk.red('!')} ${chalk.bold(p.name)} not restarted: ${p.restartsEnded.reason}`, columns, '    '));
+  }
+  return out;
 }
 
 /** The lines under the table that say what the run lost, when, why, and what of it still holds the GPU. */
@@ -163,7 +185,7 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
     : survivors.length > 0 ? paintRunState(d.state, `${d.state} (its stop left ${survivors.length} process${survivors.length === 1 ? '' : 'es'} SIGKILL could not end)`)
     : d.orphanedStop ? paintRunState(d.state, `${d.state} (stop cut short: ${stillRunning(d)})`)
     : d.state === 'degraded' && d.lost.length > 0
-      ? paintRunState(d.state, `degraded: ${d.lost.map((x) => lossBrief(x, now)).join('; ')}`)
+      ? paintRunState(d.state, `degraded: ${d.lost.map((x) => lossBrief(x, now, d)).join('; ')}`)
       : paintRunState(d.state);
   const head = [
     chalk.bold(`run ${d.id}`) + (d.name ? ` (${d.name})` : ''),
@@ -198,6 +220,7 @@ export function formatRunTable(d: RunStatusDoc, o: { columns?: number; gpu?: str
     lines.push(...wrapWords(`  ${chalk.yellow('!')} pid ${u.pid} ${chalk.dim(u.cmd.length > 32 ? `${u.cmd.slice(0, 31)}…` : u.cmd)}: the run's (its marker), in no record`, columns, '    '));
   }
   if (d.live) lines.push(...formatLosses(d, now, columns), ...formatStopping(d, now, columns));
+  if (d.live) lines.push(...formatRestarts(d, now, columns));
   if (d.live && d.detached && !d.supervisor.alive && (d.state === 'ready' || d.state === 'degraded')) {
     // Expected of every detached run once `up` has exited: a note, not a warning.
     lines.push(...wrapWords(`  ${chalk.dim('·')} detached: its supervisor (pid ${d.supervisor.pid}) is gone, nothing watches it; a process that dies now is noticed by the next command, without its exit code`, columns, '    '));

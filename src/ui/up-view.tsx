@@ -159,6 +159,8 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
         case 'hint':
           // Said in full at ready: the row has room for its first words only.
           if (e.code === 'kv_diagnostics_unlogged') readyNotes.push(e);
+          // up --restart after ready (the view is gone): each restart and its outcome, wrapped.
+          else if (ready && e.code === 'restart.on-failure') write(formatHintNote(e.process, e.text, columns()));
           break;
         case 'ready':
           ready = true;

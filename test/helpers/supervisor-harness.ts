@@ -33,7 +33,7 @@ export const basePlan: Plan = {
   ],
 };
 
-export interface HarnessOptions extends Partial<Pick<SupervisorOptions, 'readyTimeoutMs' | 'graceMs' | 'plan' | 'detach' | 'watch' | 'handleSignals' | 'descendantsMs' | 'env'>> {
+export interface HarnessOptions extends Partial<Pick<SupervisorOptions, 'readyTimeoutMs' | 'graceMs' | 'plan' | 'detach' | 'watch' | 'handleSignals' | 'descendantsMs' | 'env' | 'restart'>> {
   /** Answers before the default table (undefined: fall through to it). */
   get?: (url: string) => HttpProbe | undefined;
   post?: (url: string, body: unknown) => HttpProbe;
@@ -132,6 +132,7 @@ export function supervisorHarness(opts: HarnessOptions = {}) {
     readyTimeoutMs: opts.readyTimeoutMs ?? 60_000, graceMs: opts.graceMs ?? 1000,
     detach: opts.detach ?? false, ...(opts.watch !== undefined ? { watch: opts.watch } : {}), handleSignals: 'handleSignals' in opts ? opts.handleSignals : false, runMarker: '/real/state/runs/r1',
     ...(opts.descendantsMs !== undefined ? { descendantsMs: opts.descendantsMs } : {}),
+    ...(opts.restart ? { restart: opts.restart } : {}),
   }, deps);
   const events: UpEvent[] = [];
   const warnings: string[] = [];

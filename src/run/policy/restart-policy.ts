@@ -1,0 +1,76 @@
+import { UserError } from '../../errors.js';
+import type { ProcessRole } from '../../plan/types.js';
+
+// `up --restart on-failure[:N]`: which deaths of a ready run's workers its supervisor restarts, as
+// pure functions. The words and their meaning are docker's (Engine API RestartPolicy, v1.57:
+// "on-failure: Restart only when the container exit code is non-zero"; MaximumRetryCount "the
+// number of times to retry before giving up"; without it docker retries forever, as
+// process-compose's max_restarts 0 does): on-failure restarts a worker that ended with a non-zero
+// code or was killed by a signal; N is how many times per worker at most; no N, no limit. Unlike
+// docker, a restart must come back ready (its KV line, the frontend counting it): one that does
+// not is not tried again, so a bad config never loops. Before the run was first ready a death is
+// up's failure, as without the flag.
+
+export interface RestartPolicy {
+  mode: 'on-failure';
+  /** At most this many restarts per worker; null: no limit. */
+  max: number | null;
+}
+
+/** The most N may be: a worker restarted more often than this has a problem a restart will not fix. */
+export const MAX_RESTARTS = 1000;
+
+const VALID = `valid: on-failure (restart a worker that dies after the run was ready, no limit) or on-failure:N (at most N times per worker, N a whole number 1-${MAX_RESTARTS})`;
+
+/** `--restart VALUE` -> the policy; anything else is the user's input error (exit 2, one line). */
+export function parseRestartPolicy(value: string): RestartPolicy {
+  const m = /^on-failure(?::(.*))?$/.exec(value.trim());
+  if (!m) {
+    const hint = value === 'always' || value === 'unless-stopped' ? ' (only failures are restarted: a worker that exits 0 meant to)' : '';
+    throw new UserError(`--restart: ${JSON.stringify(value)} is not a restart policy${hint}; ${VALID}`);
+  }
+  if (m[1] === undefined) return { mode: 'on-failure', max: null };
+  const n = /^\d+$/.test(m[1]) ? Number(m[1]) : Number.NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_RESTARTS) {
+    throw new UserError(`--restart: ${JSON.stringify(value)}: N must be a whole number 1-${MAX_RESTARTS} (omit it for no limit); ${VALID}`);
+  }
+  return { mode: 'on-failure', max: n };
+}
+
+/** The flag as the user wrote it (for messages and status). */
+export function policyText(p: RestartPolicy): string {
+  return p.max === null ? 'on-failure' : `on-failure:${p.max}`;
+}
+
+export interface DeathView {
+  role: ProcessRole;
+  /** The run had been ready (every process) before this death. */
+  afterReady: boolean;
+  code: number | null;
+  signal: string | null;
+  /** Could not be started at all (spawn error). */
+  error?: string | null;
+  /** Restarts of this process the policy made so far. */
+  restartsByPolicy: number;
+}
+
+export type RestartDecision = { restart: true } | { restart: false; why: string | null };
+
+/** How a process ended, in the words status and the log marker use. */
+export function endedHow(d: Pick<DeathView, 'code' | 'signal' | 'error'>): string {
+  if (d.error) return `could not be started (${d.error})`;
+  return d.signal ? `was killed by ${d.signal}` : `exited with code ${d.code}`;
+}
+
+/**
+ * Whether this death is restarted. `why`: said where it is not although the policy is on (null:
+ * not the policy's business: the frontend, a start that never was ready).
+ */
+export function decideRestart(p: RestartPolicy | null, d: DeathView): RestartDecision {
+  if (!p || !d.afterReady || d.role === 'frontend') return { restart: false, why: null };
+  if (!d.signal && d.code === 0 && !d.error) return { restart: false, why: `it exited with code 0, not a failure (--restart ${policyText(p)} restarts failures only)` };
+  if (p.max !== null && d.restartsByPolicy >= p.max) {
+    return { restart: false, why: `restart limit reached: restarted ${d.restartsByPolicy} time${d.restartsByPolicy === 1 ? '' : 's'} already (--restart ${policyText(p)})` };
+  }
+  return { restart: true };
+}
