@@ -577,15 +577,7 @@ export class Supervisor extends EventEmitter {
    */
   private async restartOnFailure(p: Proc, info: ExitInfo): Promise<void> {
     p.follower?.drain();
-    this.setState(p, 'failed');
-    this.setRunState('degraded');
-    const { top } = await this.d.diagnose(p.rec.log, planContext(this.o.plan));
-    p.rec.diagnosis = endDiagnosis(top);
-    this.writer.persist();
-    this.emitEvent({
-      event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, error: info.error, diagnosis: top, afterReady: true,
-      lastLines: this.watching ? [] : [...p.lines], log: p.rec.log,
-    });
+    const top = await this.degradedBy(p, info, 'failed', this.watching ? [] : [...p.lines]);
     if (this.finishing) return;
     const how = endedHow(info);
     const policy = policyText(this.o.restart!);
@@ -608,17 +600,23 @@ export class Supervisor extends EventEmitter {
    * of it (an engine that outlived its worker) and return.
    */
   private async recordDeath(p: Proc, info: ExitInfo): Promise<void> {
-    this.setState(p, info.code === 0 && info.signal === null ? 'exited' : 'failed');
+    await this.degradedBy(p, info, info.code === 0 && info.signal === null ? 'exited' : 'failed', []);
+    if (this.finishing || !this.procs.every((q) => q.exit !== null)) return;
+    await this.fail({ reason: 'every process of the run has ended', process: null, diagnosis: null });
+  }
+
+  /** A death after ready that does not end the run: the process recorded so with its log's diagnosis, the run degraded, told. */
+  private async degradedBy(p: Proc, info: ExitInfo, state: ProcessState, lastLines: string[]): Promise<Diagnosis | null> {
+    this.setState(p, state);
     this.setRunState('degraded');
     const { top } = await this.d.diagnose(p.rec.log, planContext(this.o.plan));
     p.rec.diagnosis = endDiagnosis(top);
     this.writer.persist();
     this.emitEvent({
       event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, error: info.error, diagnosis: top, afterReady: true,
-      lastLines: [], log: p.rec.log,
+      lastLines, log: p.rec.log,
     });
-    if (this.finishing || !this.procs.every((q) => q.exit !== null)) return;
-    await this.fail({ reason: 'every process of the run has ended', process: null, diagnosis: null });
+    return top;
   }
 
   private async onDeadline(): Promise<void> {
