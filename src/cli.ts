@@ -162,6 +162,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .command('doctor')
     .description('check the machine before an experiment: GPU, CUDA, Python env, leftovers, locks, UCX, ports, KV')
     .option('--recipe <name|file>', 'recipe the plan-dependent checks use (default: the live run\'s, else agg)')
+    .option('--set <path=value>', 'override a field of --recipe\'s recipe, as up does (repeatable)', collect, [])
     .option('--run <id|name>', 'inspect this run (default: the latest)')
     .option('--logs <path...>', 'scan these log files or folders instead of a run\'s logs')
     .option('--only <ids>', 'run only these checks (comma-separated)', csv)

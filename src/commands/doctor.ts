@@ -1,9 +1,11 @@
 import { fillFix } from '../diagnose/fill-fix.js';
 import { earlyFactsFor, guessProbeTarget } from '../doctor/early-probes.js';
-import { chooseLogRun, resolveDoctorTarget } from '../doctor/prepare.js';
+import { chooseLogRun, planFor, resolveDoctorTarget } from '../doctor/prepare.js';
+import { runLabel } from '../doctor/run-share.js';
+import { UserError } from '../errors.js';
 import { ALL_CHECKS, selectChecks } from '../doctor/registry.js';
 import { doctorOk, runChecks, tally } from '../doctor/runner.js';
-import type { CheckOutcome } from '../doctor/types.js';
+import type { BesideChoice, CheckOutcome } from '../doctor/types.js';
 import { createFacts, findDoctorRuns, startEarlyProbes } from '../host/facts.js';
 import { readRecipeSource } from '../host/recipes.js';
 import { probeSystem } from '../host/system.js';
@@ -13,6 +15,8 @@ import { warnIfProcIsForeign } from './proc-warning.js';
 
 export interface DoctorOptions {
   recipe?: string;
+  /** --set PATH=VALUE on --recipe's recipe, as up takes them. */
+  set?: string[];
   run?: string;
   logs?: string[];
   only?: string[];
@@ -36,6 +40,9 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     }
     return 0;
   }
+  if (opts.set?.length && !opts.recipe) {
+    throw new UserError('--set changes the recipe --recipe names: add --recipe NAME|FILE (the recipe up would start; a live run is judged by its recorded plan)');
+  }
   const checks = selectChecks({ only: opts.only, skip: opts.skip });
   warnIfProcIsForeign(ctx);
   // A --logs typo is the user's input error (exit 2, one line), not three crashed log checks.
@@ -57,7 +64,20 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   });
   const report = import('../ui/doctor-report.js');
   const system = ctx.json ? null : probeSystem();
-  const target = await resolveDoctorTarget({ recipeRef: opts.recipe, run: runView, stateDir: ctx.stateDir, python });
+  let target = await resolveDoctorTarget({ recipeRef: opts.recipe, sets: opts.set, run: runView, stateDir: ctx.stateDir, python });
+  // A recipe to start while runs are live: `up` alone refuses, `up --name` moves its ports past
+  // theirs. The ports judged are the ones that choice takes now (the same function as up's).
+  let beside: BesideChoice | null = null;
+  if (opts.recipe && runs.allLive.length > 0) {
+    const c = await (await import('../host/ports-beside.js')).portsBeside(target.recipe, target.plan, runs.allLive);
+    // The --set values are the user's own: named, not repeated (a long command breaks the line at 80 columns).
+    const command = `dynamo-dev up ${opts.recipe} --name NAME`;
+    const runsText = runs.allLive.map(runLabel);
+    if (c.ok) {
+      if (c.recipe !== target.recipe) target = { ...target, recipe: c.recipe, plan: planFor(c.recipe, ctx.stateDir, python, opts.recipe) };
+      beside = { command, withSets: (opts.set?.length ?? 0) > 0, runs: runsText, moved: c.moved, refused: null };
+    } else beside = { command, withSets: (opts.set?.length ?? 0) > 0, runs: runsText, moved: [], refused: { message: c.message, fix: c.fix } };
+  }
   const logRun = chooseLogRun({ runs, runId: opts.run, recipeName: opts.recipe ? target.recipe.name : undefined, now: Date.now() });
   const { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } = await report;
   const facts = createFacts({
@@ -67,6 +87,9 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     stateDir: ctx.stateDir,
     runId: opts.run,
     runs,
+    // Without --recipe the plan judged is the run's own (--run, else the live run): its ports are its own.
+    planRunId: !opts.recipe && runView?.live ? runView.record.id : null,
+    beside,
     logRun,
     logPaths: opts.logs,
     python: python ?? target.recipe.python,

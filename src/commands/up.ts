@@ -117,7 +117,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
       throw new UserError(`--name: a run named ${opts.name} is live (${same.record.id}, ${same.status}); choose another name`, `dynamo-dev teardown --run ${opts.name}`);
     }
     if (opts.name) {
-      const moved = await portsBeside(recipe, plan, lives);
+      const moved = await portsBesideOrRefuse(recipe, plan, lives);
       if (moved.recipe !== recipe) {
         recipe = moved.recipe;
         plan = planAt(runDir(ctx.stateDir, runId), recipe);
@@ -249,38 +249,11 @@ async function planner(ctx: CommandContext, recipe: Recipe, from: ResolvedPython
   return (dir: string, r: Recipe = recipe) => buildPlan({ recipe: r, runDir: dir, gpuTotalMiB, model, python, pythonFrom: from, source: recipeSource, dynamoVersion });
 }
 
-/**
- * `up --name`: the recipe with first ports past those the live runs hold (every port of their
- * plans) and those something is bound to, and the line that says which were chosen and why.
- */
-async function portsBeside(recipe: Recipe, plan: Plan, lives: readonly RunView[]): Promise<{ recipe: Recipe; line: string }> {
-  const [{ basesOf, choosePortBases, formatPorts, portsByKind, withBases, SETTING }, { portFree }] = await Promise.all([
-    import('../plan/port-choice.js'), import('../host/ports.js'),
-  ]);
-  const held = new Map<number, string>();
-  for (const v of lives) for (const p of v.record.processes) for (const port of Object.values(p.ports)) held.set(port, v.record.name ?? v.record.id);
-  const bases = basesOf(recipe);
-  const used = portsByKind(plan);
-  const busy = new Set<number>();
-  // Each round binds the ports it chose; a busy one joins the taken and the choice runs again.
-  for (let round = 0; round < 50; round++) {
-    const c = choosePortBases(bases, used, (p) => held.has(p) || busy.has(p));
-    if (!c.ok) throw new UserError(`--name: no free range for ${SETTING[c.kind]} from ${bases[c.kind]} up (live runs and other programs hold the ports); set another with --set ${SETTING[c.kind]}=PORT`);
-    const shifted = Object.fromEntries(Object.entries(used).map(([k, ports]) => [k, ports.map((p) => p - bases[k as keyof typeof bases] + c.bases[k as keyof typeof bases])])) as typeof used;
-    const all = Object.values(shifted).flat();
-    const free = await Promise.all(all.map((p) => portFree(p)));
-    const newlyBusy = all.filter((_, i) => !free[i]);
-    if (newlyBusy.length > 0) {
-      for (const p of newlyBusy) busy.add(p);
-      continue;
-    }
-    const moved = Object.values(used).flat().filter((p) => held.has(p) || busy.has(p));
-    const why = moved.length === 0 ? 'the recipe\'s own, all free'
-      : `the recipe's ${moved.slice(0, 6).join(', ')}${moved.length > 6 ? ', ...' : ''} ${[...new Set(moved.map((p) => held.get(p)).filter(Boolean))].map((r) => `held by run ${r}`).concat(moved.some((p) => busy.has(p) && !held.has(p)) ? ['in use'] : []).join(', ')}`;
-    const changed = Object.keys(bases).some((k) => bases[k as keyof typeof bases] !== c.bases[k as keyof typeof bases]);
-    return { recipe: changed ? withBases(recipe, c.bases) : recipe, line: `ports: ${formatPorts(shifted)} (${why})` };
-  }
-  throw new UserError('--name: could not find free ports after 50 tries; set them with --set frontend.httpPort=PORT --set ports.system=PORT');
+/** `up --name`: the recipe with first ports past those the live runs hold and those in use (host/ports-beside.ts, doctor's choice too). */
+async function portsBesideOrRefuse(recipe: Recipe, plan: Plan, lives: readonly RunView[]): Promise<{ recipe: Recipe; line: string }> {
+  const c = await (await import('../host/ports-beside.js')).portsBeside(recipe, plan, lives);
+  if (!c.ok) throw new UserError(`--name: ${c.message}; ${c.fix}`);
+  return c;
 }
 
 /** Readiness by the KV line cannot work when VLLM_LOGGING_LEVEL hides INFO: say so before anything starts. */

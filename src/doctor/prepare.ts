@@ -19,13 +19,15 @@ export interface DoctorTarget {
  */
 export async function resolveDoctorTarget(o: {
   recipeRef?: string;
+  /** --set PATH=VALUE on that recipe. */
+  sets?: string[];
   /** The run named by --run (explicit), else the live run. */
   run: RunView | null;
   stateDir: string;
   python?: string;
 }): Promise<DoctorTarget> {
   if (o.recipeRef) {
-    const recipe = await loadRecipe(o.recipeRef);
+    const recipe = await loadRecipe(o.recipeRef, o.sets);
     return { recipe, plan: planFor(recipe, o.stateDir, o.python, o.recipeRef), source: o.recipeRef };
   }
   if (o.run) {
@@ -39,7 +41,12 @@ export async function resolveDoctorTarget(o: {
 
 /** The runs doctor knows of: the user's own live run, the one --run names, the newest recorded. */
 export interface DoctorRuns {
+  /** The newest of the user's own live runs. */
   live: RunView | null;
+  /** Every live run of the user's own, newest first (`up --name` runs side by side). */
+  lives: RunView[];
+  /** Every live run of the state dir, whoever runs it: the ports `up --name` moves past (commands/up.ts). */
+  allLive: RunView[];
   byId: RunView | null;
   latest: RunView | null;
 }
@@ -63,7 +70,7 @@ const ageText = (ms: number) => (ms < 60_000 ? `${Math.max(1, Math.round(ms / 10
  * recipe's logs). Else none: an old run's logs are not the machine's state now; a run that
  * failed within the last minutes is named in a warning, any other recent run in the skip line.
  */
-export function chooseLogRun(o: { runs: DoctorRuns; runId?: string; recipeName?: string; now: number }): { run: RunView | null; none: NoLogs | null } {
+export function chooseLogRun(o: { runs: Pick<DoctorRuns, 'live' | 'byId' | 'latest'>; runId?: string; recipeName?: string; now: number }): { run: RunView | null; none: NoLogs | null } {
   if (o.runId) return { run: o.runs.byId, none: null };
   const live = o.runs.live;
   if (live?.live) {
@@ -98,7 +105,7 @@ export function chooseLogRun(o: { runs: DoctorRuns; runId?: string; recipeName?:
 }
 
 /** A plan that cannot fit (fractions over the limit) is an input error naming the recipe: exit 2, as for `up`. */
-function planFor(recipe: Recipe, stateDir: string, python: string | undefined, source: string): Plan {
+export function planFor(recipe: Recipe, stateDir: string, python: string | undefined, source: string): Plan {
   return buildPlan({ recipe, runDir: join(stateDir, 'runs', '<next>'), python, source });
 }
 

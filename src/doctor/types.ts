@@ -8,6 +8,7 @@ import type { LostProcess } from '../run/losses.js';
 import type { OtherRun } from '../run/other-runs.js';
 import type { NoLogs } from './prepare.js';
 import type { ScanResult } from '../diagnose/types.js';
+import type { LiveHolder } from '../host/ports-beside.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
 
@@ -67,6 +68,10 @@ export interface Facts {
   readonly recipe: Recipe;
   readonly plan: Plan;
   readonly self: { uid: number | null; pid: number };
+  /** The live run whose own plan is judged (doctor without --recipe during a run, or --run of a live one); null: a plan not started yet. */
+  readonly planRunId: string | null;
+  /** The plan is a recipe's to start beside live runs: the ports `up --name` chose for it; null otherwise. */
+  readonly beside: BesideChoice | null;
   gpu(): Promise<GpuFacts>;
   computeApps(): Promise<ComputeAppsFacts>;
   processes(): Promise<ProcessInfo[]>;
@@ -84,6 +89,8 @@ export interface Facts {
   run(): Promise<RunView | null>;
   /** The user's own live run, whatever --run says: its pids, ports and GPU memory are not leftovers. */
   liveRun(): Promise<RunView | null>;
+  /** Every live run of the user's own (the newest first; `up --name` runs side by side): none of their processes or ports is a stranger's. */
+  liveRuns(): Promise<RunView[]>;
   /** null: neither a run's logs nor --logs. */
   logs(): Promise<LogSet | null>;
   /** Why logs() is null, and whether that is worth a warning (a run that failed minutes ago). */
@@ -101,6 +108,23 @@ export interface Facts {
    * process of our own uid can be one: its environment is read, and no other user's may be.
    */
   otherRuns(pids: readonly number[]): Promise<Map<number, OtherRun>>;
+}
+
+/**
+ * `doctor --recipe R` while runs are live: `up R` alone is refused then, and `up R --name NAME`
+ * takes ports past the live runs' (host/ports-beside.ts): the plan judged is that one.
+ */
+export interface BesideChoice {
+  /** What would start it: "dynamo-dev up R --name NAME". */
+  command: string;
+  /** Doctor was given --set values: up takes the same. */
+  withSets?: boolean;
+  /** The live runs it would run beside ("run ID (NAME)"). */
+  runs: string[];
+  /** The recipe's own ports it could not keep: held by a live run's process (holder) or in use by something else (null). */
+  moved: { port: number; holder: LiveHolder | null }[];
+  /** No free range: up --name would refuse, with this reason and fix. */
+  refused: { message: string; fix: string } | null;
 }
 
 export interface Check {

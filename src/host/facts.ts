@@ -1,4 +1,4 @@
-import { PYTHON_PROBE_TIMEOUT_MS, type Facts, type LogSet, type RunView } from '../doctor/types.js';
+import { PYTHON_PROBE_TIMEOUT_MS, type BesideChoice, type Facts, type LogSet, type RunView } from '../doctor/types.js';
 import type {
   CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, ModelSourceFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
 } from './types.js';
@@ -10,6 +10,10 @@ import type { DoctorRuns, NoLogs } from '../doctor/prepare.js';
 import { NO_LOGS } from '../doctor/log-view.js';
 
 export interface FactsOptions {
+  /** The live run whose own plan is judged; absent: a plan not started yet (up's preflight, --recipe). */
+  planRunId?: string | null;
+  /** doctor --recipe beside live runs: the ports up --name chose (the plan already carries them). */
+  beside?: BesideChoice | null;
   env: NodeJS.ProcessEnv;
   recipe: Recipe;
   plan: Plan;
@@ -91,12 +95,17 @@ export async function findDoctorRuns(stateDir: string, runId?: string): Promise<
   const views = await liveAndRecentViews(stateDir, 1);
   // An unknown --run is the UserError naming the recorded runs.
   const byId = runId ? views.find((v) => v.record.id === runId) ?? (await findRunView(stateDir, runId)) : null;
-  const live = views.find((v) => v.live) ?? null;
+  const allLive = views.filter((v) => v.live);
   const uid = typeof process.getuid === 'function' ? process.getuid() : null;
-  const uids = await uidsOf([...(live ? runPids(live) : []), ...(byId?.live ? runPids(byId) : [])]);
+  const uids = await uidsOf([...allLive.flatMap(runPids), ...(byId?.live ? runPids(byId) : [])]);
+  // Several runs may live side by side (`up --name`): each one's processes, ports and GPU memory are ours.
+  const lives = allLive.map((v) => ownRunView(v, uids, uid)!).filter((v) => v.live);
+  const live = allLive[0] ?? null;
   const ownLive = ownRunView(live, uids, uid);
   return {
     live: ownLive?.live ? ownLive : null,
+    lives,
+    allLive,
     byId: byId && byId.record.id === live?.record.id ? ownLive : ownRunView(byId, uids, uid),
     latest: views[0] ?? null,
   };
@@ -120,6 +129,8 @@ export function createFacts(o: FactsOptions): Facts {
     recipe: o.recipe,
     plan: o.plan,
     self: { uid: typeof process.getuid === 'function' ? process.getuid() : null, pid: process.pid },
+    planRunId: o.planRunId ?? null,
+    beside: o.beside ?? null,
     gpu: once<GpuFacts>(async () => early.gpu ?? (await import('./nvidia-smi.js')).probeGpu(o.env, o.timeoutMs)),
     computeApps: once<ComputeAppsFacts>(async () => early.computeApps ?? (await import('./nvidia-smi.js')).probeComputeApps(o.env, o.timeoutMs)),
     processes: once<ProcessInfo[]>(async () => early.processes ?? (await import('./processes.js')).listProcesses()),
@@ -141,6 +152,7 @@ export function createFacts(o: FactsOptions): Facts {
     ports: once<PortFact[]>(async () => (await import('./ports.js')).probePorts(planPorts(o.plan), { processes: () => facts.processes() })),
     run,
     liveRun: once<RunView | null>(async () => (await runs()).live),
+    liveRuns: once<RunView[]>(async () => (await runs()).lives),
     logs: once<LogSet | null>(async () => {
       const { scanPaths } = await import('./log-scan.js');
       if (o.logPaths && o.logPaths.length > 0) {

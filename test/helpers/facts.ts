@@ -1,4 +1,4 @@
-import type { Facts, LogSet, RunView } from '../../src/doctor/types.js';
+import type { BesideChoice, Facts, LogSet, RunView } from '../../src/doctor/types.js';
 import { NO_LOGS } from '../../src/doctor/log-view.js';
 import type { NoLogs } from '../../src/doctor/prepare.js';
 import type { OtherRun } from '../../src/run/other-runs.js';
@@ -35,6 +35,8 @@ export interface FactValues {
   run: RunView | null;
   /** Default: `run` when it is live. */
   liveRun: RunView | null;
+  /** Default: `liveRun` alone. */
+  liveRuns: RunView[];
   logs: LogSet | null;
   noLogs: NoLogs;
   frontend: FrontendFacts | null;
@@ -55,7 +57,7 @@ const OUR_UID = 1000;
  * Facts for check unit tests: healthy defaults, overridden per test. Each getter counts its calls
  * (facts.calls) so tests can assert a probe ran once.
  */
-export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe; plan?: Plan; env?: Record<string, string | undefined>; exited?: number[] } = {}): Facts & { calls: Record<string, number> } {
+export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe; plan?: Plan; env?: Record<string, string | undefined>; exited?: number[]; planRunId?: string | null; beside?: BesideChoice | null } = {}): Facts & { calls: Record<string, number> } {
   const recipe = o.recipe ?? recipeFrom();
   const plan = o.plan ?? buildPlan({ recipe, runDir: '/tmp/dd-run', gpuTotalMiB: 8188 });
   const defaults: FactValues = {
@@ -86,12 +88,15 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     ports: [],
     run: null,
     liveRun: values.run?.live ? values.run : null,
+    liveRuns: [],
     logs: null,
     noLogs: { status: 'skip', summary: NO_LOGS, fix: null },
     frontend: null,
     otherRuns: [],
   };
   const v = { ...defaults, ...values };
+  // As the real fact: only runs that are live.
+  if (!values.liveRuns) v.liveRuns = v.liveRun?.live ? [v.liveRun] : [];
   const calls: Record<string, number> = {};
   const getter = <K extends keyof FactValues>(k: K) => async () => {
     calls[k] = (calls[k] ?? 0) + 1;
@@ -102,6 +107,9 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     recipe,
     plan,
     self: { uid: OUR_UID, pid: 4242 },
+    // Default: doctor without --recipe during a live run, which judges that run's own plan.
+    planRunId: o.planRunId !== undefined ? o.planRunId : v.liveRun?.live ? v.liveRun.record?.id ?? null : null,
+    beside: o.beside ?? null,
     calls,
     gpu: getter('gpu'),
     computeApps: getter('computeApps'),
@@ -114,6 +122,7 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     ports: getter('ports'),
     run: getter('run'),
     liveRun: getter('liveRun'),
+    liveRuns: getter('liveRuns'),
     logs: getter('logs'),
     noLogs: getter('noLogs'),
     frontend: getter('frontend'),

@@ -1,6 +1,7 @@
 import type { ComputeApp } from '../../host/types.js';
 import { fitFractionSets } from '../../plan/fix-hints.js';
 import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';
+import { ownersOf, type PidOwner } from '../run-share.js';
 
 // gpu.memory: vLLM takes `--gpu-memory-utilization` as a fraction of the device's TOTAL memory and
 // refuses to start when free memory is below total x F (FACTS §3: "Free memory on device ... is
@@ -9,8 +10,8 @@ import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.j
 
 const ENGINE_PROC = /VLLM::|dynamo\.(vllm|frontend|mocker)/i;
 
-const describeApp = (a: ComputeApp, ours: boolean): string =>
-  `pid ${a.pid} ${a.processName || '(unnamed)'}: ${a.usedMiB === null ? '? MiB' : `${a.usedMiB} MiB`}${ours ? ' (this run)' : ''}`;
+const describeApp = (a: ComputeApp, ours: boolean, of?: PidOwner): string =>
+  `pid ${a.pid} ${a.processName || '(unnamed)'}: ${a.usedMiB === null ? '? MiB' : `${a.usedMiB} MiB`}${ours ? ' (this run)' : of ? ` (live ${of.run}${of.process ? `, ${of.process}` : ''})` : ''}`;
 
 const check: Check = {
   id: 'gpu.memory',
@@ -25,15 +26,19 @@ const check: Check = {
     const gpu = g.gpus.find((x) => x.index === plan.gpu.index);
     if (!gpu) return skip(`GPU ${plan.gpu.index} is not listed: see gpu.driver`, {});
 
-    const [appsFacts, run] = await Promise.all([facts.computeApps(), facts.liveRun()]);
+    const [appsFacts, lives] = await Promise.all([facts.computeApps(), facts.liveRuns()]);
     // Apps without a uuid (3-column output) cannot be placed: count them on this GPU rather than miss them.
     const apps = appsFacts.ok ? appsFacts.apps.filter((a) => a.gpuUuid === null || gpu.uuid === null || a.gpuUuid === gpu.uuid) : [];
-    // During a live run, that run's memory is ours: doctor must not fail because of the run itself.
-    const ourPids = new Set(run?.live ? run.pids : []);
+    // The live run whose own plan is judged holds its budget already: doctor must not fail because
+    // of the run itself. Another live run's memory (up --name side by side, or a recipe checked to
+    // start beside a run) is not free for this plan: counted as used, and named as that run's.
+    const run = lives.find((v) => v.record.id === facts.planRunId);
+    const ourPids = new Set(run ? run.pids : []);
     const ours = apps.filter((a) => ourPids.has(a.pid));
     const others = apps.filter((a) => !ourPids.has(a.pid));
     const ourMiB = ours.reduce((s, a) => s + (a.usedMiB ?? 0), 0);
-    const appLines = [...others.map((a) => describeApp(a, false)), ...ours.map((a) => describeApp(a, true))];
+    const otherLive = others.length > 0 && lives.length > 0 ? ownersOf(others.map((a) => a.pid), lives, await facts.processes()) : new Map<number, PidOwner>();
+    const appLines = [...others.map((a) => describeApp(a, false, otherLive.get(a.pid))), ...ours.map((a) => describeApp(a, true))];
     if (!appsFacts.ok) appLines.push(`compute apps unknown: ${appsFacts.message}`);
     const evidence: Record<string, unknown> = {
       gpu: gpu.index,
@@ -64,10 +69,13 @@ const check: Check = {
       return pass(`${gpu.memoryFreeMiB} MiB free of ${total} MiB on GPU ${gpu.index}${ourNote}; ${need}`, evidence, appLines);
     }
     const fits = Math.floor((available / total) * 100) / 100;
-    const engines = others.filter((a) => ENGINE_PROC.test(a.processName));
+    const strangers = others.filter((a) => !otherLive.has(a.pid));
+    const engines = strangers.filter((a) => ENGINE_PROC.test(a.processName));
+    const liveRefs = [...new Set(others.flatMap((a) => { const o = otherLive.get(a.pid); return o ? [o.ref] : []; }))];
     const fixes: string[] = [];
-    if (engines.length > 0) fixes.push('stop leftover engine processes: `dynamo-dev teardown --orphans`');
-    else if (others.length > 0) fixes.push(`stop the processes above (pids ${others.map((a) => a.pid).join(', ')})`);
+    if (liveRefs.length > 0) fixes.push(`stop a live run holding it: ${liveRefs.map((r) => `\`dynamo-dev teardown --run ${r}\``).join(', ')}`);
+    if (engines.length > 0) fixes.push(`${fixes.length > 0 ? 'or ' : ''}stop leftover engine processes: \`dynamo-dev teardown --orphans\``);
+    else if (strangers.length > 0) fixes.push(`${fixes.length > 0 ? 'or ' : ''}stop the processes above (pids ${strangers.map((a) => a.pid).join(', ')})`);
     // "or" only when it follows a first way out: a fix line must read as a sentence. The --set
     // lines fit this recipe (explicit fractions or "auto"); `up --dry-run` shows the KV they leave.
     const sets = fitFractionSets(facts.recipe, fits);

@@ -35,8 +35,8 @@ const check: Check = {
       const holders = [...new Map(held.flatMap((l) => l.holders).map((h) => [h.pid, h])).values()];
       // Our own live run downloading (a worker just started) is progress, not a problem; beside a
       // stranger's holder it is named as ours, and only the stranger is offered to wait for or stop.
-      const run = await facts.liveRun();
-      const ours = new Set(run?.live ? run.pids : []);
+      // Any live run of ours (several side by side with up --name) downloading is ours.
+      const ours = new Set((await facts.liveRuns()).flatMap((v) => v.pids));
       const others = holders.filter((x) => !ours.has(x.pid));
       // /proc/locks shows 0 for a holder in another PID namespace (a container sharing the cache)
       // and -1 for an OFD lock: there is no pid to name, and `kill 0` would hit our own shell's group.

@@ -4,6 +4,7 @@ import { fail, pass, warn, type Check } from '../types.js';
 import type { OtherRun } from '../../run/other-runs.js';
 import { formatDuration } from '../../format-duration.js';
 import { describeEnd } from '../../run/losses.js';
+import { describeShare, runShare } from '../run-share.js';
 
 // An OOM kill or a SIGKILLed launcher leaves VLLM::EngineCore children holding GPU memory
 // (FACTS §3); the next run then starts on top of them and dies with "Free memory on device ...".
@@ -25,18 +26,20 @@ const check: Check = {
   id: 'procs.leftover',
   title: 'No leftover engine processes',
   async run(facts) {
-    const [procs, apps, run, gpu] = await Promise.all([facts.processes(), facts.computeApps(), facts.liveRun(), facts.gpu()]);
+    const [procs, apps, lives, gpu] = await Promise.all([facts.processes(), facts.computeApps(), facts.liveRuns(), facts.gpu()]);
     // A non-engine compute app on another GPU (a colleague's training job on GPU 1) does not touch
     // the recipe's GPU: flagging it would fail doctor forever on a healthy shared machine. Apps
     // whose GPU is unknown count, so nothing on the recipe's GPU is missed.
     const recipeUuid = gpu.ok ? gpu.gpus.find((x) => x.index === facts.plan.gpu.index)?.uuid ?? null : null;
     const onRecipeGpu = (a: { gpuUuid: string | null }) => recipeUuid === null || a.gpuUuid === null || a.gpuUuid === recipeUuid;
-    // A live run's processes, their engine descendants and their groups are ours. What is left of
-    // a process the run lost (an engine core whose worker died) is not: the run does not use it,
-    // and it holds GPU memory until someone stops it.
-    const ours = new Set(run?.live ? run.pids : []);
-    const leftBy = new Map<number, string>();
-    for (const x of run?.live ? run.lost : []) for (const pid of x.leftPids) leftBy.set(pid, `${x.name} of run ${run!.record.id}, which ${describeEnd(x)}`);
+    // Every live run's processes (several live side by side with `up --name`), their engine
+    // descendants and their groups are ours. What is left of a process a run lost (an engine core
+    // whose worker died) is not: the run does not use it, and it holds GPU memory until someone stops it.
+    const ours = new Set(lives.flatMap((v) => v.pids));
+    const leftBy = new Map<number, { text: string; runId: string }>();
+    for (const v of lives) {
+      for (const x of v.lost) for (const pid of x.leftPids) leftBy.set(pid, { text: `${x.name} of run ${v.record.id}, which ${describeEnd(x)}`, runId: v.record.id });
+    }
     const byPid = new Map(procs.map((p) => [p.pid, p]));
     /** A descendant of a live run's process (EngineCore under its worker) belongs to the run. */
     const underRun = (p: ProcessInfo): boolean => {
@@ -58,7 +61,7 @@ const check: Check = {
       if (!kind || isOurs(p.pid, p)) continue;
       leftovers.push({
         pid: p.pid, user: p.user, uid: p.uid, ageMs: p.ageMs, cmd: p.cmd, kind, gpuMiB: gpuMiB.get(p.pid) ?? null,
-        startTicks: p.startTicks, leftBy: leftBy.get(p.pid) ?? null,
+        startTicks: p.startTicks, leftBy: leftBy.get(p.pid)?.text ?? null,
       });
     }
     for (const a of apps.ok ? apps.apps : []) {
@@ -66,7 +69,7 @@ const check: Check = {
       if (isOurs(a.pid, p) || leftovers.some((l) => l.pid === a.pid) || !onRecipeGpu(a)) continue;
       leftovers.push({
         pid: a.pid, user: p?.user ?? null, uid: p?.uid ?? null, ageMs: p?.ageMs ?? null,
-        cmd: p?.cmd ?? a.processName, kind: 'gpu-app', gpuMiB: a.usedMiB, startTicks: p?.startTicks ?? null, leftBy: leftBy.get(a.pid) ?? null,
+        cmd: p?.cmd ?? a.processName, kind: 'gpu-app', gpuMiB: a.usedMiB, startTicks: p?.startTicks ?? null, leftBy: leftBy.get(a.pid)?.text ?? null,
       });
     }
     // The process list and nvidia-smi are snapshots taken while processes come and go: report only
@@ -91,9 +94,14 @@ const check: Check = {
       otherFix = otherRuns.map((r) => `\`${stopCommandFor(r)}\``).join('; ');
     }
 
+    // Each live run's processes counted as status lists them, with what runs under them and the supervisor that owns them.
+    const shares = lives.map((v) => runShare(v, procs));
+    // Under a warn or fail, this state dir's live runs are said too: what is theirs is not counted above.
+    const ownLines = shares.map((x) => `live ${describeShare(x)}: not leftovers`);
     const evidence = {
       processes: leftovers.map(({ uid: _uid, startTicks: _t, leftBy: by, ...l }) => (by ? { ...l, leftBy: by } : l)),
       ourPids: [...ours],
+      liveRuns: shares,
       gpuAppsChecked: apps.ok,
       // Only when there are any: processes of live runs of other state dirs (not leftovers, not counted above).
       ...(others.length > 0 ? { otherRuns: others.map(({ uid: _uid, startTicks: _t, leftBy: _by, other, ...l }) => ({ ...l, run: other.runId, stateDir: other.stateDir })) } : {}),
@@ -102,7 +110,7 @@ const check: Check = {
       const gpu = others.reduce((s, l) => s + (l.gpuMiB ?? 0), 0);
       const runs = otherRuns.map((r) => `run ${r.runId} of ${r.stateDir}`).join(', ');
       const n = others.length === 1 ? '1 process' : `${others.length} processes`;
-      const details = [...otherLines, ...(apps.ok ? [] : [`GPU compute apps not checked: ${apps.message}`])];
+      const details = [...otherLines, ...ownLines, ...(apps.ok ? [] : [`GPU compute apps not checked: ${apps.message}`])];
       return warn(
         `no leftover, but ${n} of another live run (${runs})${gpu > 0 ? ` holding ${gpu} MiB of GPU memory` : ''} share${others.length === 1 ? 's' : ''} the machine (pid ${others.slice(0, 3).map((l) => l.pid).join(', ')}${others.length > 3 ? ', ...' : ''})`,
         `if it must not run during your measurement, stop it: ${otherFix}`,
@@ -112,7 +120,7 @@ const check: Check = {
     }
     if (leftovers.length === 0) {
       const details = apps.ok ? [] : [`GPU compute apps not checked: ${apps.message}`];
-      const note = run?.live ? ` (live run ${run.record.id} owns ${ours.size} process${ours.size === 1 ? '' : 'es'})` : '';
+      const note = shares.length > 0 ? `; ${shares.map((x) => `live ${describeShare(x)}`).join('; ')}` : '';
       // Without the compute-app list only half of the check ran: the summary must not claim the GPU is clear.
       // The reason inline: a pass prints no detail lines, so "see details" would point at nothing.
       const what = apps.ok ? `no engine process or GPU compute app outside a live run${note}` : `no engine process outside a live run${note}; GPU compute apps not listed (${apps.message})`;
@@ -123,10 +131,11 @@ const check: Check = {
     const ofRun = leftovers.filter((l) => l.leftBy !== null && mine(l));
     const forTeardown = leftovers.filter((l) => l.kind !== 'gpu-app' && mine(l) && !ofRun.includes(l));
     const toKill = leftovers.filter((l) => !forTeardown.includes(l) && !ofRun.includes(l));
-    const details = [...leftovers.map((l) => describe(l, l.leftBy ? `(left by ${l.leftBy})` : null)), ...otherLines];
+    const details = [...leftovers.map((l) => describe(l, l.leftBy ? `(left by ${l.leftBy})` : null)), ...otherLines, ...ownLines];
     const fixes: string[] = [];
-    if (ofRun.length > 0) {
-      fixes.push(`end the degraded run with what it left: \`dynamo-dev teardown --run ${run!.record.id}\` (or only the leftover: \`kill ${ofRun.map((l) => l.pid).join(' ')}\`)`);
+    for (const v of lives) {
+      const left = ofRun.filter((l) => leftBy.get(l.pid)?.runId === v.record.id);
+      if (left.length > 0) fixes.push(`end the degraded run with what it left: \`dynamo-dev teardown --run ${v.record.id}\` (or only the leftover: \`kill ${left.map((l) => l.pid).join(' ')}\`)`);
     }
     if (forTeardown.length > 0) fixes.push('dynamo-dev teardown --orphans');
     if (toKill.length > 0) {

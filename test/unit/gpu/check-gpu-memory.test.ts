@@ -49,7 +49,7 @@ describe('gpu.memory', () => {
   });
 
   it("counts a live run's own memory as available: doctor during a run does not fail because of it", async () => {
-    const run = { live: true, pids: [48211, 48377] } as unknown as RunView;
+    const run = { record: { id: 'r1', processes: [] }, live: true, pids: [48211, 48377] } as unknown as RunView;
     const r = await check.run(fakeFacts({ gpu: withFree(1600), computeApps: leftovers, run }, { recipe, plan }));
     expect(r.status).toBe('pass');
     expect(r.summary).toContain('(+6020 MiB held by the live run)');

@@ -49,7 +49,7 @@ describe('gpu.memory: the budget boundary', () => {
 
   it("the live run's own memory makes up exactly the rest: passes", async () => {
     const { recipe, plan, gpu } = setup(6000);
-    const run = { live: true, pids: [501] } as unknown as RunView;
+    const run = { record: { id: 'r1', processes: [] }, live: true, pids: [501] } as unknown as RunView;
     const r = await check.run(fakeFacts({ gpu, run, computeApps: apps([501, 'VLLM::EngineCore', 223, UUID]) }, { recipe, plan }));
     expect(r.status).toBe('pass');
     expect(r.summary).toBe('6000 MiB free of 8188 MiB on GPU 0 (+223 MiB held by the live run); the plan needs 6223 MiB (fractions 0.76 x 8188 MiB)');

@@ -22,7 +22,7 @@ const cached = (o: Partial<HfModelFacts> = {}): HfModelFacts => ({
 });
 const lock = (path: string, ...holders: [number, string | null][]) => ({ path, mtimeMs: NOW, holders: holders.map(([pid, cmd]) => ({ pid, cmd })) });
 const blobAged = (seconds: number, sizeBytes = 52428800) => ({ path: BLOB, sizeBytes, mtimeMs: NOW - seconds * 1000 });
-const liveRun = (...pids: number[]) => ({ live: true, pids } as unknown as RunView);
+const liveRun = (...pids: number[]) => ({ record: { id: 'r1', processes: [] }, live: true, pids } as unknown as RunView);
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['Date'] });

@@ -52,6 +52,7 @@ describe('procs.leftover: the verdict line', () => {
       evidence: {
         processes: [{ pid: 900, user: null, ageMs: null, cmd: 'python3', kind: 'gpu-app', gpuMiB: 512 }],
         ourPids: [],
+        liveRuns: [],
         gpuAppsChecked: true,
       },
     });
@@ -116,22 +117,32 @@ describe('procs.leftover: whose processes', () => {
 });
 
 describe('procs.leftover: passes', () => {
-  it('a live run owning one process, and one owning several, are counted in the pass', async () => {
-    const one = await check.run(fakeFacts({ processes: [proc(6000, 'python3 -m dynamo.vllm')], run: live([6000]) }));
-    expect(one).toEqual({
+  it('a live run\'s processes are counted as status lists them: its planned processes, what runs under them, its supervisor', async () => {
+    const view: RunView = {
+      ...live([5999, 6000, 6001, 6002]),
+      record: {
+        id: 'r1', supervisor: { pid: 5999, startTicks: 1, detached: true },
+        processes: [{ name: 'frontend', pid: 6000, pgid: 6000, ports: {} }, { name: 'agg-0', pid: 6001, pgid: 6001, ports: {} }],
+      } as unknown as RunRecord,
+    };
+    const one = await check.run(fakeFacts({ processes: [proc(6000, 'python3 -m dynamo.frontend'), proc(6001, 'python3 -m dynamo.vllm'), engine(6002, { ppid: 6001, pgid: 6001 })], run: view }));
+    expect(one).toMatchObject({
       status: 'pass',
-      summary: 'no engine process or GPU compute app outside a live run (live run r1 owns 1 process)',
+      summary: 'no engine process or GPU compute app outside a live run; live run r1: 2 processes, as status lists them (frontend pid 6000, agg-0 pid 6001), '
+        + 'and under them agg-0\'s pid 6002 (VLLM::EngineCore), supervised by pid 5999 (the detached up)',
       details: [],
       fix: null,
-      evidence: { processes: [], ourPids: [6000], gpuAppsChecked: true },
+      evidence: { processes: [], ourPids: [5999, 6000, 6001, 6002], gpuAppsChecked: true },
     });
-    const two = await check.run(fakeFacts({ processes: [proc(6000, 'python3 -m dynamo.vllm')], run: live([6000, 6001]) }));
-    expect(two.summary).toBe('no engine process or GPU compute app outside a live run (live run r1 owns 2 processes)');
+    expect(one.evidence.liveRuns).toEqual([{
+      runId: 'r1', name: null, processes: [{ name: 'frontend', pid: 6000 }, { name: 'agg-0', pid: 6001 }],
+      under: [{ pid: 6002, process: 'agg-0', cmd: 'VLLM::EngineCore' }], supervisor: { pid: 5999, detached: true },
+    }]);
   });
 
   it('without the compute-app list the pass says only half was checked', async () => {
     const r = await check.run(fakeFacts({ run: live([6000]), computeApps: { ok: false, message: 'nvidia-smi failed' } }));
-    expect(r.summary).toBe('no engine process outside a live run (live run r1 owns 1 process); GPU compute apps not listed (nvidia-smi failed)');
+    expect(r.summary).toBe('no engine process outside a live run; live run r1: 0 processes, as status lists them (none alive), and under them the run\'s pid 6000, no supervisor alive; GPU compute apps not listed (nvidia-smi failed)');
     expect(r.evidence).toMatchObject({ gpuAppsChecked: false });
   });
 

@@ -142,7 +142,11 @@ describe('procs.leftover and a live run that lost a worker', () => {
     }));
     expect(r.status).toBe('fail');
     expect(r.summary).toBe('1 leftover process outside any live run, holding 3072 MiB of GPU memory (pid 6101)');
-    expect(r.details).toEqual(['pid 6101  user alice  age 2h13m  GPU 3072 MiB  VLLM::EngineCore  (left by agg-1 of run 20261130-101500-agg-router, which was killed by SIGKILL)']);
+    expect(r.details).toEqual([
+      'pid 6101  user alice  age 2h13m  GPU 3072 MiB  VLLM::EngineCore  (left by agg-1 of run 20261130-101500-agg-router, which was killed by SIGKILL)',
+      // The run's own are said apart, not counted as leftovers (its record here names no process: both are "under" it).
+      "live run 20261130-101500-agg-router: 0 processes, as status lists them (none alive), and under them the run's pid 6000 (python3), the run's pid 6001 (VLLM::EngineCore), no supervisor alive: not leftovers",
+    ]);
     expect(r.fix).toBe('end the degraded run with what it left: `dynamo-dev teardown --run 20261130-101500-agg-router` (or only the leftover: `kill 6101`)');
   });
 

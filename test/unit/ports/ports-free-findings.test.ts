@@ -10,7 +10,7 @@ const free = (name: string, port: number): PortFact => ({ name, port, free: true
 const held = (name: string, port: number, pid: number | null, cmd: string | null = null): PortFact => ({ name, port, free: false, holderPid: pid, holderCmd: cmd });
 const denied = (name: string, port: number): PortFact => ({ name, port, free: false, denied: true, holderPid: null, holderCmd: null });
 const run = (live: boolean, pids: number[], ports: Record<string, number>[]): RunView => ({
-  record: { id: '20261130-101500-agg', processes: ports.map((p, i) => ({ pid: pids[i] ?? null, ports: p })) } as unknown as RunRecord,
+  record: { id: '20261130-101500-agg', processes: ports.map((p, i) => ({ name: ['frontend', 'agg-0'][i], pid: pids[i] ?? null, ports: p })) } as unknown as RunRecord,
   status: live ? 'ready' : 'stopped', live, pids, lost: [], logsDir: '/x',
 });
 
@@ -18,15 +18,15 @@ describe('ports.free: free and our own', () => {
   it('every port free passes, listing them, with the ports as evidence', async () => {
     const ports = [free('frontend.http', 8000)];
     const r = await check.run(fakeFacts({ ports }));
-    expect(r).toEqual({ status: 'pass', summary: '1 port free: 8000', details: [], fix: null, evidence: { ports, runId: null } });
+    expect(r).toEqual({ status: 'pass', summary: '1 port free: 8000', details: [], fix: null, evidence: { ports, runId: null, heldBy: [] } });
   });
 
-  it("the live run's own ports pass, counted apart", async () => {
+  it("the live run's own ports pass: which it holds (by which process) and which are free, said apart", async () => {
     const ports = [held('frontend.http', 8000, 500, 'python3 -m dynamo.frontend'), free('agg-0.system', 8081)];
     const r = await check.run(fakeFacts({ ports, run: run(true, [500], [{ http: 8000 }]) }));
     expect(r).toEqual({
-      status: 'pass', summary: '1 of 2 ports free, 1 held by the live run 20261130-101500-agg: 8000, 8081', details: [], fix: null,
-      evidence: { ports, runId: '20261130-101500-agg' },
+      status: 'pass', summary: '1 held by run 20261130-101500-agg itself (8000 frontend.http pid 500); 1 free: 8081 agg-0.system', details: [], fix: null,
+      evidence: { ports, runId: '20261130-101500-agg', heldBy: [{ port: 8000, name: 'frontend.http', pid: 500, run: '20261130-101500-agg', process: 'frontend', own: true }] },
     });
   });
 

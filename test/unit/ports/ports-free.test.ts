@@ -52,7 +52,7 @@ describe('ports.free', () => {
       run: live([500, 501], [{ http: 8000 }, { system: 8081 }]),
     }));
     expect(r.status).toBe('pass');
-    expect(r.summary).toContain('held by the live run 20261130-101500-agg');
+    expect(r.summary).toBe('all 2 held by run 20261130-101500-agg itself: 8000 frontend.http pid 500, 8081 agg-0.system pid 501');
   });
 
   it("does not credit the run with an unreadable holder of a port whose process of the run has died", async () => {

@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { cacheQwen3 } from '../helpers/runs.js';
+import { survivors, upHarness } from '../helpers/up-run.js';
+
+// doctor while runs are live side by side (a detached run and a second one named with up --name):
+// a live run's processes are its own, counted as status counts them, with its supervisor named;
+// its ports are said held by it (which process) or free; `doctor --recipe R --set ...` judges the
+// ports `up R --name NAME` really takes now, the same choice up then makes.
+
+const up = upHarness('dd-doclive-');
+afterEach(() => up.cleanup());
+
+interface Check { id: string; status: string; summary: string; details: string[]; evidence: Record<string, any> }
+const checkOf = (out: string, id: string): Check => (JSON.parse(out).checks as Check[]).find((c) => c.id === id)!;
+
+describe('doctor during live runs', () => {
+  it('names each live run\'s processes and ports as its own, and checks a recipe on the ports up --name would take', async () => {
+    const s = await up.setup();
+    cacheQwen3(s.hfCache);
+    const a = await runCli(['up', 'agg', '--detach', '--no-preflight', ...s.sets], s.env, { timeoutMs: 25_000 });
+    expect(a.code, a.stderr).toBe(0);
+    const b = await runCli(['up', 'agg-router', '--name', 'b', '--detach', '--no-preflight', ...s.sets], s.env, { timeoutMs: 25_000 });
+    expect(b.code, b.stderr).toBe(0);
+    const runs = JSON.parse((await runCli(['status', '--json'], s.env)).stdout).runs as { id: string; name: string | null; supervisor: { pid: number }; processes: { name: string; pid: number; alive: boolean; ports: Record<string, number> }[] }[];
+    const ra = runs.find((r) => r.name === null)!;
+    const rb = runs.find((r) => r.name === 'b')!;
+    const { http, system, kvEvents } = s.ports;
+
+    // Without --recipe: the newest live run (b) is judged. On main, run a's frontend, worker and
+    // engine core were "3 leftover processes outside any live run" (fail, fix: teardown --orphans).
+    const d = await runCli(['doctor', '--json', '--only', 'procs.leftover,ports.free'], s.env);
+    const leftover = checkOf(d.stdout, 'procs.leftover');
+    const ours = runs.flatMap((r) => r.processes.map((p) => p.pid));
+    // Other sessions' processes on this machine may be reported; none of ours is.
+    expect((leftover.evidence.processes as { pid: number }[]).filter((p) => ours.includes(p.pid))).toEqual([]);
+    expect(leftover.summary).not.toMatch(/leftover process(es)? outside any live run/);
+    // Each live run counted as status lists it: the same processes and pids, and its supervisor.
+    const shares = leftover.evidence.liveRuns as { runId: string; processes: { name: string; pid: number }[]; under: { process: string; cmd: string }[]; supervisor: { pid: number; detached: boolean } }[];
+    expect(shares.map((x) => x.runId).sort()).toEqual([ra.id, rb.id].sort());
+    for (const r of [ra, rb]) {
+      const share = shares.find((x) => x.runId === r.id)!;
+      expect(share.processes).toEqual(r.processes.filter((p) => p.alive).map((p) => ({ name: p.name, pid: p.pid })));
+      expect(share.supervisor).toEqual({ pid: r.supervisor.pid, detached: true });
+      // The fake worker's engine core runs under it, as vLLM's does.
+      expect(share.under.map((u) => u.process).sort()).toEqual(r.processes.filter((p) => p.name.startsWith('agg-')).map((p) => p.name).sort());
+    }
+    const portsB = checkOf(d.stdout, 'ports.free');
+    expect(portsB.status).toBe('pass');
+    const fb = rb.processes.find((p) => p.name === 'frontend')!;
+    // b's http port is held by b's frontend; the fake workers bind no KV-event port: said free.
+    expect(portsB.summary).toMatch(new RegExp(`^3 held by run ${rb.id} \\(b\\) itself \\(${fb.ports.http} frontend\\.http pid ${fb.pid}, .*\\); 2 free: ${kvEvents} agg-0\\.kvEvents, ${kvEvents + 1} agg-1\\.kvEvents$`));
+
+    // Piped text: whole lines; the port line names run and process, the process line counts as status does.
+    const text = await runCli(['doctor', '--only', 'procs.leftover,ports.free'], s.env);
+    expect(text.stdout).toContain(`3 held by run ${rb.id} (b) itself (${fb.ports.http} frontend.http pid ${fb.pid}`);
+    expect(text.stdout).toContain(`live run ${ra.id}: 2 processes, as status lists them (frontend pid ${ra.processes[0].pid}, agg-0 pid ${ra.processes[1].pid}), and under them agg-0's pid `);
+    expect(text.stdout).toContain(`supervised by pid ${ra.supervisor.pid} (the detached up)`);
+
+    // --run a: a's own ports, held by a's processes.
+    const da = checkOf((await runCli(['doctor', '--json', '--run', ra.id, '--only', 'ports.free'], s.env)).stdout, 'ports.free');
+    expect(da.summary).toBe(`all 2 held by run ${ra.id} itself: ${http} frontend.http pid ${ra.processes[0].pid}, ${system} agg-0.system pid ${ra.processes[1].pid}`);
+
+    // --recipe with --set (a's and b's ports): not the nominal ones, which live runs hold, but those
+    // up --name takes beside them. On main: 'pass, 3 of 5 ports free, 2 held by the live run'.
+    const dr = await runCli(['doctor', '--json', '--recipe', 'agg-router', ...s.sets, '--only', 'ports.free,procs.leftover'], s.env);
+    const pr = checkOf(dr.stdout, 'ports.free');
+    expect(pr.status).toBe('pass');
+    const m = /would take (http \d+, system \d+-\d+, kvEvents \d+-\d+), all free; the recipe's own ports are taken: (.*) \(without --name, up refuses while a run is live\)$/.exec(pr.summary);
+    expect(m, pr.summary).not.toBeNull();
+    expect(m![2]).toContain(`${http} frontend pid ${ra.processes[0].pid}, ${system} agg-0 pid ${ra.processes[1].pid} held by run ${ra.id}`);
+    expect(m![2]).toContain(`held by run b`);
+    expect(pr.summary.startsWith('`dynamo-dev up agg-router --name NAME` (with the same --set) would take ')).toBe(true);
+    expect(pr.evidence.beside.moved.length).toBeGreaterThan(0);
+
+    // The same choice as up's: a third run started now takes exactly those ports (and its preflight
+    // passes with two runs live: on main procs.leftover failed it, calling run a's processes leftovers).
+    const c = await runCli(['up', 'agg-router', '--name', 'c', '--detach', ...s.sets], s.env, { timeoutMs: 30_000 });
+    expect(c.code, c.stdout + c.stderr).toBe(0);
+    expect(c.stdout).toContain(`ports: ${m![1]} (the recipe's `);
+
+    // --set without --recipe: one line, exit 2.
+    const bad = await runCli(['doctor', '--set', 'frontend.httpPort=9000'], s.env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^dynamo-dev: --set changes the recipe --recipe names: add --recipe NAME\|FILE/);
+
+    for (const r of ['c', 'b', ra.id]) expect((await runCli(['teardown', '--run', r, '--grace', '2'], s.env, { timeoutMs: 30_000 })).code).toBe(0);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
+  });
+});
