@@ -77,6 +77,8 @@ export const benchMachineSchema = z.looseObject({
   vllm: z.string().nullable(),
   aiperf: z.string().nullable(),
   python: z.string(),
+  /** The engine the variants ran ('mixed': recipes of both); absent in results stored before it was kept. */
+  engine: z.enum(['vllm', 'mocker', 'mixed']).optional(),
 });
 
 export const benchResultSchema = z.looseObject({

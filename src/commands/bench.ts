@@ -107,7 +107,11 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
 
   const store = await import('../run/bench-store.js');
   const id = store.newBenchId(preset?.name ?? recipes.join('+'));
-  const { probeDynamoVersion } = await import('../host/python.js');
+  const { probeDynamoVersion, probeVllmVersion } = await import('../host/python.js');
+  // The engine the variants ran: a preset's (by the machine), else the recipes' own (a mocker
+  // recipe is not a vLLM run); recipes of both engines are 'mixed'.
+  const engines = [...new Set(variants.map((v) => v.recipeObj.engine))];
+  const ranEngine = preset ? engine : engines.length === 1 ? engines[0] : 'mixed';
   const g = gpu?.ok ? gpu.gpus.find((x) => x.index === variants[0].recipeObj.gpu) ?? gpu.gpus[0] ?? null : null;
   const doc: BenchDoc = {
     schemaVersion: 1, id, startedAt: new Date().toISOString(), endedAt: null, argv: benchArgv(process.argv.slice(2)),
@@ -117,11 +121,11 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
       driver: gpu?.ok ? gpu.driverVersion : null,
       cudaDriver: gpu?.ok ? gpu.cudaVersion : null,
       dynamo: await probeDynamoVersion(python(variants[0]), ctx.env, 10_000),
-      vllm: null,
+      vllm: engines.includes('vllm') ? await probeVllmVersion(python(variants.find((v) => v.recipeObj.engine === 'vllm')!), ctx.env, 10_000) : null,
       aiperf: aiperf.version,
       aiperfFound: aiperf.found,
       python: python(variants[0]),
-      engine,
+      engine: ranEngine,
     },
     load, variants: [],
   };

@@ -174,12 +174,22 @@ export async function probeDynamoVersion(interpreter: string, env: Env, timeoutM
     const fast = await venvDistVersion(interpreter).catch(() => null);
     if (fast) return fast;
   }
+  return probeDistVersion(interpreter, env, timeoutMs, ['ai-dynamo', 'ai-dynamo-runtime'], 'dynamo');
+}
+
+/** The installed vLLM's version from its package metadata (importing vllm itself takes seconds); null when absent. */
+export function probeVllmVersion(interpreter: string, env: Env, timeoutMs: number): Promise<string | null> {
+  return probeDistVersion(interpreter, env, timeoutMs, ['vllm'], null);
+}
+
+/** The first of `dists` installed for `interpreter` (package metadata), else `module.__version__`; null when none answers. */
+async function probeDistVersion(interpreter: string, env: Env, timeoutMs: number, dists: string[], module: string | null): Promise<string | null> {
   const script = `
 import sys
 v = None
 try:
     from importlib import metadata
-    for d in ("ai-dynamo", "ai-dynamo-runtime"):
+    for d in ${JSON.stringify(dists)}:
         try:
             v = metadata.version(d)
             break
@@ -187,10 +197,10 @@ try:
             pass
 except Exception:
     pass
-if v is None:
+if v is None and ${module ? 'True' : 'False'}:
     try:
-        import dynamo
-        v = getattr(dynamo, "__version__", None)
+        import ${module ?? 'sys'} as m
+        v = getattr(m, "__version__", None)
     except BaseException:
         v = None
 print(${JSON.stringify(MARKER)} + (v if isinstance(v, str) else ""))

@@ -133,7 +133,9 @@ export function machineLine(doc: BenchResult): string {
   const m = doc.machine;
   const gpu = m.gpu ? `GPU ${m.gpu.index} ${m.gpu.name} (${m.gpu.totalMiB} MiB)` : 'no GPU';
   const v = (name: string, x: string | null) => `${name} ${x ?? 'unknown'}`;
-  return [gpu, v('driver', m.driver), v('CUDA', m.cudaDriver), v('Dynamo', m.dynamo), v('vLLM', m.vllm), v('AIPerf', m.aiperf), `Python ${m.python}`].join(' · ');
+  // A mocker run has no vLLM to know the version of: said so rather than 'unknown'.
+  const vllm = m.engine === 'mocker' ? 'vLLM not used (mocker engine)' : v('vLLM', m.vllm);
+  return [gpu, v('driver', m.driver), v('CUDA', m.cudaDriver), v('Dynamo', m.dynamo), vllm, v('AIPerf', m.aiperf), `Python ${m.python}`].join(' · ');
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -60,6 +60,8 @@ describe('bench RECIPE --vary: a whole bench on the fakes', () => {
     expect(shown.code).toBe(0);
     expect(r.stdout.endsWith(`\n\n${shown.stdout}`)).toBe(true);
     expect(shown.stdout.split('\n')[0]).toBe(`bench ${id} · recipes mocker`);
+    // A mocker recipe's run is recorded as the mocker's, with no vLLM to know the version of.
+    expect(shown.stdout).toMatch(/^machine: no GPU · .* · vLLM not used \(mocker engine\) · /m);
     expect(shown.stdout).toContain(`\ncommand: dynamo-dev bench mocker --vary frontend.routerMode=kv,round-robin --concurrency 1,4 --repeats 2 --plot ${svg} ${args.join(' ')}\n`);
     const ttft = table(shown.stdout, 'TTFT p50');
     expect(ttft).toMatch(/^variant +concurrency 1 +concurrency 4$/m);
@@ -67,6 +69,7 @@ describe('bench RECIPE --vary: a whole bench on the fakes', () => {
     expect(ttft).toMatch(/^routerMode=round-robin +57\.1 .* 1\.00x$/m);
     // The fake AIPerf's requests went through the fake router: KV routing keeps the shared prefix on one worker.
     const d = stored(home.stateDir, id);
+    expect(d.machine).toMatchObject({ engine: 'mocker', vllm: null });
     const hits = (name: string) => d.variants.find((v) => v.name === name)!.runs.find((x) => x.concurrency === 1)!.metrics.cacheHitShare!;
     expect(hits('routerMode=kv')).toBeGreaterThan(hits('routerMode=round-robin'));
     expect(d.variants.map((v) => [v.name, v.status, v.runs.length])).toEqual([['routerMode=kv', 'measured', 4], ['routerMode=round-robin', 'measured', 4]]);

@@ -159,3 +159,14 @@ describe('bench list', () => {
     expect(renderBenchList([], null)).toBe('no bench results yet: dynamo-dev bench --preset routing runs one\n');
   });
 });
+
+describe('the machine line', () => {
+  it('a mocker run says vLLM is not used; a vLLM run gives its version or unknown; results stored before the engine was kept stay as they were', async () => {
+    const { machineLine } = await import('../../../src/ui/bench-report.js');
+    const at = (machine: Partial<BenchResult['machine']>) => machineLine({ ...ROUTING, machine: { ...ROUTING.machine, ...machine } });
+    expect(at({ engine: 'mocker', vllm: null })).toContain(' · vLLM not used (mocker engine) · ');
+    expect(at({ engine: 'vllm', vllm: '0.31.0' })).toContain(' · vLLM 0.31.0 · ');
+    expect(at({ engine: 'mixed', vllm: null })).toContain(' · vLLM unknown · ');
+    expect(at({ engine: undefined, vllm: null })).toContain(' · vLLM unknown · ');
+  });
+});

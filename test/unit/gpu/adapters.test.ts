@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { probeCompat } from '../../../src/host/compat.js';
 import { probeComputeApps, probeGpu } from '../../../src/host/nvidia-smi.js';
-import { probeDynamoVersion, probePython, venvDistVersion } from '../../../src/host/python.js';
+import { probeDynamoVersion, probePython, probeVllmVersion, venvDistVersion } from '../../../src/host/python.js';
 import { runProgram } from '../../../src/host/run-program.js';
 import { FIXTURES, SAMPLES } from '../../helpers/cli.js';
 
@@ -231,6 +231,16 @@ describe('probeDynamoVersion (what plans follow)', () => {
     expect(await probeDynamoVersion('python3', pyEnv(), T)).toBe('1.6.1');
     expect(await probeDynamoVersion('/nonexistent/bin/python3', pyEnv(), T)).toBeNull();
     expect(await probeDynamoVersion('python3', pyEnv({ FAKE_MISSING_MODULES: 'dynamo' }), T)).toBeNull();
+  });
+});
+
+describe('probeVllmVersion (what bench records)', () => {
+  it('reads vllm\'s package metadata (PYTHONPATH first, as the run would); null without an interpreter', async () => {
+    const site = join(tmp, 'vllm-site');
+    mkdirSync(join(site, 'vllm-0.31.0.dist-info'), { recursive: true });
+    writeFileSync(join(site, 'vllm-0.31.0.dist-info', 'METADATA'), 'Metadata-Version: 2.1\nName: vllm\nVersion: 0.31.0\n');
+    expect(await probeVllmVersion('python3', { PATH: SYS_PATH, PYTHONPATH: site }, T)).toBe('0.31.0');
+    expect(await probeVllmVersion('/nonexistent/bin/python3', pyEnv(), T)).toBeNull();
   });
 });
 
