@@ -119,7 +119,12 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
 
   // A terminal's width (pipes: none, lines stay whole for grep).
   const columns = (ctx.stdout as NodeJS.WriteStream).isTTY ? (ctx.stdout.columns || Infinity) : Infinity;
-  ctx.stdout.write(formatHeader(await system, target.source, columns));
+  // Several runs live (up --name): the header says which one is judged and how to judge another.
+  const others = !opts.run && !opts.recipe && runView ? runs.lives.filter((v) => v.record.id !== runView.record.id) : [];
+  const source = others.length > 0
+    ? `${target.source}; ${others.length === 1 ? '1 more run is' : `${others.length} more runs are`} live (${others.map((v) => v.record.name ?? v.record.id).join(', ')}): --run ID|NAME judges ${others.length === 1 ? 'it' : 'one'}`
+    : target.source;
+  ctx.stdout.write(formatHeader(await system, source, columns));
   const width = titleWidth(checks);
   let outcomes: CheckOutcome[];
   let footer = formatFooter;

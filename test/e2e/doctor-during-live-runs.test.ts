@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { BIN, runCli } from '../helpers/cli.js';
+import { openTerminal, stripTerm } from '../helpers/pty.js';
+import { visibleLength } from '../../src/ui/fit.js';
 import { cacheQwen3 } from '../helpers/runs.js';
 import { survivors, upHarness } from '../helpers/up-run.js';
 
@@ -45,14 +47,16 @@ describe('doctor during live runs', () => {
       // The fake worker's engine core runs under it, as vLLM's does.
       expect(share.under.map((u) => u.process).sort()).toEqual(r.processes.filter((p) => p.name.startsWith('agg-')).map((p) => p.name).sort());
     }
+    const text = await runCli(['doctor', '--only', 'procs.leftover,ports.free'], s.env);
     const portsB = checkOf(d.stdout, 'ports.free');
     expect(portsB.status).toBe('pass');
     const fb = rb.processes.find((p) => p.name === 'frontend')!;
     // b's http port is held by b's frontend; the fake workers bind no KV-event port: said free.
     expect(portsB.summary).toMatch(new RegExp(`^3 held by run ${rb.id} \\(b\\) itself \\(${fb.ports.http} frontend\\.http pid ${fb.pid}, .*\\); 2 free: ${kvEvents} agg-0\\.kvEvents, ${kvEvents + 1} agg-1\\.kvEvents$`));
 
-    // Piped text: whole lines; the port line names run and process, the process line counts as status does.
-    const text = await runCli(['doctor', '--only', 'procs.leftover,ports.free'], s.env);
+    // Piped text: whole lines; the header says which run is judged and that another is live; the
+    // port line names run and process, the process line counts as status does.
+    expect(text.stdout.split('\n')[0]).toBe(`dynamo-dev doctor  recipe agg-router (run ${rb.id}); 1 more run is live (${ra.id}): --run ID|NAME judges it`);
     expect(text.stdout).toContain(`3 held by run ${rb.id} (b) itself (${fb.ports.http} frontend.http pid ${fb.pid}`);
     expect(text.stdout).toContain(`live run ${ra.id}: 2 processes, as status lists them (frontend pid ${ra.processes[0].pid}, agg-0 pid ${ra.processes[1].pid}), and under them agg-0's pid `);
     expect(text.stdout).toContain(`supervised by pid ${ra.supervisor.pid} (the detached up)`);
@@ -72,6 +76,14 @@ describe('doctor during live runs', () => {
     expect(m![2]).toContain(`held by run b`);
     expect(pr.summary.startsWith('`dynamo-dev up agg-router --name NAME` (with the same --set) would take ')).toBe(true);
     expect(pr.evidence.beside.moved.length).toBeGreaterThan(0);
+
+    // In an 80x24 terminal: every line fits, the command stays whole on one line, nothing is lost.
+    const term = openTerminal([process.execPath, BIN, 'doctor', '--recipe', 'agg-router', ...s.sets, '--only', 'ports.free'], { ...s.env, NO_COLOR: undefined }, { cols: 80, rows: 24 });
+    expect(await term.exit).toBe(0);
+    const lines = stripTerm(term.raw()).replace(/\r/g, '').split('\n');
+    for (const l of lines) expect(visibleLength(l), JSON.stringify(l)).toBeLessThanOrEqual(80);
+    expect(lines.some((l) => l.includes('`dynamo-dev up agg-router --name NAME`'))).toBe(true);
+    expect(lines.map((l) => l.trim()).join(' ')).toContain(`would take ${m![1]}, all free`);
 
     // The same choice as up's: a third run started now takes exactly those ports (and its preflight
     // passes with two runs live: on main procs.leftover failed it, calling run a's processes leftovers).
