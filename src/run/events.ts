@@ -44,6 +44,8 @@ export type UpEvent =
       afterReady: boolean;
       lastLines: string[];
       log: string;
+      /** `up --restart`: it is being started again by this policy (`on-failure:1`), not the end of the run. */
+      restart?: string;
     }
   | {
       event: 'failed';

@@ -577,20 +577,24 @@ export class Supervisor extends EventEmitter {
    */
   private async restartOnFailure(p: Proc, info: ExitInfo): Promise<void> {
     p.follower?.drain();
-    const top = await this.degradedBy(p, info, 'failed', this.watching ? [] : [...p.lines]);
+    const policy = policyText(this.o.restart!);
+    const top = await this.degradedBy(p, info, 'failed', this.watching ? [] : [...p.lines], policy);
     if (this.finishing) return;
     const how = endedHow(info);
-    const policy = policyText(this.o.restart!);
-    this.emitEvent({ event: 'hint', process: p.spec.name, code: 'restart.on-failure', text: `${p.spec.name} ${how} after ready; starting it again (--restart ${policy})` });
     const done = await this.restart(p.spec.name, { graceMs: this.o.graceMs, readyTimeoutMs: 0 }, () => {}, { by: 'on-failure', cause: how, diagnosis: top?.code ?? null });
     if (done.ok) {
-      this.emitEvent({ event: 'hint', process: p.spec.name, code: 'restart.on-failure', text: `${p.spec.name} is ready again (restart ${p.rec.restarts ?? 1}, --restart ${policy}); run ${done.runState}` });
+      this.emitEvent({ event: 'hint', process: p.spec.name, code: 'restart.on-failure', text: `ready again (restart ${p.rec.restarts ?? 1}, --restart ${policy}); run ${done.runState}` });
       return;
     }
     if (this.finishing) return;
     p.rec.restartsEnded = { at: new Date().toISOString(), reason: `its restart did not come back: ${done.reason}` };
     this.writer.persist();
-    this.emitEvent({ event: 'hint', process: p.spec.name, code: 'restart.on-failure', text: `${p.spec.name} did not come back (${done.reason}); not restarted again; the run is degraded` });
+    // In the foreground a death after ready that is not made good ends the run, as without the flag.
+    if (!this.watching) {
+      await this.fail({ reason: `${p.spec.name} ${how} after the run was ready; its restart did not come back: ${done.reason}`, process: p.spec.name, diagnosis: done.ok ? null : done.diagnosis });
+      return;
+    }
+    this.emitEvent({ event: 'hint', process: p.spec.name, code: 'restart.on-failure', text: `did not come back (${done.reason}); not restarted again; the run is degraded` });
   }
 
   /**
@@ -606,7 +610,7 @@ export class Supervisor extends EventEmitter {
   }
 
   /** A death after ready that does not end the run: the process recorded so with its log's diagnosis, the run degraded, told. */
-  private async degradedBy(p: Proc, info: ExitInfo, state: ProcessState, lastLines: string[]): Promise<Diagnosis | null> {
+  private async degradedBy(p: Proc, info: ExitInfo, state: ProcessState, lastLines: string[], restart?: string): Promise<Diagnosis | null> {
     this.setState(p, state);
     this.setRunState('degraded');
     const { top } = await this.d.diagnose(p.rec.log, planContext(this.o.plan));
@@ -614,7 +618,7 @@ export class Supervisor extends EventEmitter {
     this.writer.persist();
     this.emitEvent({
       event: 'exited', process: p.spec.name, code: info.code, signal: info.signal, error: info.error, diagnosis: top, afterReady: true,
-      lastLines, log: p.rec.log,
+      lastLines, log: p.rec.log, ...(restart ? { restart } : {}),
     });
     return top;
   }

@@ -109,7 +109,9 @@ export function exitWords(e: Ev<'exited'>): string {
 }
 
 /** One line at the moment a process dies (the full report waits until everything is stopped). */
-export function formatExitNotice(e: Ev<'exited'>): string {
+export function formatExitNotice(e: Ev<'exited'>, columns = Infinity): string {
+  // up --restart: the run goes on, the process is started again (wrapped at words on a terminal).
+  if (e.restart) return `${wrapWords(`${chalk.yellow('!')} ${e.process} ${exitWords(e)}; starting it again (--restart ${e.restart})`, columns, '    ').join('\n')}\n`;
   return chalk.red(`✗ ${e.process} ${exitWords(e)}; stopping the others`) + '\n';
 }
 

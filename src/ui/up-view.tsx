@@ -128,6 +128,8 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
 
   let ready = false;
   const readyNotes: { process: string; text: string }[] = [];
+  /** Processes whose death after ready was said as it came (its notice ends the run). */
+  const told = new Set<string>();
   let started = false;
   return {
     onEvent(e) {
@@ -170,7 +172,10 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
           break;
         case 'exited':
           mem.exited.set(e.process, e);
-          if (ready) write(formatExitNotice(e));
+          if (ready) {
+            write(formatExitNotice(e, columns()));
+            if (!e.restart) told.add(e.process);
+          }
           break;
         case 'failed':
           mem.failed = e;
@@ -188,7 +193,8 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
           mem.stopping = e;
           unmount();
           // The terminal echoed ^C on the current line: start below it.
-          write(mem.failed ? formatExitLine(mem) : e.reason === 'teardown' ? `stopping: asked by dynamo-dev teardown (${e.by}) from another terminal\n` : '\n');
+          // The death that ends the run was said when it came (after ready): not twice.
+          write(mem.failed ? (mem.failed.process !== null && told.has(mem.failed.process) ? '' : formatExitLine(mem)) : e.reason === 'teardown' ? `stopping: asked by dynamo-dev teardown (${e.by}) from another terminal\n` : '\n');
           mount('stop');
           break;
         case 'stopped':

@@ -36,9 +36,9 @@ describe('up --restart on-failure:1, in the foreground', () => {
     const agg1 = h.sup.record.processes[2];
     expect(agg1).toMatchObject({ state: 'ready', restarts: 1, pid: 103, restartsEnded: null });
     expect(agg1.restartHistory).toEqual([expect.objectContaining({ by: 'on-failure', cause: 'exited with code 1', exitCode: 1, signal: null, outcome: 'ready' })]);
+    expect(h.of('exited')).toEqual([expect.objectContaining({ process: 'agg-1', code: 1, afterReady: true, restart: 'on-failure:1' })]);
     expect(h.of('hint').filter((e) => e.code === 'restart.on-failure').map((e) => e.text)).toEqual([
-      'agg-1 exited with code 1 after ready; starting it again (--restart on-failure:1)',
-      'agg-1 is ready again (restart 1, --restart on-failure:1); run ready',
+      'ready again (restart 1, --restart on-failure:1); run ready',
     ]);
     expect(h.of('failed')).toEqual([]);
 
@@ -74,5 +74,51 @@ describe('up --restart on-failure:1, in the foreground', () => {
     await h.clock.advance(2000);
     expect(h.calls.filter((c) => c === 'spawn agg-1')).toHaveLength(1);
     expect(h.of('failed')[0]?.reason).toMatch(/; not restarted: it exited with code 0, not a failure \(--restart on-failure:1 restarts failures only\)$/);
+  });
+
+  it('a restart that does not come back (it dies while starting again) is not tried again: the foreground run fails saying so', async () => {
+    const h = harness({ restart: { mode: 'on-failure', max: null } });
+    let result: SupervisorResult | null = null;
+    void h.sup.run().then((r) => (result = r));
+    await h.allReady();
+    await h.clock.advance(100);
+    h.machine.remove(102);
+    h.exits.get('agg-1')!({ code: 1, signal: null, error: null });
+    await h.clock.advance(400);
+    expect(h.calls.filter((c) => c === 'spawn agg-1')).toHaveLength(2);
+    h.machine.remove(103);
+    h.exits.get('agg-1')!({ code: 1, signal: null, error: null });
+    await h.clock.advance(2000);
+    expect(h.calls.filter((c) => c === 'spawn agg-1')).toHaveLength(2);
+    expect(result).toMatchObject({ outcome: 'failed', code: 1, reason: 'agg-1 exited with code 1 after the run was ready; its restart did not come back: agg-1 exited with code 1 while starting again' });
+    const agg1 = h.sup.record.processes[2];
+    expect(agg1.restartHistory).toEqual([expect.objectContaining({ by: 'on-failure', outcome: 'failed', reason: 'agg-1 exited with code 1 while starting again' })]);
+    expect(agg1.restartsEnded?.reason).toBe('its restart did not come back: agg-1 exited with code 1 while starting again');
+  });
+});
+
+describe('up --restart on-failure, detached and watching', () => {
+  it('a restart that does not come back leaves the run degraded, the others serving, and says why', async () => {
+    const h = harness({ restart: { mode: 'on-failure', max: null }, detach: true, watch: true });
+    let result: SupervisorResult | null = null;
+    void h.sup.run().then((r) => (result = r));
+    await h.allReady();
+    await h.clock.advance(100);
+    h.machine.remove(102);
+    h.exits.get('agg-1')!({ code: null, signal: 'SIGKILL', error: null });
+    await h.clock.advance(400);
+    h.machine.remove(103);
+    h.exits.get('agg-1')!({ code: 1, signal: null, error: null });
+    await h.clock.advance(2000);
+    expect(result).toBeNull();
+    expect(h.sup.record.state).toBe('degraded');
+    expect(h.states()).toEqual({ frontend: 'ready', 'agg-0': 'ready', 'agg-1': 'failed' });
+    expect(h.calls.filter((c) => c === 'spawn agg-1')).toHaveLength(2);
+    expect(h.sup.record.processes[2].restartsEnded?.reason).toBe('its restart did not come back: agg-1 exited with code 1 while starting again');
+    expect(h.of('hint').filter((e) => e.code === 'restart.on-failure').map((e) => e.text)).toEqual([
+      'did not come back (agg-1 exited with code 1 while starting again); not restarted again; the run is degraded',
+    ]);
+    void h.sup.stop('SIGTERM');
+    await h.clock.advance(2000);
   });
 });

@@ -243,6 +243,10 @@ describe('plain lines (no TTY)', () => {
       lastLines: ['RuntimeError: Engine core initialization failed.'], log: '/l/agg-1.log',
     }, m).err!;
     expect(ex).toBe('✗ agg-1 exited with code 1 before it was ready; stopping the others\n');
+    // up --restart: the run goes on; the process is started again.
+    expect(plainText({
+      event: 'exited', process: 'agg-1', code: null, signal: 'SIGKILL', error: null, diagnosis: null, afterReady: true, lastLines: [], log: '/l/agg-1.log', restart: 'on-failure:2',
+    }, newMemory(plan)).err).toBe('! agg-1 was killed by SIGKILL after the run was ready; starting it again (--restart on-failure:2)\n');
     expect(plainText({ event: 'failed', reason: 'agg-1 exited with code 1 before it was ready', process: 'agg-1', diagnosis, hint: null, lastLines: [], log: null }, m)).toEqual({});
     const end = plainText({ event: 'stopped', runId: 'r1', reason: 'failure', stopped: [{ name: 'agg-0', pid: 42, signal: 'SIGTERM', ms: 300 }], remaining: [] }, m).err!;
     expect(end.indexOf('stopped 1 process')).toBe(0);
