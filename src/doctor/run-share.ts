@@ -68,6 +68,8 @@ export interface RunShare {
   name: string | null;
   /** The planned processes alive now, each by its leader's pid: status's rows with ALIVE yes. */
   processes: { name: string; pid: number }[];
+  /** The planned processes not alive (status's rows with ALIVE no: a lost worker). */
+  gone: string[];
   /** Other live pids of the run (an engine core under its worker, a helper of a group), by the process they run under. */
   under: { pid: number; process: string | null; cmd: string | null }[];
   /** The supervisor, when alive: the foreground `up` or the detached one. */
@@ -84,7 +86,8 @@ export function runShare(v: RunView, procs: readonly ProcessInfo[]): RunShare {
   const under = v.pids
     .filter((pid) => !leaders.has(pid) && pid !== sup?.pid)
     .map((pid) => ({ pid, process: plannedProcessOf(pid, v, byPid), cmd: byPid.get(pid)?.cmd ?? null }));
-  return { runId: v.record.id, name: v.record.name ?? null, processes, under, supervisor: sup };
+  const gone = v.record.processes.filter((p) => !processes.some((x) => x.name === p.name)).map((p) => p.name);
+  return { runId: v.record.id, name: v.record.name ?? null, processes, gone, under, supervisor: sup };
 }
 
 /**
@@ -93,7 +96,9 @@ export function runShare(v: RunView, procs: readonly ProcessInfo[]): RunShare {
  */
 export function describeShare(s: RunShare): string {
   const n = s.processes.length;
-  const head = `run ${s.runId}${s.name ? ` (${s.name})` : ''}: ${n} process${n === 1 ? '' : 'es'}, as status lists them (${s.processes.map((p) => `${p.name} pid ${p.pid}`).join(', ') || 'none alive'})`;
+  const count = s.gone.length > 0 ? `${n} of ${n + s.gone.length} processes alive` : `${n} process${n === 1 ? '' : 'es'}`;
+  const gone = s.gone.length > 0 ? `; ${s.gone.join(', ')} gone` : '';
+  const head = `run ${s.runId}${s.name ? ` (${s.name})` : ''}: ${count}, as status lists them (${s.processes.map((p) => `${p.name} pid ${p.pid}`).join(', ') || 'none alive'}${gone})`;
   const under = s.under.length === 0 ? ''
     : `, and under them ${s.under.map((u) => `${u.process ? `${u.process}'s` : 'the run\'s'} pid ${u.pid}${u.cmd ? ` (${shortCmd(u.cmd)})` : ''}`).join(', ')}`;
   const sup = s.supervisor ? `, supervised by pid ${s.supervisor.pid} (${s.supervisor.detached ? 'the detached up' : 'up in its terminal'})` : ', no supervisor alive';

@@ -47,6 +47,12 @@ describe('run-share: a live run counted as status counts it', () => {
         + "and under them agg-0's pid 203 (VLLM::EngineCore), agg-1's pid 205 (VLLM::EngineCore), supervised by pid 200 (the detached up)",
     );
   });
+  it('a run that lost a worker: the count says how many of its planned processes are alive, and which is gone', () => {
+    const lost = { ...b.view, pids: b.view.pids.filter((p) => p !== 204 && p !== 205) };
+    const s = runShare(lost, b.procs.filter((p) => p.pid !== 204 && p.pid !== 205));
+    expect(s.gone).toEqual(['agg-1']);
+    expect(describeShare(s)).toMatch(/^run \S+ \(b\): 2 of 3 processes alive, as status lists them \(frontend pid 201, agg-0 pid 202; agg-1 gone\), and under them agg-0's pid 203/);
+  });
   it('a pid of no live run has no owner; one of each run is named with its run and process', () => {
     const o = ownersOf([101, 205, 200, 999], [a.view, b.view], [...a.procs, ...b.procs]);
     expect(o.get(101)).toMatchObject({ runId: a.view.record.id, process: 'frontend', supervisor: false, ref: a.view.record.id });

@@ -135,7 +135,7 @@ describe('procs.leftover: passes', () => {
       evidence: { processes: [], ourPids: [5999, 6000, 6001, 6002], gpuAppsChecked: true },
     });
     expect(one.evidence.liveRuns).toEqual([{
-      runId: 'r1', name: null, processes: [{ name: 'frontend', pid: 6000 }, { name: 'agg-0', pid: 6001 }],
+      runId: 'r1', name: null, processes: [{ name: 'frontend', pid: 6000 }, { name: 'agg-0', pid: 6001 }], gone: [],
       under: [{ pid: 6002, process: 'agg-0', cmd: 'VLLM::EngineCore' }], supervisor: { pid: 5999, detached: true },
     }]);
   });
