@@ -1,12 +1,14 @@
-import { METRICS, type Summary } from './summary.js';
-import { PLOTTED } from '../ui/bench-plot-text.js';
+import { ERROR_FLAG_RATE, METRICS, type Summary } from './summary.js';
 import { formatMetric } from '../ui/bench-report.js';
+import { plottedOf } from '../ui/bench-plot-text.js';
 import { wrapWords } from '../ui/fit.js';
 
 // Pure: the picture of a summary for a report (`--plot FILE.svg`; the PNG is this SVG rasterised):
-// one panel per plotted metric (TTFT p50, output tokens/s), bars grouped by concurrency, one colour
-// per variant with its min-max over the repeats as a whisker, axis labels and a legend naming
-// every variant, the ones without numbers with their status. Same summary, same bytes.
+// one panel per headline metric of the preset (routing: cache-hit share, TTFT mean, TTFT of hits
+// and of misses), bars grouped by concurrency, one colour per variant (the same variant the same
+// colour in a compare: B's bars lighter) with its min-max over the repeats as a whisker, failed
+// requests under each bar that had any, axis labels and a legend naming every variant with its
+// errors, the ones without numbers with their status. Same summary, same bytes.
 
 // Okabe & Ito's colour-blind-safe palette (Color Universal Design, 2002), black left out.
 const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#999999'];
@@ -43,10 +45,20 @@ export function renderSvg(s: Summary, opts: SvgOptions): string {
   const left = 80;
   const right = 24;
   const plotW = W - left - right;
-  const panelH = 300;
+  const panelH = plottedOf(s).length > 2 ? 220 : 300;
   const labels = s.tables[0].rows.map((r) => r.label);
   const measured = s.tables[0].rows.filter((r) => r.status === 'measured').map((r) => r.label);
-  const colour = new Map(measured.map((l, i) => [l, PALETTE[i % PALETTE.length]]));
+  // A compare's labels are 'A name' / 'B name': the colour is the name's, B's bars lighter.
+  const nameOf = (l: string) => l.replace(/^[AB] /, '');
+  const names = [...new Set(measured.map(nameOf))];
+  const colour = new Map(measured.map((l) => [l, PALETTE[names.indexOf(nameOf(l)) % PALETTE.length]]));
+  const opacity = (l: string) => (l.startsWith('B ') && measured.some((x) => x.startsWith('A ')) ? ' fill-opacity="0.55"' : '');
+  const failed = (l: string) => {
+    const cells = (s.errors.get(l) ?? []).filter((e) => e !== null);
+    const f = cells.reduce((n, e) => n + e!.failed, 0);
+    const sent = cells.reduce((n, e) => n + e!.sent, 0);
+    return { f, sent, flagged: sent > 0 && f / sent > ERROR_FLAG_RATE };
+  };
   const out: string[] = [];
   let y = 32;
   // Long titles and machine lines wrap at word boundaries to stay inside the picture (~7 px a
@@ -68,13 +80,15 @@ export function renderSvg(s: Summary, opts: SvgOptions): string {
     const lx = left + (i % perRow) * colW;
     const ly = y + Math.floor(i / perRow) * 22;
     const fill = colour.get(label) ?? 'url(#hatch)';
-    out.push(`<rect x="${lx}" y="${ly}" width="14" height="14" fill="${fill}" stroke="#333" stroke-width="0.5"/>`);
-    const text = row.status === 'measured' ? label : `${label} (${row.status.toUpperCase()}: no numbers)`;
-    out.push(`<text x="${lx + 20}" y="${ly + 12}" font-size="13">${esc(text)}</text>`);
+    out.push(`<rect x="${lx}" y="${ly}" width="14" height="14" fill="${fill}"${opacity(label)} stroke="#333" stroke-width="0.5"/>`);
+    const e = failed(label);
+    const errs = e.sent > 0 ? `, ${e.f} failed of ${e.sent}${e.flagged ? ' !' : ''}` : '';
+    const text = row.status === 'measured' ? `${label}${errs}` : `${label} (${row.control?.kind === 'as-expected' ? 'control: INVALID as expected' : `${row.status.toUpperCase()}: no numbers`})`;
+    out.push(`<text x="${lx + 20}" y="${ly + 12}" font-size="13"${e.flagged ? ' fill="#B00020"' : ''}>${esc(text)}</text>`);
   });
   y += Math.ceil(labels.length / perRow) * 22 + 16;
 
-  for (const key of PLOTTED) {
+  for (const key of plottedOf(s)) {
     const m = METRICS.find((x) => x.key === key)!;
     const table = s.tables.find((t) => t.metric.key === key)!;
     const top = y + 28;
@@ -103,7 +117,11 @@ export function renderSvg(s: Summary, opts: SvgOptions): string {
           out.push(`<text x="${n(x + barW / 2)}" y="${bottom - 6}" font-size="11" text-anchor="middle" fill="#666">${cell.kind === 'unknown' ? '?' : '-'}</text>`);
           return;
         }
-        out.push(`<rect x="${n(x + 2)}" y="${n(yOf(cell.median))}" width="${n(barW - 4)}" height="${n(bottom - yOf(cell.median))}" fill="${colour.get(label)}"><title>${esc(`${label}, concurrency ${c}: ${formatMetric(cell.median, m.percent)} ${m.unit}`)}</title></rect>`);
+        const err = s.errors.get(label)?.[ci];
+        if (err && err.failed > 0) {
+          out.push(`<text x="${n(x + barW / 2)}" y="${bottom + 34}" font-size="10" text-anchor="middle" fill="#B00020">${esc(`${err.failed} err`)}</text>`);
+        }
+        out.push(`<rect x="${n(x + 2)}" y="${n(yOf(cell.median))}" width="${n(barW - 4)}" height="${n(bottom - yOf(cell.median))}" fill="${colour.get(label)}"${opacity(label)}><title>${esc(`${label}, concurrency ${c}: ${formatMetric(cell.median, m.percent)} ${m.unit}`)}</title></rect>`);
         if (cell.max > cell.min) {
           const cx = n(x + barW / 2);
           out.push(`<path d="M${cx} ${n(yOf(cell.max))}V${n(yOf(cell.min))}M${n(x + barW / 2 - 5)} ${n(yOf(cell.max))}h10M${n(x + barW / 2 - 5)} ${n(yOf(cell.min))}h10" stroke="#222" stroke-width="1.2" fill="none"/>`);
@@ -112,7 +130,7 @@ export function renderSvg(s: Summary, opts: SvgOptions): string {
       });
       out.push(`<text x="${n(left + ci * groupW + groupW / 2)}" y="${bottom + 20}" font-size="13" text-anchor="middle">${esc(`concurrency ${c}`)}</text>`);
     });
-    y = bottom + 44;
+    y = bottom + 50;
   }
   const H = Math.ceil(y);
   return [

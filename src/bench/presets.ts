@@ -16,6 +16,12 @@ export interface PresetVariant {
   engineSets?: Partial<Record<Engine, Record<string, string>>>;
   /** Why this variant cannot be measured on that engine (its status is then `missing` with this reason). */
   unmeasurable?: Partial<Record<Engine, string>>;
+  /**
+   * A control: the preset expects this variant to be invalid by `gate` (it shows that the gate
+   * catches what it guards). Reported as "control: invalid as expected (reason)", not a failure;
+   * invalid by another gate, or measured, it is one.
+   */
+  control?: { gate: string; why: string };
 }
 
 /** What AIPerf sends (src/bench/aiperf-argv.ts). */
@@ -53,8 +59,15 @@ const NO_EVENTS = '["--no-enable-prefix-caching"]';
 // events against 337 ms at random, 2026-12-05). Slowing prefill alone widens that gap and keeps
 // the runs short.
 const SLOW_ARGS = ['--speedup-ratio', '0.05', '--decode-speedup-ratio', '20'];
-const SLOW = { 'workers.0.args': JSON.stringify(SLOW_ARGS) };
-const SLOW_NO_EVENTS = { 'workers.0.args': JSON.stringify([...SLOW_ARGS, '--no-enable-prefix-caching']) };
+// Four mocker workers, not two (issue 31): with every load run on fresh prefixes (run/bench.ts
+// loadSeed), at concurrency 4 two workers were both busy most of the time, and the KV router's cost
+// (cache overlap against each worker's load) sent a prefix's second request to the idle worker: KV
+// routing and round-robin hit alike (real 1.6.1 mocker, 36 requests: 45.1% and 45.3%). With four,
+// a worker that holds the prefix is idle often enough to be chosen, while round-robin and random
+// find the prefix on the worker they pick one time in four (41.1% against 24.0%).
+const WORKERS = { 'workers.0.replicas': '4' };
+const SLOW = { 'workers.0.args': JSON.stringify(SLOW_ARGS), ...WORKERS };
+const SLOW_NO_EVENTS = { 'workers.0.args': JSON.stringify([...SLOW_ARGS, '--no-enable-prefix-caching']), ...WORKERS };
 
 export const PRESETS: Record<string, Preset> = {
   routing: {
@@ -65,9 +78,12 @@ export const PRESETS: Record<string, Preset> = {
       { name: 'kv-approx', recipe: ROUTER, sets: { 'frontend.kvEvents': 'false' }, engineSets: { mocker: SLOW } },
       { name: 'round-robin', recipe: ROUTER, sets: { 'frontend.routerMode': 'round-robin' }, engineSets: { mocker: SLOW } },
       { name: 'random', recipe: ROUTER, sets: { 'frontend.routerMode': 'random' }, engineSets: { mocker: SLOW } },
-      { name: 'kv-events-off', recipe: ROUTER, sets: { 'workers.0.args': NO_EVENTS }, engineSets: { mocker: SLOW_NO_EVENTS } },
+      {
+        name: 'kv-events-off', recipe: ROUTER, sets: { 'workers.0.args': NO_EVENTS }, engineSets: { mocker: SLOW_NO_EVENTS },
+        control: { gate: 'kv.events', why: 'workers that publish no KV events: the kv.events gate must catch it' },
+      },
     ],
-    concurrency: [1],
+    concurrency: [1, 4],
     requests: 72,
     load: { inputTokens: 32, outputTokens: 8, prefixes: { count: 12, tokens: 1024 } },
   },

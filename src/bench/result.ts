@@ -28,15 +28,30 @@ export const benchMetricsSchema = z.looseObject({
   /** Requests completed / errored in this run (AIPerf's counts). */
   requests: count,
   errors: count,
+  /** Means beside the percentiles; absent in results stored before they were kept. */
+  ttftMeanMs: measure.optional(),
+  itlMeanMs: measure.optional(),
+  /** AIPerf's error texts grouped (its error_summary), largest count first; absent before they were kept. */
+  errorTexts: z.array(z.looseObject({ text: z.string(), count: count })).optional(),
+});
+
+/** Per completed request (AIPerf's profile_export.jsonl): TTFT, and the prompt tokens read from the prefix cache. */
+export const benchSamplesSchema = z.looseObject({
+  ttftMs: z.array(measure),
+  cachedTokens: z.array(measure).nullable(),
+  promptTokens: z.array(measure).nullable(),
 });
 
 export const benchRunSchema = z.looseObject({
   concurrency: positive,
   /** 0-based repeat index. */
   repeat: count,
+  /** AIPerf's --random-seed for this run (the bench's seed + k, k-th load run); absent before each run had its own. */
+  seed: count.optional(),
   /** AIPerf's raw export, relative to bench/<id>/. */
   export: z.string(),
   metrics: benchMetricsSchema,
+  samples: benchSamplesSchema.optional(),
 });
 
 export const gateStatusSchema = z.enum(['pass', 'fail', 'unknown']);
@@ -65,6 +80,8 @@ export const benchVariantSchema = z.looseObject({
   /** measured: gates passed and the load ran; invalid: a gate failed; failed: up/load broke; missing: never run (interrupted). */
   status: variantStatusSchema,
   reason: z.string().nullable(),
+  /** A preset's control, expected invalid by `gate`; absent or null for the others. */
+  control: z.looseObject({ gate: z.string(), why: z.string() }).nullable().optional(),
   gates: z.array(benchGateSchema),
   runs: z.array(benchRunSchema),
 });
@@ -77,6 +94,8 @@ export const benchMachineSchema = z.looseObject({
   vllm: z.string().nullable(),
   aiperf: z.string().nullable(),
   python: z.string(),
+  /** The interpreter's version ("3.11.7"); absent in results stored before it was kept. */
+  pythonVersion: z.string().nullable().optional(),
   /** The engine the variants ran ('mixed': recipes of both); absent in results stored before it was kept. */
   engine: z.enum(['vllm', 'mocker', 'mixed']).optional(),
 });
@@ -93,11 +112,14 @@ export const benchResultSchema = z.looseObject({
   concurrency: z.array(positive).min(1),
   repeats: positive,
   interrupted: z.boolean(),
+  /** How each load run starts from a cold prefix cache ('fresh-prefixes': its own prompts); absent: results stored before, where later runs met a warm cache. */
+  isolation: z.enum(['fresh-prefixes']).optional(),
   machine: benchMachineSchema,
   variants: z.array(benchVariantSchema),
 });
 
 export type BenchMetrics = z.infer<typeof benchMetricsSchema>;
+export type BenchSamples = z.infer<typeof benchSamplesSchema>;
 export type BenchRun = z.infer<typeof benchRunSchema>;
 export type BenchGate = z.infer<typeof benchGateSchema>;
 export type GateStatus = z.infer<typeof gateStatusSchema>;

@@ -12,6 +12,8 @@ export interface VariantSpec {
   sets: Record<string, string>;
   /** Set when the variant cannot be measured here (its status is `missing` with this reason). */
   unmeasurable: string | null;
+  /** A preset's control: expected invalid by this gate (its invalid verdict is then no failure). */
+  control?: { gate: string; why: string } | null;
 }
 
 export interface Vary {
@@ -84,6 +86,7 @@ export function presetVariants(preset: Preset, engine: Engine, varies: Vary[] = 
     recipe: v.recipe[engine],
     sets: { ...v.sets, ...(v.engineSets?.[engine] ?? {}) },
     unmeasurable: v.unmeasurable?.[engine] ?? null,
+    control: v.control ?? null,
   }));
   if (varies.length === 0) return base;
   // --vary on a preset crosses each of its variants with the values.

@@ -107,7 +107,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
 
   const store = await import('../run/bench-store.js');
   const id = store.newBenchId(preset?.name ?? recipes.join('+'));
-  const { probeDynamoVersion, probeVllmVersion } = await import('../host/python.js');
+  const { probeDynamoVersion, probeVllmVersion, probePythonVersion } = await import('../host/python.js');
   // The engine the variants ran: a preset's (by the machine), else the recipes' own (a mocker
   // recipe is not a vLLM run); recipes of both engines are 'mixed'.
   const engines = [...new Set(variants.map((v) => v.recipeObj.engine))];
@@ -115,7 +115,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
   const g = gpu?.ok ? gpu.gpus.find((x) => x.index === variants[0].recipeObj.gpu) ?? gpu.gpus[0] ?? null : null;
   const doc: BenchDoc = {
     schemaVersion: 1, id, startedAt: new Date().toISOString(), endedAt: null, argv: benchArgv(process.argv.slice(2)),
-    preset: preset?.name ?? null, seed, requests, concurrency, repeats, interrupted: false,
+    preset: preset?.name ?? null, seed, requests, concurrency, repeats, interrupted: false, isolation: 'fresh-prefixes',
     machine: {
       gpu: g ? { index: g.index, name: g.name, totalMiB: g.memoryTotalMiB ?? 0 } : null,
       driver: gpu?.ok ? gpu.driverVersion : null,
@@ -125,6 +125,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
       aiperf: aiperf.version,
       aiperfFound: aiperf.found,
       python: python(variants[0]),
+      pythonVersion: await probePythonVersion(python(variants[0]), ctx.env, 10_000),
       engine: ranEngine,
     },
     load, variants: [],
@@ -155,6 +156,31 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
   const note = (text: string) => ctx.stderr.write(`${(width === null ? [text] : wrapWords(text, width, '  ')).join('\n')}\n`);
   say(`bench ${id}: ${variants.length} variant${variants.length === 1 ? '' : 's'}${preset ? ` (preset ${preset.name}, ${engine === 'mocker' ? 'mocker engine: no GPU' : 'vLLM'})` : ''}, concurrency ${concurrency.join(',')}, ${repeats} repeat${repeats === 1 ? '' : 's'} of ${requests} requests; AIPerf ${aiperf.version ?? '(version unknown)'}`);
 
+  // The time it will take: said before anything starts, then (on a terminal) the time left on the progress lines.
+  const est = await import('../bench/estimate.js');
+  let progress = est.benchProgress(ranEngine, variants, concurrency, repeats, requests);
+  const byName = new Map(variants.map((v, i) => [v.name, i]));
+  say(`estimate: about ${est.formatLeft(est.remainingMs(progress))} (${progress.steps.filter((x) => x.kind === 'load').length} load runs of ${requests} requests; from typical ${ranEngine === 'mocker' ? 'mocker' : 'vLLM'} times, refined as it runs)`);
+  let variantStart = Date.now();
+  const track = (e: BenchEvent): string => {
+    const i = byName.get(e.name) ?? -1;
+    if (e.event === 'variant') variantStart = Date.now();
+    else if (e.event === 'up') {
+      progress = est.stepDone(progress, { kind: 'up', variant: i }, Date.now() - variantStart);
+      if (e.code !== 0) progress = est.variantEnded(progress, i, false);
+    } else if (e.event === 'gates' && e.gates.some((g) => g.status === 'fail')) progress = est.variantEnded(progress, i, true);
+    else if (e.event === 'load') {
+      progress = est.stepDone(progress, { kind: 'load', variant: i, concurrency: e.concurrency, requests }, e.ms);
+      if (!e.metrics) progress = est.variantEnded(progress, i, true);
+    } else if (e.event === 'teardown') progress = est.stepDone(progress, { kind: 'teardown', variant: i }, e.ms);
+    else if (e.event === 'done') progress = est.variantEnded(progress, i, false);
+    const line = progressLine(e);
+    // Piped: plain lines (a log reads the same every time); a terminal gets the time left.
+    if (!ctx.interactive || ctx.json || !['variant', 'up', 'load'].includes(e.event)) return line;
+    const left = est.remainingMs(progress);
+    return `${line} · ${left > 0 ? `about ${est.formatLeft(left)} left` : 'finishing'}`;
+  };
+
   const { runBench, startedFrom } = await import('../run/bench.js');
   const { teardown } = await import('../run/teardown.js');
   const { default: up } = await import('./up.js');
@@ -163,7 +189,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
     result = await runBench({ doc, variants }, {
       env: ctx.env, stateDir: ctx.stateDir, python, aiperf,
       interrupted,
-      onEvent: (e) => say(progressLine(e)),
+      onEvent: (e) => say(track(e)),
       start: async (v): Promise<Started> => {
         const captured = captureStream();
         const upCtx: CommandContext = { ...ctx, json: true, interactive: false, stdout: captured.stream };
@@ -214,7 +240,9 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
       : 'dynamo-dev: bench interrupted: nothing left running; what was measured is kept');
     return EXIT.interrupted;
   }
-  if (result.variants.some((v) => v.status === 'invalid' || v.status === 'failed') || plotFailed) return EXIT.failed;
+  // A control invalid as expected is the preset working; every other invalid or failed variant fails the bench.
+  const { variantFails } = await import('../bench/controls.js');
+  if (stored.variants.some(variantFails) || plotFailed) return EXIT.failed;
   return EXIT.ok;
 }
 
@@ -262,7 +290,7 @@ function progressLine(e: BenchEvent): string {
       const at = `concurrency ${e.concurrency}, repeat ${e.repeat + 1}`;
       if (!e.metrics) return `  ${e.name}: ${at}: ${e.error}`;
       const m = e.metrics;
-      return `  ${e.name}: ${at}: TTFT p50 ${fmt(m.ttftP50Ms)} ms, ITL p50 ${fmt(m.itlP50Ms)} ms, ${fmt(m.outputTokensPerSec)} tok/s, ${fmt(m.requestsPerSec, 2)} req/s, cache hits ${m.cacheHitShare === null ? 'unknown' : `${fmt(m.cacheHitShare * 100)}%`}${m.errors ? `, ${m.errors} errors` : ''}`;
+      return `  ${e.name}: ${at}: TTFT mean ${fmt(m.ttftMeanMs)} ms, p50 ${fmt(m.ttftP50Ms)} ms, ITL p50 ${fmt(m.itlP50Ms)} ms, ${fmt(m.outputTokensPerSec)} tok/s, ${fmt(m.requestsPerSec, 2)} req/s, cache hits ${m.cacheHitShare === null ? 'unknown' : `${fmt(m.cacheHitShare * 100)}%`}${m.errors ? `, ${m.errors} failed request${m.errors === 1 ? '' : 's'} of ${m.errors + m.requests}` : ''}`;
     }
     case 'teardown': return `  ${e.name}: stopped run ${e.runId} in ${fmt(e.ms / 1000)} s${e.remaining ? `; ${e.remaining} process(es) remain: see \`dynamo-dev status\`` : ''}`;
     case 'done': return `  ${e.name}: ${e.status.toUpperCase()}${e.reason ? `: ${e.reason}` : ''}`;

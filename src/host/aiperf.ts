@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, openSync, closeSync } from 'node:fs';
+import { accessSync, constants, existsSync, fstatSync, openSync, closeSync, readSync } from 'node:fs';
+import { RECORDS_FILE } from '../bench/aiperf-records.js';
 import { EXPORT_FILE } from '../bench/aiperf-export.js';
 import { delimiter, join } from 'node:path';
 import { runProgram } from './run-program.js';
@@ -129,6 +130,34 @@ export function runAiperf(p: AiperfProgram, args: string[], o: { env: Env; logFi
 }
 
 /** AIPerf's aggregate export in an artifact folder, or null when it wrote none. */
+/**
+ * AIPerf's per-request records (profile_export.jsonl) in `dir`, or null: not there, not a plain
+ * file, or larger than `maxBytes` (a bench of a few hundred requests writes well under 1 MiB per
+ * run). Opened without following a link and without blocking.
+ */
+export function readRecords(dir: string, maxBytes = 32 * 1024 * 1024): string | null {
+  let fd: number;
+  try {
+    fd = openSync(join(dir, RECORDS_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > maxBytes) return null;
+    const buf = Buffer.alloc(st.size);
+    let off = 0;
+    while (off < st.size) {
+      const n = readSync(fd, buf, off, st.size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return buf.subarray(0, off).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function findExport(dir: string): string | null {
   const p = join(dir, EXPORT_FILE);
   return existsSync(p) ? p : null;

@@ -177,6 +177,13 @@ export async function probeDynamoVersion(interpreter: string, env: Env, timeoutM
   return probeDistVersion(interpreter, env, timeoutMs, ['ai-dynamo', 'ai-dynamo-runtime'], 'dynamo');
 }
 
+/** The interpreter's Python version ("3.11.7"); null when it does not answer. */
+export async function probePythonVersion(interpreter: string, env: Env, timeoutMs: number): Promise<string | null> {
+  const r = await runProgram(interpreter, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], { env, timeoutMs }).catch(() => null);
+  const v = r && r.exitCode === 0 ? r.stdout.trim() : '';
+  return /^\d+\.\d+\.\d+$/.test(v) ? v : null;
+}
+
 /** The installed vLLM's version from its package metadata (importing vllm itself takes seconds); null when absent. */
 export function probeVllmVersion(interpreter: string, env: Env, timeoutMs: number): Promise<string | null> {
   return probeDistVersion(interpreter, env, timeoutMs, ['vllm'], null);

@@ -9,7 +9,8 @@ import type { GateFacts } from '../bench/gates/types.js';
 import { firstFailed, judgeGates, type GateResult } from '../bench/gates/registry.js';
 import { aiperfArgs, aiperfEnv } from '../bench/aiperf-argv.js';
 import { metricsFromExport, type RunMetrics } from '../bench/aiperf-export.js';
-import { findExport, runAiperf, type AiperfProgram, type AiperfRun } from '../host/aiperf.js';
+import { samplesFromRecords, type RequestSamples } from '../bench/aiperf-records.js';
+import { findExport, readRecords, runAiperf, type AiperfProgram, type AiperfRun } from '../host/aiperf.js';
 import { plannedWorkerNames, readRunFacts } from './bench-facts.js';
 import { benchDir, writeBenchResult } from './bench-store.js';
 import type { BenchResult } from '../bench/result.js';
@@ -25,8 +26,12 @@ export type VariantStatus = 'measured' | 'invalid' | 'failed' | 'missing';
 export interface BenchRunEntry {
   concurrency: number;
   repeat: number;
+  /** AIPerf's --random-seed of this load run: the bench's seed + k for its k-th load run. */
+  seed: number;
   export: string;
   metrics: RunMetrics;
+  /** Per completed request (profile_export.jsonl); absent when AIPerf wrote no records. */
+  samples?: RequestSamples;
 }
 
 export interface BenchVariantDoc {
@@ -39,6 +44,8 @@ export interface BenchVariantDoc {
   doctor: { id: string; status: string; summary: string }[];
   status: VariantStatus;
   reason: string | null;
+  /** A control the preset expects to be invalid by this gate (bench/presets.ts); null for the others. */
+  control: { gate: string; why: string } | null;
   gates: GateResult[];
   runs: BenchRunEntry[];
   /** The run id under runs/ (its logs), null when nothing was started. */
@@ -63,6 +70,12 @@ export interface BenchDoc {
   concurrency: number[];
   repeats: number;
   interrupted: boolean;
+  /**
+   * How each load run starts from the same state: 'fresh-prefixes' (AIPerf --random-seed seed + k
+   * for the k-th load run of a variant: new prompts and prefixes, so the prefix cache holds none of
+   * them; every variant gets the same k-th prompts).
+   */
+  isolation: 'fresh-prefixes';
   machine: Record<string, unknown>;
   load: LoadShape;
   variants: BenchVariantDoc[];
@@ -86,7 +99,7 @@ export type BenchEvent =
   | { event: 'variant'; index: number; total: number; name: string }
   | { event: 'up'; name: string; runId: string | null; code: number; reason: string | null }
   | { event: 'gates'; name: string; phase: 'ready' | 'after-load'; gates: GateResult[] }
-  | { event: 'load'; name: string; concurrency: number; repeat: number; metrics: RunMetrics | null; error: string | null }
+  | { event: 'load'; name: string; concurrency: number; repeat: number; metrics: RunMetrics | null; error: string | null; ms: number }
   | { event: 'teardown'; name: string; runId: string; remaining: number; ms: number }
   | { event: 'done'; name: string; status: VariantStatus; reason: string | null };
 
@@ -119,7 +132,7 @@ const store = (d: BenchDeps, doc: BenchDoc) => writeBenchResult(d.stateDir, doc 
 
 const empty = (v: PreparedVariant, status: VariantStatus, reason: string | null): BenchVariantDoc => ({
   name: v.name, recipe: v.recipe, sets: v.sets, model: v.recipeObj.model, tokenizer: v.tokenizer,
-  plan: {}, doctor: [], status, reason, gates: [], runs: [], runId: null,
+  plan: {}, doctor: [], status, reason, control: v.control ?? null, gates: [], runs: [], runId: null,
 });
 
 /** Runs every variant in order; returns the finished document (also on disk). */
@@ -196,15 +209,17 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
     if (d.interrupted.yes) return { ...out, status: 'missing', reason: 'interrupted before the load' };
 
     const url = frontendUrl(plan);
-    for (const concurrency of b.doc.concurrency) {
+    for (const [ci, concurrency] of b.doc.concurrency.entries()) {
       for (let repeat = 0; repeat < b.doc.repeats; repeat++) {
+        // Each load run from a cold prefix cache: its own prompts and prefixes (loadSeed).
+        const seed = loadSeed(b.doc, ci, repeat);
         if (d.interrupted.yes) return { ...out, status: 'missing', reason: interruptedLoad(out.runs.length) };
         const dir = dirOf(b, d);
         const artifactDir = join(dir, 'exports', slug(index, v.name), `c${concurrency}-r${repeat}`);
         mkdirSync(artifactDir, { recursive: true });
         const args = aiperfArgs({
           url, model: v.recipeObj.model, tokenizer: v.tokenizer, concurrency, requests: b.doc.requests,
-          seed: b.doc.seed + repeat, shape: b.doc.load, artifactDir,
+          seed, shape: b.doc.load, artifactDir,
         });
         const tl = Date.now();
         const run: AiperfRun = runAiperf(d.aiperf, args, { env: aiperfEnv(d.env, v.tokenizer), logFile: join(artifactDir, 'aiperf.log'), cwd: artifactDir });
@@ -225,7 +240,7 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
             error = `AIPerf's export ${relative(dir, file)} could not be read: ${(err as Error).message}`;
           }
         }
-        d.onEvent({ event: 'load', name: v.name, concurrency, repeat, metrics, error });
+        d.onEvent({ event: 'load', name: v.name, concurrency, repeat, metrics, error, ms: Date.now() - tl });
         if (error || !metrics) {
           // A load that broke may be a worker that died: the gates say which, before the reason.
           out.gates = await judge('after-load', true, false);
@@ -233,7 +248,9 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
           if (bad) return { ...out, runs: [], status: 'invalid', reason: `${bad.id}: ${bad.summary}` };
           return { ...out, status: 'failed', reason: error };
         }
-        out.runs.push({ concurrency, repeat, export: relative(dir, file!), metrics });
+        const records = readRecords(artifactDir);
+        const samples = records === null ? null : samplesFromRecords(records);
+        out.runs.push({ concurrency, repeat, seed, export: relative(dir, file!), metrics, ...(samples && samples.ttftMs.length > 0 ? { samples } : {}) });
       }
     }
     out.gates = await judge('after-load', true);
@@ -248,6 +265,16 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
     d.onEvent({ event: 'teardown', name: v.name, runId, remaining: td.remaining, ms: t.teardownMs });
   }
 }
+
+/**
+ * AIPerf's --random-seed for a variant's load run at the ci-th concurrency, repeat `repeat`: the
+ * bench's seed + k, k counting the variant's load runs. AIPerf derives its prefix pool and prompts
+ * from it (aiperf/dataset/generator/prompt.py: rng.derive("dataset.prompt.prefix")), so each load
+ * run sends prefixes the workers have not cached yet (before: level 4 ran on level 1's prefixes, a
+ * warm cache, and read as "KV routing loses"), and every variant gets the same k-th prompts. Pure.
+ */
+export const loadSeed = (doc: Pick<BenchDoc, 'seed' | 'repeats'>, concurrencyIndex: number, repeat: number): number =>
+  doc.seed + concurrencyIndex * doc.repeats + repeat;
 
 /** Why a variant stopped mid-load is missing: what of it was kept, said as it is. */
 const interruptedLoad = (kept: number) =>

@@ -2,12 +2,16 @@ import { METRICS, type MetricKey, type Summary } from '../bench/summary.js';
 import { formatMetric } from './bench-report.js';
 import { visibleLength, wrapWords } from './fit.js';
 
-// Pure: the terminal plot of a summary: TTFT p50 and output tokens/s per variant and concurrency,
+// Pure: the terminal plot of a summary: its headline metrics per variant and concurrency,
 // one horizontal bar each, scaled to the largest median of the metric. Unicode eighth blocks on a
 // UTF-8 terminal; '#' where the terminal cannot show them. Only measured variants have a bar.
 
-/** The metrics the plots show (terminal and picture): a latency and a throughput. */
-export const PLOTTED: readonly MetricKey[] = ['ttftP50Ms', 'outputTokensPerSec'];
+
+/** The headline metrics that have a number somewhere (a result stored before the means were kept has none of them): what the plots draw. */
+export function plottedOf(s: Summary): MetricKey[] {
+  const has = s.headline.filter((k) => s.tables.find((t) => t.metric.key === k)?.rows.some((r) => r.cells.some((c) => c.kind === 'value')));
+  return has.length > 0 ? has : [...s.headline];
+}
 
 const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
 
@@ -23,7 +27,7 @@ export function bar(cells: number, ascii: boolean): string {
 export function renderTextPlot(s: Summary, opts: { width: number; ascii: boolean }): string {
   const out: string[] = [];
   const labelWidth = Math.max(...s.tables[0].rows.map((r) => visibleLength(r.label)));
-  for (const key of PLOTTED) {
+  for (const key of plottedOf(s)) {
     const table = s.tables.find((t) => t.metric.key === key)!;
     const m = METRICS.find((x) => x.key === key)!;
     const medians = table.rows.flatMap((r) => r.cells.flatMap((c) => (c.kind === 'value' ? [c.median] : [])));

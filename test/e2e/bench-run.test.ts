@@ -80,7 +80,7 @@ describe('bench RECIPE --vary: a whole bench on the fakes', () => {
 
     expect(r.stderr).toBe(`result: ${join(home.stateDir, 'bench', id, 'result.json')} (again: \`dynamo-dev bench show ${id}\`)\nplot: ${svg}`);
     const picture = readFileSync(svg, 'utf8');
-    for (const v of ['routerMode=kv', 'routerMode=round-robin']) expect(picture).toContain(`>${v}</text>`);
+    for (const v of ['routerMode=kv', 'routerMode=round-robin']) expect(picture).toContain(`>${v}, 0 failed of `);
     nothingLeft(home.stateDir);
   }, 120_000);
 
@@ -104,6 +104,41 @@ describe('bench RECIPE --vary: a whole bench on the fakes', () => {
     expect(d.variants[1].status).toBe('measured');
     nothingLeft(home.stateDir);
   }, 120_000);
+
+  it('AIPerf runs that hit errors: every table marks them, the errors table counts them per run, AIPerf\'s text is quoted, the plot shows them', async () => {
+    const { home, env, args } = await setup({ FAKE_AIPERF_ERRORS: '2' });
+    const svg = join(home.dir, 'errors.svg');
+    const r = await runCli(['bench', 'mocker', '--vary', 'frontend.routerMode=kv,round-robin', '--concurrency', '1,4', '--repeats', '1', '--plot', svg, ...args], env, { timeoutMs: 90_000 });
+    // Failed requests are flagged, not a failed bench: what completed was measured and is shown.
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}routerMode=kv: concurrency 1, repeat 1: TTFT mean [\d.]+ ms, .*, 2 failed requests of 6$/m);
+    expect(table(r.stdout, 'TTFT mean (ms')).toMatch(/^routerMode=kv +[\d.]+ +1\.00x +2 err! +[\d.]+ +1\.00x +2 err!$/m);
+    const errors = table(r.stdout, 'failed requests');
+    expect(errors).toMatch(/^routerMode=kv +2 of 6 \(33\.3%\) ! +2 of 6 \(33\.3%\) !$/m);
+    expect(errors).toContain('\n! routerMode=kv: 4 of 12 requests failed (33.3%); its numbers are of the 8 that completed\n    4 x "InvalidInferenceResultError: Invalid inference result: No responses with actual content were received from the server (only usage/metadata, null/empty data, or [DONE] markers)"');
+    const picture = readFileSync(svg, 'utf8');
+    expect(picture).toContain('>routerMode=kv, 4 failed of 12 !</text>');
+    expect(picture).toContain('>2 err</text>');
+    nothingLeft(home.stateDir);
+  }, 120_000);
+
+  it('the routing preset without a GPU: an estimate first, the headline, the events-off control invalid as expected, exit 0', async () => {
+    const { home, env, args } = await setup();
+    const r = await runCli(['bench', '--preset', 'routing', '--requests', '4', '--repeats', '1', ...args], env, { timeoutMs: 150_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout.split('\n')[1]).toMatch(/^estimate: about \d+m\d\ds \(10 load runs of 4 requests; from typical mocker times, refined as it runs\)$/);
+    // Piped: plain lines, no time left on them.
+    expect(r.stdout).not.toContain(' left');
+    expect(r.stdout).toContain('\nvariants: 4 measured, 1 control invalid as expected\n  kv-events-off: control: invalid as expected (kv.events: ');
+    expect(r.stdout).toMatch(/^kv-events-off +INVALID \(control, as expected\)$/m);
+    expect(r.stdout).toContain('\nheadline: cache-hit share, TTFT mean, TTFT mean of cache hits, TTFT mean of cache misses\n');
+    expect(r.stdout).toMatch(/^kv-events {2}c1 +\|.+\| {2}\d+ hits? /m);
+    const d = stored(home.stateDir, idOf(r.stderr));
+    expect(d.isolation).toBe('fresh-prefixes');
+    expect(d.variants[4]).toMatchObject({ name: 'kv-events-off', status: 'invalid', control: { gate: 'kv.events' } });
+    expect(d.variants[0].runs[0].samples!.ttftMs.length).toBe(4);
+    nothingLeft(home.stateDir);
+  }, 180_000);
 
   it('a bad --plot name or folder: one line, exit 2, nothing started', async () => {
     const { home, env, args } = await setup();

@@ -65,10 +65,10 @@ describe('AIPerf export parser (real exports)', () => {
   it('errors are counted; no request completed is an error naming the failures', () => {
     const d = JSON.parse(fixture('mocker-kv-c1.profile_export_aiperf.json'));
     d.error_summary = [{ error_details: { code: 500 }, count: 3 }];
-    expect(metricsFromExport(JSON.stringify(d)).errors).toBe(3);
+    expect(metricsFromExport(JSON.stringify(d))).toMatchObject({ errors: 3, errorTexts: [{ text: 'HTTP 500', count: 3 }] });
     d.completed_request_count = { unit: 'requests', avg: 0 };
     d.request_count = { unit: 'requests', avg: 0 };
-    expect(() => metricsFromExport(JSON.stringify(d))).toThrow('no request completed (3 failed)');
+    expect(() => metricsFromExport(JSON.stringify(d))).toThrow('no request completed (3 failed: "HTTP 500" x3)');
   });
 
   it('a missing metric or a changed unit is named', () => {

@@ -74,9 +74,16 @@ describe('the report of a stored result', () => {
 
   it('unknown cache hits read "unknown", not 0%', () => {
     const text = renderResult(AGG, PIPED).text;
-    const hits = text.slice(text.indexOf('cache-hit share'));
+    // Unknown for every variant: one line naming it, not a table of 'unknown' (and never 0%).
+    expect(text).toContain('\nunknown for every variant: TTFT mean of cache hits, TTFT mean of cache misses, cache-hit share (not kept in this result: ');
+    expect(text).not.toMatch(/^cache-hit share \(/m);
+    expect(text).not.toMatch(/^agg .*%.*x/m);
+    // Unknown for some: the table, the unknown ones saying so.
+    const some: BenchResult = JSON.parse(JSON.stringify(AGG));
+    for (const r of some.variants[1].runs) r.metrics.cacheHitShare = 0.25;
+    const hits = renderResult(some, PIPED).text.split('\n\n').find((b) => b.startsWith('cache-hit share'))!;
     expect(hits).toMatch(/^agg\s+unknown\s+unknown$/m);
-    expect(hits).not.toContain('0.0%');
+    expect(hits).toMatch(/^disagg-same-gpu\s+25\.0%/m);
   });
 
   it('the gates: each failing one with its summary, the passing ones named', () => {
@@ -105,15 +112,21 @@ describe('the terminal plot', () => {
     expect(utf8Terminal({ LC_ALL: 'C', LANG: 'en_US.UTF-8' })).toBe(false);
   });
 
-  it('TTFT and throughput per variant and concurrency, the longest bar filling the width, never past it', () => {
+  it('the headline metrics per variant and concurrency, the longest bar filling the width, never past it', () => {
+    // The fixture with means (kept since issue 31): the percentiles' values stand in.
+    const withMeans: BenchResult = JSON.parse(JSON.stringify(AGG));
+    for (const v of withMeans.variants) for (const r of v.runs) Object.assign(r.metrics, { ttftMeanMs: r.metrics.ttftP50Ms, itlMeanMs: r.metrics.itlP50Ms });
     for (const width of [40, 80, 120]) {
-      const text = renderTextPlot(summarize(AGG), { width, ascii: false });
+      const text = renderTextPlot(summarize(withMeans), { width, ascii: false });
       for (const line of text.split('\n')) expect([...line].length, `${width}: ${line}`).toBeLessThanOrEqual(width);
       expect(text.split('\n').some((l) => [...l].length === width)).toBe(true);
     }
+    // agg-vs-disagg: TTFT and ITL (means; stored before they were kept: unknown, never a number).
+    expect(renderTextPlot(summarize(AGG), { width: 80, ascii: true })).toMatch(/^TTFT mean \(ms; lower is better\)\n {2}concurrency 1\n {2}agg +unknown$/m);
     const text = renderTextPlot(summarize(ROUTING), { width: 80, ascii: true });
-    expect(text).toMatch(/^TTFT p50 \(ms; lower is better\)$/m);
-    expect(text).toMatch(/^output tokens\/s \(tok\/s; higher is better\)$/m);
+    expect(text).toMatch(/^cache-hit share \(%; higher is better\)$/m);
+    // The means were not kept then: only the metrics with numbers are drawn.
+    expect(text).not.toMatch(/^TTFT (mean|p50)/m);
     expect(text).toMatch(/^ {2}kv-events-off {2}INVALID$/m);
   });
 });
@@ -122,14 +135,14 @@ describe('the picture', () => {
   it('names every variant in its legend (the ones without numbers with their status) and has axis labels', () => {
     const svg = renderResult(ROUTING, PIPED).svg();
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
-    for (const v of ROUTING.variants) expect(svg).toContain(`>${v.name}${v.status === 'measured' ? '' : ` (${v.status.toUpperCase()}: no numbers)`}</text>`);
-    expect(svg).toContain('TTFT p50 (ms)</text>');
-    expect(svg).toContain('output tokens/s (tok/s)</text>');
+    for (const v of ROUTING.variants) expect(svg).toContain(`>${v.name}${v.status === 'measured' ? ', 0 failed of ' : ` (${v.status.toUpperCase()}: no numbers)</text>`}`);
+    expect(svg).toContain('cache-hit share (%)</text>');
+    expect(svg).not.toContain('TTFT mean (ms)</text>');
     expect(svg).toContain('>concurrency 1</text>');
-    // 4 measured variants x 2 metrics x 1 concurrency.
-    expect(svg.match(/<\/title><\/rect>/g)).toHaveLength(8);
+    // 4 measured variants x 1 concurrency with a hit share; the means were not kept then: not drawn.
+    expect(svg.match(/<\/title><\/rect>/g)).toHaveLength(4);
     const cmp = renderComparison(AGG, INTERRUPTED, PIPED).svg();
-    for (const l of ['A agg', 'A disagg-same-gpu', 'B agg (FAILED: no numbers)', 'B agg-router', 'B mocker (MISSING: no numbers)']) expect(cmp).toContain(`>${l}</text>`);
+    for (const l of ['A agg, 0 failed of ', 'A disagg-same-gpu, 0 failed of ', 'B agg (FAILED: no numbers)<', 'B agg-router, 0 failed of ', 'B mocker (MISSING: no numbers)<']) expect(cmp).toContain(`>${l}`);
   });
 
   it('escapes what a variant name could hold', () => {

@@ -48,7 +48,7 @@ function setup(names: string[], o: { env?: Record<string, string>; unmeasurable?
   }));
   const doc: BenchDoc = {
     schemaVersion: 1, id: 'b1', startedAt: '2026-12-05T14:00:00.000Z', endedAt: null, argv: ['bench'], preset: null,
-    seed: 0, requests: 24, concurrency: [1, 4], repeats: 2, interrupted: false,
+    seed: 0, requests: 24, concurrency: [1, 4], repeats: 2, interrupted: false, isolation: 'fresh-prefixes',
     machine: { gpu: null, driver: null, cudaDriver: null, dynamo: '1.6.1', vllm: null, aiperf: '0.13.0', python: 'python3' },
     load: { inputTokens: 32, outputTokens: 16, prefixes: null }, variants: [],
   };

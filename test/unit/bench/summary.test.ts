@@ -40,7 +40,7 @@ describe('summarize', () => {
     const s = summarize(d);
     expect(s.baseline).toBe('kv');
     const ttft = s.tables[0].rows;
-    expect(ttft[0]).toEqual({ label: 'off', status: 'invalid', reason: 'off broke', cells: [] });
+    expect(ttft[0]).toEqual({ label: 'off', status: 'invalid', reason: 'off broke', control: null, cells: [] });
     expect(ttft[2].cells[0]).toMatchObject({ median: 25, ratio: 2.5 });
   });
 

@@ -39,20 +39,21 @@ describe('bench variants', () => {
 });
 
 describe('bench presets', () => {
-  it('routing: five variants on the mocker without a GPU, 12 prefixes, concurrency 1, 72 requests (12 x 6)', () => {
+  it('routing: five variants on four mocker workers without a GPU, 12 prefixes, concurrency 1 and 4, 72 requests (12 x 6), events off a control', () => {
     const p = PRESETS.routing;
     const v = presetVariants(p, 'mocker');
     expect(v.map((x) => x.name)).toEqual(['kv-events', 'kv-approx', 'round-robin', 'random', 'kv-events-off']);
     expect(v.every((x) => x.recipe === 'mocker')).toBe(true);
-    // The mocker's engine model slowed 10x so a cache hit's saved prefill shows in TTFT; events off = prefix caching off.
-    expect(v[0].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]' });
-    expect(v[2].sets).toEqual({ 'frontend.routerMode': 'round-robin', 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]' });
-    expect(v[4].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20","--no-enable-prefix-caching"]' });
+    // The mocker's prefill slowed so a cache hit's saved prefill shows in TTFT; four workers; events off = prefix caching off.
+    expect(v[0].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]', 'workers.0.replicas': '4' });
+    expect(v[2].sets).toEqual({ 'frontend.routerMode': 'round-robin', 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]', 'workers.0.replicas': '4' });
+    expect(v[4].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20","--no-enable-prefix-caching"]', 'workers.0.replicas': '4' });
+    expect(v.map((x) => x.control?.gate ?? null)).toEqual([null, null, null, null, 'kv.events']);
     expect(presetVariants(p, 'vllm')[4].sets).toEqual({ 'workers.0.args': '["--no-enable-prefix-caching"]' });
     expect(presetVariants(p, 'vllm')[0].sets).toEqual({});
     expect(p.load.prefixes?.count).toBe(12);
     expect(p.requests).toBe(12 * 6);
-    expect(p.concurrency).toEqual([1]);
+    expect(p.concurrency).toEqual([1, 4]);
     expect(presetVariants(p, 'vllm').every((x) => x.recipe === 'agg-router')).toBe(true);
   });
 
