@@ -96,9 +96,9 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
     }
   }
 
-  const { findAiperf, AIPERF_FIX } = await import('../host/aiperf.js');
+  const { findAiperf, aiperfFix } = await import('../host/aiperf.js');
   const aiperf = await findAiperf(ctx.env, python(variants[0]));
-  if (!aiperf) throw new UserError(`AIPerf is not installed: no \`aiperf\` on PATH and \`${python(variants[0])} -m aiperf\` has none; bench measures with it`, AIPERF_FIX);
+  if (!aiperf) throw new UserError(`AIPerf is not installed: no \`aiperf\` on PATH, no AIPerf environment from setup, and \`${python(variants[0])} -m aiperf\` has none; bench measures with it`, aiperfFix('dynamo-dev'));
 
   // One up at a time per state directory: a live run would make the first variant's up refuse.
   const { findRunView } = await import('../run/state.js');

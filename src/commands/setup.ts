@@ -87,10 +87,11 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
 
   const done = (o: { env: { python: string; marker: import('../plan/setup-install.js').EnvMarker }; already: boolean; log: string }) => {
     const m = o.env.marker;
-    emit({
+    // The result event comes last, after AIPerf's (sayNext).
+    resultEvent = {
       event: 'result', ok: true, code: EXIT.ok, alreadyComplete: o.already, release: m.release, engine: m.engine, dir, python: o.env.python,
-      installer: m.installer, dependencies: m.dependencies, placeholder: m.placeholder, log: o.log, durationMs: Date.now() - t0,
-    });
+      installer: m.installer, dependencies: m.dependencies, placeholder: m.placeholder, log: o.log,
+    };
     if (!ui) return;
     const head = o.already
       ? `${ui.ok} ready: ai-dynamo ${m.release} (${m.engine}) was already set up in ${dir}`
@@ -99,7 +100,64 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     say(`  python  ${o.env.python}`);
     if (m.dependencies === 'without-placeholder' && m.placeholder) say(`  note    installed without the placeholder ${m.placeholder.name} (NVIDIA's index was out of reach); recorded in ${join(dir, setupPlan.MARKER_FILE)}`);
     const next = m.engine === 'mocker' ? 'dynamo-dev up mocker' : 'dynamo-dev doctor && dynamo-dev up';
-    ctx.stdout.write(`${ui.fitCommand('  next    ', next, columns, '          ')}\n`);
+    // Said last, after AIPerf's line (withAiperf).
+    nextLine = `${ui.fitCommand('  next    ', next, columns, '          ')}\n`;
+  };
+  let nextLine: string | null = null;
+  let resultEvent: Record<string, unknown> | null = null;
+  const sayNext = (code: number) => {
+    if (resultEvent) emit({ ...resultEvent, durationMs: Date.now() - t0 });
+    if (nextLine) ctx.stdout.write(nextLine);
+    return code;
+  };
+
+  // AIPerf for bench, in an environment of its own beside Dynamo's (issue 31): its pins clash with
+  // Dynamo's (plan/setup-install.ts). A Python that cannot run it, or a failed install, is said and
+  // setup still succeeds for Dynamo; bench then says how to get it.
+  const withAiperf = async (base0: { path: string; version: string } | null): Promise<number> => {
+    const aiperfDir = join(setupPlan.envsRoot(ctx.env, homedir()), setupPlan.aiperfFolderName());
+    const have = installer.readAiperfEnv(aiperfDir);
+    if (have) {
+      emit({ event: 'aiperf', ok: true, alreadyComplete: true, dir: aiperfDir, python: have.python, version: have.version });
+      say(`  aiperf  AIPerf ${have.version} in ${aiperfDir} (for bench)`);
+      return EXIT.ok;
+    }
+    const b = base0 ?? (await installer.findBasePython(ctx.env)).found;
+    if (!b || !setupPlan.pythonRunsAiperf(b.version)) {
+      const cause = `AIPerf (for bench) needs Python 3.11-3.13${b ? `; ${b.path} is ${b.version}` : ''}: not installed`;
+      emit({ event: 'aiperf', ok: false, cause });
+      say(`  aiperf  ${cause}`);
+      return EXIT.ok;
+    }
+    const uv0 = installer.onPath('uv', ctx.env);
+    const tools0 = { installer: uv0 ? 'uv' as const : 'pip' as const, uv: uv0 ?? undefined, basePython: b.path, dir: aiperfDir };
+    const lock0 = installer.lockFolder(aiperfDir);
+    if ('heldBy' in lock0) {
+      say(`  aiperf  another dynamo-dev setup (pid ${lock0.heldBy}) is installing AIPerf in ${aiperfDir}`);
+      return EXIT.ok;
+    }
+    const abort = new AbortController();
+    const onSignal = () => abort.abort();
+    const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+    for (const sg of signals) process.on(sg, onSignal);
+    try {
+      say(`  aiperf  installing AIPerf ${setupPlan.AIPERF_VERSION} for bench into ${aiperfDir} (about a minute)`);
+      const r = await installer.buildAiperfEnvironment({ dir: aiperfDir, tools: tools0, env: ctx.env, signal: abort.signal, onStep: (label) => emit({ event: 'aiperf-step', label }) });
+      if (!r.ok) {
+        emit({ event: 'aiperf', ok: false, cause: r.cause, tail: r.tail, log: r.log });
+        if (ui) {
+          ctx.stderr.write(`dynamo-dev: AIPerf was not installed: ${r.cause} (log: ${r.log}); Dynamo is set up, bench needs AIPerf\n`);
+          for (const l of r.tail) ctx.stderr.write(`  ${l}\n`);
+        }
+        return abort.signal.aborted ? EXIT.interrupted : EXIT.failed;
+      }
+      emit({ event: 'aiperf', ok: true, alreadyComplete: false, dir: aiperfDir, python: r.python, version: setupPlan.AIPERF_VERSION });
+      say(`  aiperf  AIPerf ${setupPlan.AIPERF_VERSION} in ${aiperfDir} (for bench)`);
+      return EXIT.ok;
+    } finally {
+      for (const sg of signals) process.off(sg, onSignal);
+      lock0.release();
+    }
   };
 
   const existing = readManagedEnv(dir);
@@ -107,10 +165,12 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     if (existing.marker.release !== release || existing.marker.engine !== engine) {
       throw new UserError(`--dir ${dir} already holds ai-dynamo ${existing.marker.release} (${existing.marker.engine}); choose another folder, or remove it first (rm -rf ${dir})`);
     }
-    done({ env: existing, already: true, log: join(dir, setupPlan.LOG_FILE) });
-    return EXIT.ok;
+    if (!opts.dryRun) {
+      done({ env: existing, already: true, log: join(dir, setupPlan.LOG_FILE) });
+      return sayNext(await withAiperf(null));
+    }
   }
-  const state = installer.dirState(dir, false);
+  const state = existing ? 'complete' : installer.dirState(dir, false);
   if (state === 'foreign') {
     throw new UserError(`--dir ${dir} exists and is not an environment dynamo-dev setup made; give a new or empty folder`);
   }
@@ -144,7 +204,9 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     if (!ui) return EXIT.ok;
     // Each command on a line of its own, never broken, so it can be pasted.
     const command = (argv: readonly string[]) => ctx.stdout.write(`${ui.fitCommand('     ', shellLine(argv), columns, '       ')}\n`);
-    say(`dry run: nothing installed. setup would build ${dir} from ${using}:`);
+    say(existing
+      ? `dry run: nothing installed. ${dir} is already set up (ai-dynamo ${existing.marker.release}, ${existing.marker.engine}); these commands built it, from ${using}:`
+      : `dry run: nothing installed. setup would build ${dir} from ${using}:`);
     steps.forEach((st, i) => {
       say(`  ${i + 1}. ${st.label}`);
       command(st.argv);
@@ -152,6 +214,14 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     if (fallback) {
       say(`  ${fallback.when}`);
       for (const st of fallbackSteps) command(st.argv);
+    }
+    // AIPerf, for bench, in an environment of its own (issue 31).
+    const aiperfDir = join(setupPlan.envsRoot(ctx.env, homedir()), setupPlan.aiperfFolderName());
+    if (installer.readAiperfEnv(aiperfDir)) say(`  AIPerf ${setupPlan.AIPERF_VERSION} (for bench) is already set up in ${aiperfDir}`);
+    else if (!setupPlan.pythonRunsAiperf(found.version)) say(`  AIPerf (for bench) needs Python 3.11-3.13; ${found.path} is ${found.version}: not installed`);
+    else {
+      say(`  then AIPerf ${setupPlan.AIPERF_VERSION} for bench, in ${aiperfDir} (its pins clash with Dynamo's):`);
+      for (const st of setupPlan.aiperfSteps({ ...tools, dir: aiperfDir })) command(st.argv);
     }
     return EXIT.ok;
   }
@@ -203,7 +273,7 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     }
     view?.stop();
     done({ env: { python: result.marker.python, marker: result.marker }, already: false, log: result.log });
-    return EXIT.ok;
+    return sayNext(await withAiperf(found));
   } finally {
     lock.release();
   }

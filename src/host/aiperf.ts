@@ -4,6 +4,9 @@ import { RECORDS_FILE } from '../bench/aiperf-records.js';
 import { EXPORT_FILE } from '../bench/aiperf-export.js';
 import { delimiter, join } from 'node:path';
 import { runProgram } from './run-program.js';
+import { readAiperfEnv } from './installer.js';
+import { AIPERF_VERSION, aiperfFolderName, envsRoot } from '../plan/setup-install.js';
+import { homedir } from 'node:os';
 
 // AIPerf (NVIDIA's load generator, `aiperf profile`): the one adapter that finds and runs it.
 // Found as `aiperf` on PATH, else as `python -m aiperf` in the interpreter's environment (the
@@ -21,8 +24,11 @@ export interface AiperfProgram {
   version: string | null;
 }
 
-/** How a user gets AIPerf, in one line (issue 23: missing AIPerf is exit 2 with this). */
-export const AIPERF_FIX = 'install NVIDIA AIPerf: `pip install aiperf` (Python 3.11-3.13; a separate virtual environment keeps its pins apart from Dynamo\'s), then put its `aiperf` on PATH';
+/**
+ * How a user gets AIPerf: a command to paste (issue 31). `setup` installs it in an environment of
+ * its own (envs/aiperf-0.13.0), which bench then finds; `tool` is the CLI as the user invoked it.
+ */
+export const aiperfFix = (tool: string): string => `${tool} setup   (installs AIPerf ${AIPERF_VERSION} in an environment of its own beside Dynamo's; bench finds it there)`;
 
 /** The first executable `aiperf` on env.PATH, or null. */
 export function aiperfOnPath(env: Env): string | null {
@@ -63,6 +69,9 @@ export async function findAiperf(env: Env, python: string, timeoutMs = 20_000): 
     }
     return { file: onPath, prefix: [], found: `aiperf on PATH (${onPath})`, version };
   }
+  // The environment `dynamo-dev setup` made for it (issue 31): envs/aiperf-<version>.
+  const managed = readAiperfEnv(join(envsRoot(env, homedir()), aiperfFolderName()));
+  if (managed) return { file: managed.python, prefix: ['-m', 'aiperf'], found: `the AIPerf environment setup made (${managed.dir})`, version: managed.version };
   const r = await runProgram(python, ['-c', VERSION_OF], { env, timeoutMs });
   const version = r.exitCode === 0 ? r.stdout.trim() : '';
   if (!version) return null;

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, type WriteStream } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import {
-  advance, dynamoOnly, envPython, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
+  advance, AIPERF_MARKER_FILE, AIPERF_VERSION, aiperfSteps, dynamoOnly, envPython, parseAiperfMarker, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
   requirementsFor, requirementsInstall, venvStep, verifyStep,
   type EnvMarker, type InstallProgress, type InstallTools, type PlaceholderFailure, type SetupEngine, type Step,
 } from '../plan/setup-install.js';
@@ -186,7 +186,7 @@ export async function buildEnvironment(input: BuildInput): Promise<BuildResult> 
   log.write(`dynamo-dev setup: ai-dynamo ${input.release} (${input.engine}) with ${tools.installer}, Python ${input.basePython.version} (${input.basePython.path}), ${new Date(t0).toISOString()}\n`);
   const closeLog = () => new Promise<void>((r) => log.end(r));
   const steps = 3;
-  const indexOf: Record<Step['id'], number> = { venv: 1, install: 2, 'install-dynamo': 2, 'install-requirements': 2, verify: 3 };
+  const indexOf: Record<Step['id'], number> = { venv: 1, install: 2, 'install-dynamo': 2, 'install-requirements': 2, verify: 3, 'aiperf-venv': 1, 'aiperf-install': 2, 'aiperf-verify': 3 };
   let placeholder: PlaceholderFailure | null = null;
 
   const run = async (step: Step): Promise<StepOutcome> => {
@@ -306,3 +306,43 @@ function alive(pid: number): boolean {
 }
 
 export { existsSync as pathExists };
+
+/** The complete AIPerf environment in dir (its marker and interpreter), or null. */
+export function readAiperfEnv(dir: string): { dir: string; python: string; version: string } | null {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, AIPERF_MARKER_FILE), 'utf8');
+  } catch {
+    return null;
+  }
+  const m = parseAiperfMarker(text);
+  const python = envPython(dir);
+  return m && existsSync(python) ? { dir, python, version: m.aiperf } : null;
+}
+
+/**
+ * Builds the AIPerf environment (issue 31: `setup` installs what `bench` needs): the steps of
+ * plan/setup-install.ts aiperfSteps, their output in its setup.log, the marker written last.
+ */
+export async function buildAiperfEnvironment(input: { dir: string; tools: InstallTools; env: Env; signal: AbortSignal; onStep?: (label: string) => void }): Promise<{ ok: true; python: string } | { ok: false; cause: string; tail: string[]; log: string }> {
+  const { dir, tools, signal } = input;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const logPath = join(dir, LOG_FILE);
+  const log = createWriteStream(logPath, { flags: 'a' });
+  const closeLog = () => new Promise<void>((r) => log.end(r));
+  for (const step of aiperfSteps(tools)) {
+    input.onStep?.(step.label);
+    const out = await runStep(step, input.env, log, signal, () => {});
+    if (out.code !== 0) {
+      await closeLog();
+      const how = out.startError ?? (out.code !== null ? `exit code ${out.code}` : `signal ${out.signal}`);
+      return { ok: false, cause: signal.aborted ? `interrupted during "${step.label}"` : `"${step.label}" failed (${how})`, tail: signal.aborted ? [] : tailOf(out.output), log: logPath };
+    }
+  }
+  await closeLog();
+  const tmp = join(dir, `${AIPERF_MARKER_FILE}.tmp`);
+  writeFileSync(tmp, `${JSON.stringify({ aiperf: AIPERF_VERSION, python: envPython(dir) }, null, 2)}\n`);
+  renameSync(tmp, join(dir, AIPERF_MARKER_FILE));
+  return { ok: true, python: envPython(dir) };
+}

@@ -62,7 +62,7 @@ export function dynamoRequirement(release: string, engine: SetupEngine): string 
 export const extrasFor = (engine: SetupEngine): string[] => (engine === 'vllm' ? ['vllm'] : []);
 
 export interface Step {
-  id: 'venv' | 'install' | 'install-dynamo' | 'install-requirements' | 'verify';
+  id: 'venv' | 'install' | 'install-dynamo' | 'install-requirements' | 'verify' | 'aiperf-venv' | 'aiperf-install' | 'aiperf-verify';
   /** For people: what it does, in a few words. */
   label: string;
   argv: string[];
@@ -274,4 +274,46 @@ export function preferEnv<T extends { marker: { release: string; engine: SetupEn
   const serving = envs.filter((e) => e.marker.engine === 'vllm' || engine === 'mocker');
   const rank = (e: T) => (e.marker.engine === engine ? 1 : 0);
   return [...serving].sort((a, b) => compare(b.marker.release, a.marker.release) || rank(b) - rank(a))[0] ?? null;
+}
+
+// AIPerf, the load generator `bench` drives (issue 31): installed by `setup` in an environment of
+// its own, because aiperf 0.13.0 pins pyzmq~=26.4.0 and prometheus-client~=0.23.1 (its METADATA),
+// older than what ai-dynamo 1.6.1 runs with; it talks to the frontend over HTTP only.
+
+/** The AIPerf `bench` is built and tested against (test/dynamo/aiperf-requirements.txt). */
+export const AIPERF_VERSION = '0.13.0';
+/** AIPerf 0.13.0's Requires-Python: >=3.11,<3.14. */
+export const AIPERF_PYTHON = { min: [3, 11], max: [3, 13] } as const;
+/** Its environment's folder under envs/: aiperf-0.13.0. */
+export const aiperfFolderName = (version = AIPERF_VERSION): string => `aiperf-${version}`;
+/** Written last, as the Dynamo environment's marker is: without it the folder is not complete. */
+export const AIPERF_MARKER_FILE = 'dynamo-dev-aiperf.json';
+
+/** Whether a Python version (3.12.3) can run AIPerf. */
+export function pythonRunsAiperf(version: string): boolean {
+  const [a, b] = version.split('.').map(Number);
+  return a === 3 && b >= AIPERF_PYTHON.min[1] && b <= AIPERF_PYTHON.max[1];
+}
+
+/** The steps that build the AIPerf environment in `t.dir`: venv, `aiperf==X`, a check that its CLI imports. */
+export function aiperfSteps(t: InstallTools): Step[] {
+  return [
+    { ...venvStep(t), id: 'aiperf-venv', label: 'create the AIPerf environment' },
+    installStep(t, 'aiperf-install', `install aiperf==${AIPERF_VERSION}`, [`aiperf==${AIPERF_VERSION}`]),
+    { id: 'aiperf-verify', label: 'check that AIPerf runs', argv: [envPython(t.dir), '-m', 'aiperf', '--version'] },
+  ];
+}
+
+export interface AiperfMarker {
+  aiperf: string;
+  python: string;
+}
+
+export function parseAiperfMarker(text: string): AiperfMarker | null {
+  try {
+    const m = JSON.parse(text) as Partial<AiperfMarker>;
+    return typeof m.aiperf === 'string' && typeof m.python === 'string' ? { aiperf: m.aiperf, python: m.python } : null;
+  } catch {
+    return null;
+  }
 }

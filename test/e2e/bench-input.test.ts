@@ -43,8 +43,8 @@ describe('bench: bad input is one line, exit 2, nothing started', () => {
     const h = home();
     const r = await runCli(['bench', 'mocker', '--python', '/bin/false'], fakeEnv(h, { vars: { PATH: '/usr/bin:/bin' } }));
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^dynamo-dev: AIPerf is not installed: no `aiperf` on PATH and `\/bin\/false -m aiperf` has none/);
-    expect(r.stderr).toMatch(/fix: install NVIDIA AIPerf: `pip install aiperf`/);
+    expect(r.stderr).toMatch(/^dynamo-dev: AIPerf is not installed: no `aiperf` on PATH, no AIPerf environment from setup, and `\/bin\/false -m aiperf` has none/);
+    expect(r.stderr).toMatch(/\nfix: dynamo-dev setup {3}\(installs AIPerf 0\.13\.0 in an environment of its own/);
     nothingStarted(h);
   });
 

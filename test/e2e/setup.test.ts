@@ -62,8 +62,20 @@ describe('setup on a machine without a GPU', () => {
     const again = await runCli(['setup'], env);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`✓ ready: ai-dynamo 1.6.1 (mocker) was already set up in ${dir}`);
+    // AIPerf for bench, in an environment of its own: made by the first setup, found by the second.
+    const aiperfDir = envDir(h, 'aiperf-0.13.0');
+    expect(r.stdout).toContain(`\n  aiperf  installing AIPerf 0.13.0 for bench into ${aiperfDir} (about a minute)\n  aiperf  AIPerf 0.13.0 in ${aiperfDir} (for bench)\n  next    dynamo-dev up mocker`);
+    expect(again.stdout).toContain(`\n  aiperf  AIPerf 0.13.0 in ${aiperfDir} (for bench)\n`);
     expect(again.durationMs).toBeLessThan(2000);
-    expect(readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter((l) => l.includes('pip install'))).toHaveLength(3);
+    expect(readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter((l) => l.includes('pip install'))).toHaveLength(4);
+    // --dry-run on a complete environment still prints the commands (issue 31: it only said 'ready').
+    const dry = await runCli(['setup', '--dry-run'], env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain(`\ndry run: nothing installed. ${dir} is already set up (ai-dynamo 1.6.1, mocker); these commands built it, from Python 3.13.0 (`);
+    expect(dry.stdout).toContain(` -m venv ${dir}\n`);
+    expect(dry.stdout).toContain(`/bin/python -m pip install ai-dynamo==1.6.1\n`);
+    expect(dry.stdout).toContain(`\n  AIPerf 0.13.0 (for bench) is already set up in ${aiperfDir}`);
+    expect(readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter((l) => l.includes('pip install'))).toHaveLength(4);
   });
 
   it('--json: NDJSON events (machine, choice, tools, steps with progress, result), one document per line, nothing else on stdout', async () => {
@@ -71,7 +83,8 @@ describe('setup on a machine without a GPU', () => {
     const r = await runCli(['setup', '--json'], setupEnv(h), { timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(0);
     const events = ndjson(r.stdout);
-    expect(events.map((e) => e.event).filter((e) => e !== 'progress')).toEqual(['machine', 'python', 'choice', 'tools', 'step', 'step-done', 'step', 'step-done', 'step', 'step-done', 'result']);
+    expect(events.map((e) => e.event).filter((e) => e !== 'progress')).toEqual(['machine', 'python', 'choice', 'tools', 'step', 'step-done', 'step', 'step-done', 'step', 'step-done', 'aiperf-step', 'aiperf-step', 'aiperf-step', 'aiperf', 'result']);
+    expect(events.at(-2)).toMatchObject({ ok: true, alreadyComplete: false, dir: envDir(h, 'aiperf-0.13.0'), version: '0.13.0' });
     expect(events[0]).toMatchObject({ gpu: null });
     expect(events[1]).toMatchObject({ found: { version: '3.13.0' } });
     expect(events[2]).toMatchObject({ release: '1.6.1', engine: 'mocker', dir: envDir(h) });
@@ -91,6 +104,8 @@ describe('setup on a machine without a GPU', () => {
     expect(ran).toEqual([
       `uv venv --quiet --seed --python ${join(FIXTURES, 'bin', 'setup', 'python3.13')} ${dir}`,
       `uv pip install --python ${join(dir, 'bin', 'python')} ai-dynamo==1.6.1`,
+      `uv venv --quiet --seed --python ${join(FIXTURES, 'bin', 'setup', 'python3.13')} ${envDir(h, 'aiperf-0.13.0')}`,
+      `uv pip install --python ${join(envDir(h, 'aiperf-0.13.0'), 'bin', 'python')} aiperf==0.13.0`,
     ]);
     expect(ndjson(r.stdout).at(-1)).toMatchObject({ ok: true, installer: 'uv' });
   });
@@ -203,6 +218,10 @@ describe('setup on a GPU machine (the fake nvidia-smi): the newest release whose
       '  if aisimulate==0.13.0 (a placeholder that downloads from NVIDIA\'s index) cannot be fetched, step 2 becomes ai-dynamo alone, then its other pinned requirements without it (written to requirements-without-placeholder.txt):',
       `     ${dir}/bin/python -m pip install --no-deps ai-dynamo==1.6.1`,
       `     ${dir}/bin/python -m pip install -r ${dir}/requirements-without-placeholder.txt`,
+      `  then AIPerf 0.13.0 for bench, in ${envDir(h, 'aiperf-0.13.0')} (its pins clash with Dynamo's):`,
+      `     ${py313} -m venv ${envDir(h, 'aiperf-0.13.0')}`,
+      `     ${envDir(h, 'aiperf-0.13.0')}/bin/python -m pip install aiperf==0.13.0`,
+      `     ${envDir(h, 'aiperf-0.13.0')}/bin/python -m aiperf --version`,
     ]);
     // Nothing ran but the version question: no folder, no venv, no pip.
     expect(existsSync(join(h.dir, 'cache'))).toBe(false);
@@ -225,7 +244,7 @@ describe('setup on a GPU machine (the fake nvidia-smi): the newest release whose
     const env = gpuEnv(h, 'desktop-595');
     const piped = (await runCli(['setup', '--dry-run'], env)).stdout.split('\n');
     const commands = piped.filter((l) => l.startsWith('     /'));
-    expect(commands).toHaveLength(5);
+    expect(commands).toHaveLength(8);
     const term = openTerminal([process.execPath, BIN, 'setup', '--dry-run'], env, { cols: 80, rows: 24 });
     children.push(term.child);
     expect(await term.exit).toBe(0);
@@ -245,7 +264,7 @@ describe('setup on a GPU machine (the fake nvidia-smi): the newest release whose
     const ran = readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter((l) => l.includes('pip install'));
     expect(ran).toEqual([
       'env-python -m pip install ai-dynamo[vllm]==1.6.1', 'env-python -m pip install --no-deps ai-dynamo==1.6.1',
-      `env-python -m pip install -r ${join(dir, 'requirements-without-placeholder.txt')}`,
+      `env-python -m pip install -r ${join(dir, 'requirements-without-placeholder.txt')}`, 'env-python -m pip install aiperf==0.13.0',
     ]);
     const reqs = readFileSync(join(dir, 'requirements-without-placeholder.txt'), 'utf8');
     expect(reqs).toMatch(/^vllm\[flashinfer,otel,runai\]==0\.31\.0$/m);
@@ -335,24 +354,28 @@ describe('other commands use the environment setup made', () => {
     expect((await runCli(['teardown'], env)).code).toBe(0);
   });
 
-  it('bench without --python: looks for AIPerf in, reports and starts its variants with the environment setup made', async () => {
+  it('bench without --python and nothing on PATH: finds the AIPerf setup installed, starts its variants with the environment setup made; without that AIPerf, the fix is a command to paste', async () => {
     const h = home();
     const env = setupEnv(h);
     expect((await runCli(['setup'], env, { timeoutMs: 60_000 })).code).toBe(0);
     const py = join(envDir(h), 'bin', 'python');
-    // No AIPerf anywhere: the interpreter it looked in is the managed one (before: python3).
-    const none = await runCli(['bench', 'mocker'], env);
-    expect(none.code).toBe(2);
-    expect(none.stderr.split('\n')[0]).toBe(`dynamo-dev: AIPerf is not installed: no \`aiperf\` on PATH and \`${py} -m aiperf\` has none; bench measures with it`);
-
     const base = await portBlock(27_400, 300);
-    const withAiperf = { ...env, PATH: [join(FIXTURES, 'aiperf', 'bin'), env.PATH].join(delimiter) };
-    const r = await runCli(['bench', 'mocker', '--requests', '2', '--concurrency', '1', '--repeats', '1', '--no-preflight', '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--json'], withAiperf, { timeoutMs: 90_000 });
+    // No `aiperf` on PATH: the one setup installed (envs/aiperf-0.13.0) measures.
+    const r = await runCli(['bench', 'mocker', '--requests', '2', '--concurrency', '1', '--repeats', '1', '--no-preflight', '--set', `frontend.httpPort=${base}`, '--set', `ports.system=${base + 1}`, '--json'], env, { timeoutMs: 90_000 });
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc.machine).toMatchObject({ python: py, dynamo: '1.6.1' });
+    expect(doc.machine).toMatchObject({ python: py, dynamo: '1.6.1', aiperf: '0.13.0', aiperfFound: `the AIPerf environment setup made (${envDir(h, 'aiperf-0.13.0')})` });
     expect(doc.variants[0]).toMatchObject({ status: 'measured', plan: { python: { source: 'managed', interpreter: py } } });
     expect(JSON.parse((await runCli(['status', '--json'], env)).stdout).runs.filter((x: { live: boolean }) => x.live)).toEqual([]);
+
+    // No AIPerf anywhere: the interpreter it looked in is the managed one, and the fix is `setup` again.
+    rmSync(envDir(h, 'aiperf-0.13.0'), { recursive: true });
+    const none = await runCli(['bench', 'mocker'], env);
+    expect(none.code).toBe(2);
+    expect(none.stderr.split('\n')).toEqual([
+      `dynamo-dev: AIPerf is not installed: no \`aiperf\` on PATH, no AIPerf environment from setup, and \`${py} -m aiperf\` has none; bench measures with it`,
+      "fix: dynamo-dev setup   (installs AIPerf 0.13.0 in an environment of its own beside Dynamo's; bench finds it there)",
+    ]);
   });
 });
 
