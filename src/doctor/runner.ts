@@ -18,6 +18,8 @@ const PROBE_NAMES: Record<string, string> = {
   hfModel: 'the Hugging Face cache',
   modelSource: 'the model folder or the Hugging Face hub',
   ucx: 'ucx_info',
+  nixl: 'the NIXL transfer probe',
+  nixlWithoutTls: 'the NIXL transfer probe without UCX_TLS',
   ports: 'the port probe',
   run: 'the run state',
   logs: 'reading the logs',

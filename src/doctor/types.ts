@@ -9,6 +9,7 @@ import type { OtherRun } from '../run/other-runs.js';
 import type { NoLogs } from './prepare.js';
 import type { ScanResult } from '../diagnose/types.js';
 import type { LiveHolder } from '../host/ports-beside.js';
+import type { NixlProbeFacts } from '../host/ucx/nixl-probe.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
 
@@ -81,6 +82,13 @@ export interface Facts {
   /** Where the model comes from: its local folder's files, or the HF cache and the hub's answer (host/model-source.ts). */
   modelSource(): Promise<ModelSourceFacts>;
   ucx(): Promise<UcxFacts>;
+  /**
+   * The active NIXL/UCX probe (host/ucx/nixl-probe.ts): two NIXL agents in two processes of the
+   * run's interpreter, with the environment a NIXL worker of the plan gets, moving a few MB both ways.
+   */
+  nixl(): Promise<NixlProbeFacts>;
+  /** The same probe with UCX_TLS removed from that environment: the lane UCX picks by itself, for comparison. */
+  nixlWithoutTls(): Promise<NixlProbeFacts>;
   ports(): Promise<PortFact[]>;
   /**
    * The run whose logs and plan the log checks judge: --run ID, else the live run (unless --recipe
@@ -138,6 +146,12 @@ export interface Check {
    */
   minTimeoutMs?: number;
 }
+
+/**
+ * The NIXL probe's own deadline: two interpreters, two agents and a few MB (2-4 s on a busy 2-core
+ * machine); with a GPU it imports torch for VRAM buffers, which can take 10-20 s cold.
+ */
+export const NIXL_PROBE_TIMEOUT_MS = { dram: 9_000, vram: 30_000 } as const;
 
 /** Importing torch and vllm cold can take 10-20 s on a laptop. */
 export const PYTHON_PROBE_TIMEOUT_MS = 30_000;

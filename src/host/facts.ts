@@ -1,8 +1,9 @@
-import { PYTHON_PROBE_TIMEOUT_MS, type BesideChoice, type Facts, type LogSet, type RunView } from '../doctor/types.js';
+import { NIXL_PROBE_TIMEOUT_MS, PYTHON_PROBE_TIMEOUT_MS, type BesideChoice, type Facts, type LogSet, type RunView } from '../doctor/types.js';
 import type {
   CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, ModelSourceFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
 } from './types.js';
 import type { Plan } from '../plan/types.js';
+import type { NixlProbeFacts } from './ucx/nixl-probe.js';
 import type { Recipe } from '../recipe/schema.js';
 import { planPorts } from '../plan/build.js';
 import type { EarlyFact, ProbeTarget } from '../doctor/early-probes.js';
@@ -74,6 +75,21 @@ export function startEarlyProbes(o: { env: NodeJS.ProcessEnv; timeoutMs: number;
   if (o.wants.has('compat')) early.compat = after(() => import('./compat.js'), (m) => m.probeCompat(o.env, t));
   if (o.wants.has('processes')) early.processes = after(() => import('./processes.js'), (m) => m.listProcesses());
   return early;
+}
+
+/**
+ * The NIXL probe as a worker of the plan would meet it: the run's interpreter, the user's
+ * environment plus the first NIXL worker's own (CUDA_VISIBLE_DEVICES, UCX_* of the recipe), VRAM
+ * buffers where nvidia-smi sees a GPU (the script falls back to DRAM, saying why), DRAM otherwise.
+ */
+async function nixlProbe(o: FactsOptions, facts: Facts, withoutTls: boolean): Promise<NixlProbeFacts> {
+  const [{ probeNixl }, { nixlWorker }] = await Promise.all([import('./ucx/nixl-probe.js'), import('../plan/nixl.js')]);
+  const worker = nixlWorker(o.plan);
+  const env: Record<string, string | undefined> = { ...o.env, ...(worker?.env ?? {}) };
+  if (withoutTls) delete env.UCX_TLS;
+  const gpu = await facts.gpu();
+  const mem = gpu.ok && gpu.gpus.length > 0 ? 'auto' : 'dram';
+  return probeNixl({ python: o.python, env, mem, device: 0, timeoutMs: mem === 'auto' ? NIXL_PROBE_TIMEOUT_MS.vram : NIXL_PROBE_TIMEOUT_MS.dram });
 }
 
 /** Memoizes an async getter: the probe starts on first ask and every later ask shares it. */
@@ -148,6 +164,8 @@ export function createFacts(o: FactsOptions): Facts {
       return m.probeModelSource(o.recipe.model, m.modelEnv(o.env, o.recipe));
     }),
     ucx: once<UcxFacts>(async () => early.ucx ?? (await import('./ucx.js')).probeUcx(o.env, o.timeoutMs)),
+    nixl: once<NixlProbeFacts>(async () => nixlProbe(o, facts, false)),
+    nixlWithoutTls: once<NixlProbeFacts>(async () => nixlProbe(o, facts, true)),
     // The holders of taken ports are looked for in the one process list doctor shares.
     ports: once<PortFact[]>(async () => (await import('./ports.js')).probePorts(planPorts(o.plan), { processes: () => facts.processes() })),
     run,

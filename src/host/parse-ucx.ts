@@ -90,6 +90,12 @@ export function parseUcxVersion(text: string): string | null {
   return m ? m[1] : null;
 }
 
+/** `ucx_info -v` -> "/opt/hpcx/ucx/lib/libucs.so.0" (its "# Library path:" line), null when absent. */
+export function parseUcxLibraryPath(text: string): string | null {
+  const m = /^\s*#?\s*Library path:\s*(\S+)/m.exec(text);
+  return m ? m[1] : null;
+}
+
 export interface TlsSpec {
   /** all: no restriction; allow: only the listed; deny: all but the listed (leading ^). */
   mode: 'all' | 'allow' | 'deny';

@@ -142,6 +142,8 @@ export interface UcxFacts {
   transports: UcxTransport[] | null;
   ucxInfoError: string | null;
   version: string | null;
+  /** `ucx_info -v`'s "Library path" (which UCX ucx_info is); absent or null when not printed. */
+  libraryPath?: string | null;
 }
 
 export interface PortFact {

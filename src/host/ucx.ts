@@ -1,4 +1,4 @@
-import { parseUcxInfoDevices, parseUcxVersion, UCX_INFO_NOT_FOUND } from './parse-ucx.js';
+import { parseUcxInfoDevices, parseUcxLibraryPath, parseUcxVersion, UCX_INFO_NOT_FOUND } from './parse-ucx.js';
 import { runProgram } from './run-program.js';
 import type { UcxFacts } from './types.js';
 
@@ -34,5 +34,6 @@ export async function probeUcx(env: Env, timeoutMs: number): Promise<UcxFacts> {
   } else {
     ucxInfoError = devices.error;
   }
-  return { tls, transports, ucxInfoError, version: version.ok ? parseUcxVersion(version.stdout) : null };
+  return { tls, transports, ucxInfoError, version: version.ok ? parseUcxVersion(version.stdout) : null,
+    libraryPath: version.ok ? parseUcxLibraryPath(version.stdout) : null };
 }

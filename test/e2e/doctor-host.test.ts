@@ -171,15 +171,15 @@ describe('doctor host checks through the built CLI', () => {
     }
   });
 
-  it('a hung ucx_info does not hang doctor: the check fails at --timeout naming ucx_info, one JSON document', async () => {
+  it('a hung ucx_info does not hang doctor: killed at --timeout, the static reading warns naming it, one JSON document', async () => {
+    // The check's own deadline is the NIXL probe's (minTimeoutMs); ucx_info keeps --timeout.
     const env = fakeEnv(home, { ucx: 'hang' });
     const r = await runCli(['doctor', '--only', 'ucx.transports', '--recipe', 'disagg-same-gpu', '--timeout', '400', '--json'], env);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(0);
     expect(r.durationMs).toBeLessThan(4000);
     expect(r.stdout.trim().split('\n')).toHaveLength(1);
     const [ucx] = (JSON.parse(r.stdout) as { checks: CheckJson[] }).checks;
-    expect(ucx.status).toBe('fail');
-    expect(ucx.summary).toBe('timed out after 400 ms waiting for ucx_info');
-    expect(ucx.fix).toBe('raise the limit with --timeout 800, or skip it with --skip ucx.transports');
+    expect(ucx.status).toBe('warn');
+    expect(ucx.summary).toBe('static (NIXL not importable): ucx_info failed: ucx_info -d timed out after 400 ms; UCX may be broken, and disaggregated KV transfer needs it');
   });
 });

@@ -94,6 +94,8 @@ export function fakeEnv(home: { stateDir: string; hfCache: string }, o: FakeEnvO
     XDG_CACHE_HOME: join(dirname(home.stateDir), 'cache'),
     FAKE_NVIDIA_SMI: o.gpu,
     FAKE_UCX_INFO: o.ucx,
+    // The fake nixl._api replays a real recording only when a test asks (test/fixtures/python/nixl/_api.py).
+    FAKE_NIXL: undefined,
     ...(o.host ? { FAKE_HOST: JSON.stringify(o.host), NODE_OPTIONS: `--require "${join(FIXTURES, 'host', 'fake-host.cjs')}"` } : {}),
     ...o.vars,
   };

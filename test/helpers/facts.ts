@@ -5,6 +5,7 @@ import type { OtherRun } from '../../src/run/other-runs.js';
 import type {
   CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, ModelSourceFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
 } from '../../src/host/types.js';
+import type { NixlProbeFacts } from '../../src/host/ucx/nixl-probe.js';
 import { buildPlan } from '../../src/plan/build.js';
 import type { Plan } from '../../src/plan/types.js';
 import { validateRecipe } from '../../src/recipe/load.js';
@@ -22,6 +23,13 @@ export const healthyGpu: GpuFacts = {
   }],
 };
 
+/** The NIXL probe where the interpreter has no NIXL (its real import error). */
+export const nixlNotImportable: NixlProbeFacts = {
+  python: 'python3', runError: null, timedOut: false, timeoutMs: 9000, notImportable: "ModuleNotFoundError: No module named 'nixl'",
+  report: { role: 'initiator', pid: 4300, stage: 'import', error: "ModuleNotFoundError: No module named 'nixl'", targetExit: 1, elapsedMs: 80 },
+  lane: null, complaints: { ucxErrors: [], ucxWarnings: [], nixlErrors: [] }, bytes: 4 << 20, ucxEnv: {}, pgid: 4300, killedLeftovers: [], elapsedMs: 120, output: '',
+};
+
 export interface FactValues {
   gpu: GpuFacts;
   computeApps: ComputeAppsFacts;
@@ -31,6 +39,9 @@ export interface FactValues {
   hfModel: HfModelFacts;
   modelSource: ModelSourceFacts;
   ucx: UcxFacts;
+  /** Default: NIXL not importable (the static reading judges). */
+  nixl: NixlProbeFacts;
+  nixlWithoutTls: NixlProbeFacts;
   ports: PortFact[];
   run: RunView | null;
   /** Default: `run` when it is live. */
@@ -85,6 +96,8 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
       offline: null, endpoint: 'https://huggingface.co', hub: null, proxy: null,
     },
     ucx: { tls: null, transports: null, ucxInfoError: 'ucx_info not found on PATH', version: null },
+    nixl: nixlNotImportable,
+    nixlWithoutTls: nixlNotImportable,
     ports: [],
     run: null,
     liveRun: values.run?.live ? values.run : null,
@@ -119,6 +132,8 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     hfModel: getter('hfModel'),
     modelSource: getter('modelSource'),
     ucx: getter('ucx'),
+    nixl: getter('nixl'),
+    nixlWithoutTls: getter('nixlWithoutTls'),
     ports: getter('ports'),
     run: getter('run'),
     liveRun: getter('liveRun'),

@@ -40,6 +40,6 @@ describe('probeUcx (fake ucx_info on PATH)', () => {
 
   it('not installed', async () => {
     const f = await probeUcx({ PATH: '/nonexistent' }, 5000);
-    expect(f).toEqual({ tls: null, transports: null, ucxInfoError: UCX_INFO_NOT_FOUND, version: null });
+    expect(f).toEqual({ tls: null, transports: null, libraryPath: null, ucxInfoError: UCX_INFO_NOT_FOUND, version: null });
   });
 });

@@ -29,12 +29,13 @@ describe('ucx.transports: UCX_TLS without active messages between processes', ()
     const r = await run(ucx('cuda_ipc,cuda_copy'));
     expect(r).toEqual({
       status: 'fail',
-      summary: 'UCX_TLS=cuda_ipc,cuda_copy leaves no active-message transport between processes (cuda_copy, cuda_ipc: zero-copy only); NIXL fails with "no active messages transport"',
+      summary: 'static (NIXL not importable; ucx_info is UCX 1.17.0): UCX_TLS=cuda_ipc,cuda_copy leaves no active-message transport between processes (cuda_copy, cuda_ipc: zero-copy only); NIXL fails with "no active messages transport"',
       details: ['enabled by UCX_TLS: cuda_copy, cuda_ipc', 'active-message transports it excludes: tcp, posix, sysv', LISTING],
       fix: `unset UCX_TLS, or add one, e.g. export UCX_TLS=${SAFE}`,
       evidence: {
         tls: 'cuda_ipc,cuda_copy', version: '1.17.0', ucxInfoError: null, transports: singleHost(),
         enabled: ['cuda_copy', 'cuda_ipc'], activeMessageTransports: [], source: 'ucx_info -d',
+        reading: 'static', staticBecause: "NIXL is not importable in python3: ModuleNotFoundError: No module named 'nixl'", ucxInfoLibraryPath: null,
       },
     });
   });
@@ -52,7 +53,7 @@ describe('ucx.transports: UCX_TLS without active messages between processes', ()
 
   it('entries this host does not have are named; nothing enabled reads "(nothing available)"', async () => {
     const r = await run(ucx('rc,ugni'));
-    expect(r.summary).toBe('UCX_TLS=rc,ugni leaves no active-message transport between processes; NIXL fails with "no active messages transport"');
+    expect(r.summary).toBe('static (NIXL not importable; ucx_info is UCX 1.17.0): UCX_TLS=rc,ugni leaves no active-message transport between processes; NIXL fails with "no active messages transport"');
     expect(r.details).toEqual([
       'enabled by UCX_TLS: (nothing available)',
       'active-message transports it excludes: tcp, posix, sysv',
@@ -80,7 +81,7 @@ describe('ucx.transports: UCX_TLS unset but nothing reaches a peer', () => {
     const r = await run(ucx(null, [t('self', 'memory', true), t('cuda_copy', 'cuda', false), t('cuda_ipc', 'cuda', false)]));
     expect(r).toMatchObject({
       status: 'fail',
-      summary: 'ucx_info -d lists no active-message transport between processes; NIXL fails with "no active messages transport"',
+      summary: 'static (NIXL not importable; ucx_info is UCX 1.17.0): ucx_info -d lists no active-message transport between processes; NIXL fails with "no active messages transport"',
       fix: 'install a UCX build with its tcp and shared-memory transports (posix, sysv), e.g. the UCX bundled with NIXL, and make sure NIXL loads it (LD_LIBRARY_PATH)',
       details: ['ucx_info -d: self/memory, cuda_copy/cuda (no am), cuda_ipc/cuda (no am)'],
     });
@@ -92,7 +93,7 @@ describe('ucx.transports: only tcp between prefill and decode', () => {
     const r = await run(ucx(null, [t('self', 'memory', true), t('tcp', 'lo', true)]));
     expect(r).toMatchObject({
       status: 'warn',
-      summary: 'only tcp is available to move KV between prefill and decode: KV moves at loopback-TCP speed',
+      summary: 'static (NIXL not importable; ucx_info is UCX 1.17.0): only tcp is available to move KV between prefill and decode: KV moves at loopback-TCP speed',
       fix: 'install UCX with CUDA support (cuda_ipc) and shared memory transports, e.g. the UCX bundled with NIXL',
       details: [
         'measured on one GPU: ~608 MB/s, ~196 ms per 1,000-token request for a 0.6B model, 5x slower first token',
@@ -105,7 +106,7 @@ describe('ucx.transports: only tcp between prefill and decode', () => {
   it('UCX_TLS narrowed to tcp and a cuda copy: warns naming UCX_TLS, without the missing-CUDA line', async () => {
     const r = await run(ucx('tcp,cuda_copy'));
     expect(r.status).toBe('warn');
-    expect(r.summary).toBe('only tcp is available to move KV between prefill and decode (UCX_TLS=tcp,cuda_copy): KV moves at loopback-TCP speed');
+    expect(r.summary).toBe('static (NIXL not importable; ucx_info is UCX 1.17.0): only tcp is available to move KV between prefill and decode (UCX_TLS=tcp,cuda_copy): KV moves at loopback-TCP speed');
     expect(r.fix).toBe(`unset UCX_TLS, or export UCX_TLS=${SAFE}`);
     expect(r.details).toEqual(['measured on one GPU: ~608 MB/s, ~196 ms per 1,000-token request for a 0.6B model, 5x slower first token', LISTING]);
   });
@@ -118,7 +119,7 @@ describe('ucx.transports: only tcp between prefill and decode', () => {
 
   it('tcp and shared memory together pass', async () => {
     const r = await run(ucx('tcp,sm'));
-    expect(r).toMatchObject({ status: 'pass', summary: 'UCX_TLS=tcp,sm keeps active messages via tcp, posix, sysv', details: [LISTING] });
+    expect(r).toMatchObject({ status: 'pass', summary: 'static (NIXL not importable; ucx_info is UCX 1.17.0): UCX_TLS=tcp,sm keeps active messages via tcp, posix, sysv', details: [LISTING] });
   });
 });
 
@@ -127,12 +128,12 @@ describe('ucx.transports: passes and skips', () => {
     const list = [...singleHost(), t('rc_mlx5', 'mlx5_0:1', true), t('ud_verbs', 'mlx5_0:1', true)];
     const r = await run(ucx(null, list));
     expect(r.status).toBe('pass');
-    expect(r.summary).toBe('UCX_TLS unset: UCX picks from 9 transports, active messages via tcp, posix, sysv, rc_mlx5');
+    expect(r.summary).toBe('static (NIXL not importable; ucx_info is UCX 1.17.0): UCX_TLS unset: UCX picks from 9 transports, active messages via tcp, posix, sysv, rc_mlx5');
   });
 
   it('ucx_info listing nothing: judged from the known table, "all transports"', async () => {
     const r = await run(ucx(null, []));
-    expect(r.summary).toBe('UCX_TLS unset: UCX picks from all transports, active messages via tcp, posix, sysv, xpmem');
+    expect(r.summary).toBe('static (NIXL not importable; ucx_info is UCX 1.17.0): UCX_TLS unset: UCX picks from all transports, active messages via tcp, posix, sysv, xpmem');
   });
 
   it('ucx_info installed but failing warns that UCX may be broken, with the error', async () => {
@@ -140,7 +141,7 @@ describe('ucx.transports: passes and skips', () => {
     const r = await run(ucx(null, null, err));
     expect(r).toMatchObject({
       status: 'warn',
-      summary: `ucx_info failed: ${err}; UCX may be broken, and disaggregated KV transfer needs it`,
+      summary: `static (NIXL not importable): ucx_info failed: ${err}; UCX may be broken, and disaggregated KV transfer needs it`,
       fix: 'check the UCX install (`ucx_info -v`, LD_LIBRARY_PATH) the NIXL package uses',
       details: [`ucx_info unavailable (${err}); judged from the known transport table`],
     });
@@ -154,8 +155,8 @@ describe('ucx.transports: passes and skips', () => {
   it('neither ucx_info nor UCX_TLS: a skip with the reason as evidence', async () => {
     const r = await run(ucx(null, null, UCX_INFO_NOT_FOUND));
     expect(r).toEqual({
-      status: 'skip', summary: 'ucx_info not found and UCX_TLS unset: nothing to check', details: [], fix: null,
-      evidence: { tls: null, ucxInfoError: UCX_INFO_NOT_FOUND },
+      status: 'skip', summary: 'static (NIXL not importable): ucx_info not found and UCX_TLS unset: nothing to check', details: [], fix: null,
+      evidence: { tls: null, ucxInfoError: UCX_INFO_NOT_FOUND, reading: 'static', staticBecause: "NIXL is not importable in python3: ModuleNotFoundError: No module named 'nixl'", ucxInfoLibraryPath: null },
     });
   });
 

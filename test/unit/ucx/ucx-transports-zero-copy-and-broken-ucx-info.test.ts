@@ -23,7 +23,7 @@ describe('ucx.transports: what the failure summary calls zero-copy only', () => 
   it('UCX_TLS=self,cuda_ipc: cuda_ipc is zero-copy only, self is not (it has active messages, within one process)', async () => {
     const r = await run({ tls: 'self,cuda_ipc', transports: singleHost(), ucxInfoError: null, version: '1.17.0' });
     expect(r.status).toBe('fail');
-    expect(r.summary).toBe('UCX_TLS=self,cuda_ipc leaves no active-message transport between processes (cuda_ipc: zero-copy only); NIXL fails with "no active messages transport"');
+    expect(r.summary).toBe('static (NIXL not importable; ucx_info is UCX 1.17.0): UCX_TLS=self,cuda_ipc leaves no active-message transport between processes (cuda_ipc: zero-copy only); NIXL fails with "no active messages transport"');
   });
 });
 
@@ -32,7 +32,7 @@ describe('ucx.transports: UCX_TLS set while ucx_info fails (not missing)', () =>
     const err = 'ucx_info -d failed (exit 1): libuct.so.0: cannot open shared object file';
     const r = await run({ tls: 'sm,self,cuda_ipc', transports: null, ucxInfoError: err, version: null });
     expect(r.status).toBe('pass');
-    expect(r.summary).toMatch(/^UCX_TLS=sm,self,cuda_ipc keeps active messages via /);
+    expect(r.summary).toMatch(/^static \(NIXL not importable[^)]*\): UCX_TLS=sm,self,cuda_ipc keeps active messages via /);
     expect(r.details).toEqual([`ucx_info unavailable (${err}); judged from the known transport table`]);
     expect(r.evidence.source).toBe('known transport table (no ucx_info)');
   });
