@@ -51,7 +51,9 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   // --run: that run and its recipe, for every check; else the live run's; else --recipe or agg.
   const runView = opts.run ? runs.byId : runs.live;
   // An unknown recipe is an input error before anything starts; its text tells the Python probe's target.
-  const recipeText = opts.recipe ? (await readRecipeSource(opts.recipe)).text : null;
+  // Nothing named and nothing live: on a machine without nvidia-smi the mocker recipe is the one it can run.
+  const noGpu = !opts.recipe && !runView && (await import('../host/installer.js')).onPath('nvidia-smi', ctx.env) === null;
+  const recipeText = opts.recipe ? (await readRecipeSource(opts.recipe)).text : noGpu ? (await readRecipeSource('mocker')).text : null;
   // The probes start now, the Python probe first, while the recipe (yaml, zod) and the report
   // code load: the wall time is then the slowest probe, not probes after loading.
   const guess = guessProbeTarget({ python: ctx.python, recipeText, run: runView });
@@ -64,7 +66,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   });
   const report = import('../ui/doctor-report.js');
   const system = ctx.json ? null : probeSystem();
-  let target = await resolveDoctorTarget({ recipeRef: opts.recipe, sets: opts.set, run: runView, stateDir: ctx.stateDir, python });
+  let target = await resolveDoctorTarget({ recipeRef: opts.recipe, sets: opts.set, run: runView, stateDir: ctx.stateDir, python, noGpu });
   // A recipe to start while runs are live: `up` alone refuses, `up --name` moves its ports past
   // theirs. The ports judged are the ones that choice takes now (the same function as up's).
   let beside: BesideChoice | null = null;

@@ -84,13 +84,14 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
   } else {
     if (out.otherRuns?.length) {
       // One block per run, its stop command once on a line of its own (to paste).
-      const { groupByRun, stopCommandFor } = await import('../run/other-runs.js');
+      const { groupByRun, statusCommandFor } = await import('../run/other-runs.js');
       for (const procs of groupByRun(out.otherRuns)) {
         const [r] = procs;
         const n = procs.length === 1 ? '1 process' : `${procs.length} processes`;
         ctx.stdout.write(`${fitLines(`  left alone: ${n} of live run ${r.runId} (state dir ${r.stateDir}), not leftovers:`, columns, '    ')}\n`);
         ctx.stdout.write(`${fitLines(`    ${procs.map((p) => `pid ${p.pid} ${p.name}`).join(', ')}`, columns, '    ')}\n`);
-        ctx.stdout.write(`${fitCommand('    to stop that run: ', stopCommandFor(r), '', columns, '    ')}\n`);
+        // Another state dir's run is not this teardown's to stop, nor to suggest stopping (issue 31).
+        ctx.stdout.write(`${fitCommand('    not stopped from here; it shows with: ', statusCommandFor(r), '', columns, '    ')}\n`);
       }
     }
     if (opts.orphans && out.orphans === 0) ctx.stdout.write('no leftover engine processes\n');

@@ -25,6 +25,8 @@ export async function resolveDoctorTarget(o: {
   run: RunView | null;
   stateDir: string;
   python?: string;
+  /** No nvidia-smi on PATH: without --recipe or a run, the mocker recipe is judged. */
+  noGpu?: boolean;
 }): Promise<DoctorTarget> {
   if (o.recipeRef) {
     const recipe = await loadRecipe(o.recipeRef, o.sets);
@@ -34,6 +36,12 @@ export async function resolveDoctorTarget(o: {
     const rec = o.run.record;
     const recipe = rec.recipeSpec ?? (await loadRecipe(rec.recipe).catch(() => null));
     if (recipe) return { recipe, plan: rec.plan, source: `${rec.recipe} (run ${rec.id}${o.run.live ? '' : `, ${o.run.status}`})` };
+  }
+  // No GPU here (issue 31): the recipe this machine can run, the mocker's; judging `agg` there said
+  // '3 failed' with fixes to install vLLM into the system Python and fetch a model from the hub.
+  if (o.noGpu) {
+    const recipe = await loadRecipe('mocker');
+    return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'mocker'), source: 'mocker (no GPU here: the recipe this machine can run; --recipe agg judges the GPU one)' };
   }
   const recipe = await loadRecipe('agg');
   return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'agg'), source: 'agg (default)' };

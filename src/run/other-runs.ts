@@ -121,6 +121,11 @@ export function groupByRun<T extends Pick<OtherRun, 'runId' | 'stateDir'>>(items
   return [...groups.values()];
 }
 
+/** The command that shows another state dir's run (read only: it stops nothing). */
+export function statusCommandFor(r: Pick<OtherRun, 'stateDir'>): string {
+  return `dynamo-dev status --state-dir ${shellQuote(r.stateDir)}`;
+}
+
 /** The command that stops another state dir's run (what the user runs to free its GPU memory). */
 export const stopCommandFor = (r: Pick<OtherRun, 'runId' | 'stateDir'>): string =>
   `dynamo-dev teardown --state-dir ${shellQuote(r.stateDir)} --run ${shellQuote(r.runId)}`;

@@ -17,7 +17,7 @@ afterEach(() => {
 async function doctor(o: Parameters<typeof fakeEnv>[1], args: string[] = []) {
   const home = tempHome('dd-doctor-gpu-');
   homes.push(home);
-  const r = await runCli(['doctor', '--only', IDS, '--json', ...args], fakeEnv(home, o));
+  const r = await runCli(['doctor', '--recipe', 'agg', '--only', IDS, '--json', ...args], fakeEnv(home, o));
   const doc = JSON.parse(r.stdout) as { ok: boolean; checks: CheckJson[] };
   const byId = Object.fromEntries(doc.checks.map((c) => [c.id, c]));
   return { ...r, doc, byId };
@@ -36,7 +36,7 @@ describe('doctor: GPU, CUDA and Python checks', () => {
   it('prints the not-found message and its fix for a person too', async () => {
     const home = tempHome('dd-doctor-gpu-');
     homes.push(home);
-    const r = await runCli(['doctor', '--only', 'gpu.driver'], fakeEnv(home, { python: true }));
+    const r = await runCli(['doctor', '--recipe', 'agg', '--only', 'gpu.driver'], fakeEnv(home, { python: true }));
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('nvidia-smi not found: the NVIDIA driver is not installed (or not on PATH)');
     expect(r.stdout).toMatch(/fix: .*install the NVIDIA driver/);
@@ -47,7 +47,7 @@ describe('doctor: GPU, CUDA and Python checks', () => {
     for (const gpu of [undefined, 'no-devices']) {
       const home = tempHome('dd-doctor-gpu-');
       homes.push(home);
-      const r = await runCli(['doctor', '--only', 'gpu.driver'], fakeEnv(home, { python: true, gpu }));
+      const r = await runCli(['doctor', '--recipe', 'agg', '--only', 'gpu.driver'], fakeEnv(home, { python: true, gpu }));
       expect([gpu, r.code]).toEqual([gpu, 1]);
       expect(r.stdout.split('\n')).toContain(`    ${MOCKER}`);
       const j = await doctor({ python: true, gpu });

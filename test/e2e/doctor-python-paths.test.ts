@@ -14,7 +14,7 @@ interface CheckJson { status: string; summary: string; details: string[]; fix: s
 
 async function pythonEnv(vars: Record<string, string>, args: string[] = []): Promise<CheckJson> {
   const h = home();
-  const r = await runCli(['doctor', '--only', 'python.env', '--json', ...args], fakeEnv(h, { python: true, vars }));
+  const r = await runCli(['doctor', '--recipe', 'agg', '--only', 'python.env', '--json', ...args], fakeEnv(h, { python: true, vars }));
   return (JSON.parse(r.stdout) as { checks: CheckJson[] }).checks[0];
 }
 
@@ -40,7 +40,7 @@ describe('python.env: where each module was imported from', () => {
 
     // The same words for a person.
     const h = home();
-    const human = await runCli(['doctor', '--only', 'python.env'], fakeEnv(h, { python: true }));
+    const human = await runCli(['doctor', '--recipe', 'agg', '--only', 'python.env'], fakeEnv(h, { python: true }));
     expect(human.stdout).toContain(`dynamo 1.6.1, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8); all in ${FAKES} (on PYTHONPATH) (frontend and mocker verified; the vLLM worker is not run by dynamo-dev's tests)`);
   });
 

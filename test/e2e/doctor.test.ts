@@ -14,8 +14,22 @@ afterAll(() => home.cleanup());
 describe('doctor on a machine without a GPU', () => {
   const env = fakeEnv(home);
 
-  it('fails gpu.driver saying nvidia-smi / the driver was not found, all thirteen ids in order, in under 2 s', async () => {
-    const r = await runCli(['doctor', '--json'], env);
+  it('plain doctor judges the recipe this machine can run, the mocker, and says which; gpu.driver is no failure there', async () => {
+    // Issue 31: it judged agg (3 failed, fixes to install vLLM into the system Python and fetch a model from the hub).
+    const r = await runCli(['doctor'], env);
+    expect(r.stdout.split('\n')[0]).toBe('dynamo-dev doctor  recipe mocker (no GPU here: the recipe this machine can run; --recipe agg judges the GPU one)');
+    expect(r.stdout).toMatch(/^- NVIDIA driver and GPU +no GPU, which the mocker engine does not need/m);
+    expect(r.stdout).toMatch(/^. Python environment .*dynamo\.mocker/m);
+    expect(r.stdout).not.toMatch(/^. Python environment .*dynamo\.vllm/m);
+    const doc = JSON.parse((await runCli(['doctor', '--json'], env)).stdout);
+    expect(doc.checks.find((c: { id: string }) => c.id === 'gpu.driver').status).toBe('skip');
+    // With a GPU's nvidia-smi on PATH (even one that fails), the default stays agg.
+    const gpu = await runCli(['doctor', '--only', 'gpu.driver'], fakeEnv(home, { gpu: 'laptop-570' }));
+    expect(gpu.stdout.split('\n')[0]).toMatch(/recipe agg \(default\)/);
+  });
+
+  it('--recipe agg: fails gpu.driver saying nvidia-smi / the driver was not found, all thirteen ids in order, in under 2 s', async () => {
+    const r = await runCli(['doctor', '--recipe', 'agg', '--json'], env);
     expect(r.code).toBe(1);
     expect(r.durationMs).toBeLessThan(2000);
     const doc = JSON.parse(r.stdout);
@@ -35,7 +49,7 @@ describe('doctor on a machine without a GPU', () => {
   });
 
   it('prints a human report with marks, evidence, a fix line and a footer', async () => {
-    const r = await runCli(['doctor'], env);
+    const r = await runCli(['doctor', '--recipe', 'agg'], env);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^✗ .*nvidia-smi/m);
     expect(r.stdout).toMatch(/^ {4}fix: /m);

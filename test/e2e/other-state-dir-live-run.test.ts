@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
@@ -67,7 +68,7 @@ describe('a live run of another state dir is no leftover', () => {
     const c = (JSON.parse(doc.stdout) as { checks: Check[] }).checks[0];
     expect(c.status).toBe('warn');
     expect(c.summary).toContain(`3 processes of another live run (run ${rec.id} of ${dirA})`);
-    expect(c.fix).toBe(`if it must not run during your measurement, stop it: \`dynamo-dev teardown --state-dir ${dirA} --run ${rec.id}\``);
+    expect(c.fix).toBe(`if it must not run during your measurement: run ${rec.id} is ${userInfo().username}'s (state dir ${dirA}): ask its owner; \`dynamo-dev status --state-dir ${dirA}\` shows it`);
     expect(c.evidence.processes).toEqual([]);
     expect((c.evidence.otherRuns as { pid: number; run: string; stateDir: string }[]).map((p) => [p.pid, p.run, p.stateDir]).sort())
       .toEqual(pidsA.map((pid) => [pid, rec.id, dirA]).sort());
@@ -82,7 +83,7 @@ describe('a live run of another state dir is no leftover', () => {
     expect(at, human.stdout).toBeGreaterThan(-1);
     for (const pid of pidsA) expect(lines[at + 1]).toContain(`pid ${pid} `);
     expect(lines[at + 1]).toContain(`pid ${engine} VLLM::EngineCore`);
-    expect(lines[at + 2]).toBe(`    to stop that run: dynamo-dev teardown --state-dir ${dirA} --run ${rec.id}`);
+    expect(lines[at + 2]).toBe(`    not stopped from here; it shows with: dynamo-dev status --state-dir ${dirA}`);
     expect(human.stdout).toContain('no leftover engine processes');
     const json = await cli(['teardown', '--orphans', '--grace', '1', '--json'], envB);
     const td = JSON.parse(json.stdout) as { stopped: unknown[]; orphans: number; otherRuns: { pid: number; run: string; stateDir: string }[] };

@@ -89,9 +89,11 @@ const check: Check = {
     let otherRuns: OtherRun[] = [];
     let otherFix = '';
     if (others.length > 0) {
-      const { groupByRun, stopCommandFor } = await import('../../run/other-runs.js');
+      const { groupByRun, statusCommandFor } = await import('../../run/other-runs.js');
       otherRuns = groupByRun(others.map((l) => l.other)).map(([r]) => r);
-      otherFix = otherRuns.map((r) => `\`${stopCommandFor(r)}\``).join('; ');
+      // Someone's experiment (issue 31): named with its owner and state dir, never a command that stops it.
+      const ownerOf = (r: OtherRun) => others.find((l) => l.other.runId === r.runId)?.user ?? 'an unknown user';
+      otherFix = otherRuns.map((r) => `run ${r.runId} is ${ownerOf(r)}'s (state dir ${r.stateDir}): ask its owner; \`${statusCommandFor(r)}\` shows it`).join('; ');
     }
 
     // Each live run's processes counted as status lists them, with what runs under them and the supervisor that owns them.
@@ -113,7 +115,7 @@ const check: Check = {
       const details = [...otherLines, ...ownLines, ...(apps.ok ? [] : [`GPU compute apps not checked: ${apps.message}`])];
       return warn(
         `no leftover, but ${n} of another live run (${runs})${gpu > 0 ? ` holding ${gpu} MiB of GPU memory` : ''} share${others.length === 1 ? 's' : ''} the machine (pid ${others.slice(0, 3).map((l) => l.pid).join(', ')}${others.length > 3 ? ', ...' : ''})`,
-        `if it must not run during your measurement, stop it: ${otherFix}`,
+        `if it must not run during your measurement: ${otherFix}`,
         details,
         evidence,
       );

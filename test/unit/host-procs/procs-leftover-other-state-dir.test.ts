@@ -26,7 +26,9 @@ describe('procs.leftover and live runs of other state dirs', () => {
       `pid 5001  user alice  age 1m35s  python3 -m dynamo.vllm --model Qwen/Qwen3-0.6B  (live run ${A.runId} of state dir ${A.stateDir}: not a leftover)`,
       `pid 5002  user alice  age 1m35s  GPU 3072 MiB  VLLM::EngineCore  (live run ${A.runId} of state dir ${A.stateDir}: not a leftover)`,
     ]);
-    expect(r.fix).toBe(`if it must not run during your measurement, stop it: \`dynamo-dev teardown --state-dir ${A.stateDir} --run ${A.runId}\``);
+    // Issue 31: never a command that stops someone else's run; its owner and state dir named.
+    expect(r.fix).not.toContain('teardown');
+    expect(r.fix).toBe(`if it must not run during your measurement: run ${A.runId} is alice's (state dir ${A.stateDir}): ask its owner; \`dynamo-dev status --state-dir ${A.stateDir}\` shows it`);
     expect(r.evidence.processes).toEqual([]);
     expect(r.evidence.otherRuns).toEqual([
       { pid: 5001, user: 'alice', ageMs: 95_000, cmd: 'python3 -m dynamo.vllm --model Qwen/Qwen3-0.6B', kind: 'dynamo', gpuMiB: null, run: A.runId, stateDir: A.stateDir },
@@ -49,7 +51,7 @@ describe('procs.leftover and live runs of other state dirs', () => {
     expect(r.summary).toBe('1 leftover process outside any live run (pid 6001)');
     expect(r.details[0]).toMatch(/^pid 6001 /);
     expect(r.details[1]).toContain(`(live run ${A.runId} of state dir ${A.stateDir}: not a leftover)`);
-    expect(r.fix).toBe(`dynamo-dev teardown --orphans; then the other live run, if it must not run during your measurement: \`dynamo-dev teardown --state-dir ${A.stateDir} --run ${A.runId}\``);
+    expect(r.fix).toBe(`dynamo-dev teardown --orphans; then the other live run, if it must not run during your measurement: run ${A.runId} is alice's (state dir ${A.stateDir}): ask its owner; \`dynamo-dev status --state-dir ${A.stateDir}\` shows it`);
     expect((r.evidence.processes as { pid: number }[]).map((p) => p.pid)).toEqual([6001]);
   });
 
@@ -66,7 +68,7 @@ describe('procs.leftover and live runs of other state dirs', () => {
     }));
     expect(r.status).toBe('fail');
     expect(r.summary).toBe('1 leftover process outside any live run (pid 5001)');
-    expect(r.fix).toBe(`kill 5001 (other users' processes: as their owner or root; teardown never touches them); then the other live run, if it must not run during your measurement: \`dynamo-dev teardown --state-dir ${A.stateDir} --run ${A.runId}\``);
+    expect(r.fix).toBe(`kill 5001 (other users' processes: as their owner or root; teardown never touches them); then the other live run, if it must not run during your measurement: run ${A.runId} is alice's (state dir ${A.stateDir}): ask its owner; \`dynamo-dev status --state-dir ${A.stateDir}\` shows it`);
     expect((r.evidence.otherRuns as { pid: number }[]).map((p) => p.pid)).toEqual([5002]);
   });
 
