@@ -5,6 +5,7 @@ import { fitErrorLine, formatCommandError, stderrColumns } from './ui/error-text
 import type { CommandContext } from './commands/context.js';
 import { resolveStateDir } from './run/paths.js';
 import { examplesFor, programFooter, toolError } from './help-text.js';
+import { DEFAULT_GRACE_S, DEFAULT_READY_TIMEOUT_S } from './defaults.js';
 
 // Nothing heavy is loaded at start-up: `--version` answers before commander is imported, and each
 // command's module (and ink, zod, yaml, ...) is imported only when that command runs.
@@ -183,9 +184,9 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--script', 'print an equivalent bash script and exit')
     .option('--detach', 'exit once ready; processes keep running')
     .option('--name <name>', 'a run of its own beside live ones, with ports of its own; other commands take it as --run NAME')
-    .option('--ready-timeout <seconds>', 'readiness deadline', numArg('--ready-timeout', 0, MAX_S), 900)
+    .option('--ready-timeout <seconds>', 'readiness deadline', numArg('--ready-timeout', 0, MAX_S), DEFAULT_READY_TIMEOUT_S)
     .option('--no-preflight', 'skip the doctor checks before starting')
-    .option('--grace <seconds>', 'when stopping: time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), 10)
+    .option('--grace <seconds>', 'when stopping: time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), DEFAULT_GRACE_S)
     .option('--restart <policy>', 'on-failure[:N]: start a worker that dies after ready again (at most N times; no N: no limit)')
     .option('--json', 'NDJSON events')
     .action(lazy(() => import('./commands/up.js')));
@@ -205,7 +206,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .alias('down')
     .description('stop live runs and verify nothing of them remains')
     .option('--run <id|name>', 'only this run')
-    .option('--grace <seconds>', 'time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), 10)
+    .option('--grace <seconds>', 'time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), DEFAULT_GRACE_S)
     .option('--orphans', 'also stop your leftover engine processes that belong to no live run')
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/teardown.js')));
@@ -215,7 +216,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .description('stop one process of a live run and start it again from the plan; wait until it is ready again')
     .argument('<process>', 'process name (frontend, agg-0, ...)')
     .option('--run <id|name>', 'the run (default: the live one)')
-    .option('--grace <seconds>', 'time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), 10)
+    .option('--grace <seconds>', 'time between SIGTERM and SIGKILL', numArg('--grace', 0, MAX_S), DEFAULT_GRACE_S)
     .option('--ready-timeout <seconds>', 'readiness deadline of the new start (default: the run\'s own)', numArg('--ready-timeout', 0, MAX_S))
     .option('--json', 'one JSON document')
     .action(lazy(() => import('./commands/restart.js')));
@@ -291,7 +292,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--model <id>', 'override every variant\'s model')
     .option('--set <path=value>', 'override a field of every variant\'s recipe (repeatable), e.g. frontend.httpPort=9000', collect, [])
     .option('--no-preflight', 'skip the doctor checks before each variant\'s start')
-    .option('--ready-timeout <seconds>', 'readiness deadline of each variant\'s run', numArg('--ready-timeout', 0, MAX_S), 900)
+    .option('--ready-timeout <seconds>', 'readiness deadline of each variant\'s run', numArg('--ready-timeout', 0, MAX_S), DEFAULT_READY_TIMEOUT_S)
     .option('--plot <file>', 'also draw the results to FILE.svg or FILE.png')
     .option('--json', 'one JSON document (the stored result) at the end')
     .action(lazy(() => import('./commands/bench.js')));

@@ -1,10 +1,9 @@
-import { Writable } from 'node:stream';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { UserError, isUserError } from '../errors.js';
 import type { Engine, LoadShape } from '../bench/presets.js';
-import type { UpEvent } from '../run/events.js';
-import type { BenchDoc, BenchEvent, PreparedVariant, Started } from '../run/bench.js';
+import { DEFAULT_GRACE_S } from '../defaults.js';
+import type { BenchDoc, BenchEvent, PreparedVariant } from '../run/bench.js';
 
 export interface BenchOptions {
   preset?: string;
@@ -86,7 +85,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
 
   // Every variant's model can be read (up's first preflight check), before the first variant starts.
   if (opts.preflight !== false) {
-    const { requireModel } = await import('./up.js');
+    const { requireModel } = await import('../run/preflight.js');
     const seen = new Set<string>();
     for (const v of variants) {
       const key = JSON.stringify([v.recipeObj.model, v.recipeObj.engine, v.recipeObj.workers[0]?.env ?? {}]);
@@ -142,8 +141,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
     if (ctx.interactive) ctx.stdout.write('\n');
     for (const f of listeners.splice(0)) f();
   };
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const s of signals) process.on(s, onSignal);
+  const offSignals = (await import('../run/signals.js')).onStopSignals(onSignal);
 
   const { wrapWords } = await import('../ui/fit.js');
   const width = ctx.interactive ? ctx.stdout.columns ?? 80 : null;
@@ -181,35 +179,27 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
     return `${line} · ${left > 0 ? `about ${est.formatLeft(left)} left` : 'finishing'}`;
   };
 
-  const { runBench, startedFrom } = await import('../run/bench.js');
+  const { runBench } = await import('../run/bench.js');
+  const { startVariant } = await import('../run/bench-start.js');
   const { teardown } = await import('../run/teardown.js');
-  const { default: up } = await import('./up.js');
   let result: BenchDoc;
   try {
     result = await runBench({ doc, variants }, {
       env: ctx.env, stateDir: ctx.stateDir, python, aiperf,
       interrupted,
       onEvent: (e) => say(track(e)),
-      start: async (v): Promise<Started> => {
-        const captured = captureStream();
-        const upCtx: CommandContext = { ...ctx, json: true, interactive: false, stdout: captured.stream };
-        let code: number;
-        try {
-          const set = [...(opts.set ?? []), ...Object.entries(v.sets).map(([k, val]) => `${k}=${val}`)];
-          code = await up(upCtx, v.recipe, { set, model: opts.model, detach: true, readyTimeout: opts.readyTimeout, preflight: opts.preflight });
-        } catch (err) {
-          code = isUserError(err) ? EXIT.usage : EXIT.failed;
-          captured.events.push({ event: 'failed', reason: (err as Error).message, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
-        }
-        return startedFrom(captured.events, code);
-      },
+      start: (v) => startVariant(v, {
+        stateDir: ctx.stateDir, env: ctx.env, python: ctx.python, sets: opts.set ?? [], model: opts.model,
+        readyTimeoutS: opts.readyTimeout, preflight: opts.preflight !== false,
+        warn: (text) => ctx.stderr.write(`dynamo-dev: ${text}\n`),
+      }),
       teardown: async (runId) => {
-        const out = await teardown({ stateDir: ctx.stateDir, runId, graceMs: 10_000, orphans: false });
+        const out = await teardown({ stateDir: ctx.stateDir, runId, graceMs: DEFAULT_GRACE_S * 1000, orphans: false });
         return { remaining: out.remaining.length };
       },
     });
   } finally {
-    for (const s of signals) process.off(s, onSignal);
+    offSignals();
   }
 
   // The report is the stored document rendered as `bench show ID` renders it: read back, so what
@@ -244,29 +234,6 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
   const { variantFails } = await import('../bench/controls.js');
   if (stored.variants.some(variantFails) || plotFailed) return EXIT.failed;
   return EXIT.ok;
-}
-
-/** A stdout for up --json: its NDJSON events, parsed as they come. */
-function captureStream(): { stream: Writable; events: UpEvent[] } {
-  const events: UpEvent[] = [];
-  let rest = '';
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      rest += String(chunk);
-      let nl;
-      while ((nl = rest.indexOf('\n')) >= 0) {
-        const line = rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
-        try {
-          events.push(JSON.parse(line) as UpEvent);
-        } catch {
-          // not an event line
-        }
-      }
-      cb();
-    },
-  });
-  return { stream, events };
 }
 
 const fmt = (n: number, d = 1) => n.toFixed(d);

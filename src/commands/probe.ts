@@ -18,6 +18,7 @@ import type { RunView } from '../doctor/types.js';
 import { createProgress } from '../ui/probe-progress.js';
 import { formatProbeHeader, formatProbeReport } from '../ui/probe-report.js';
 import type { CommandContext } from './context.js';
+import { DEFAULT_FRONTEND_PORT } from '../defaults.js';
 
 export interface ProbeOptions {
   url?: string;
@@ -35,7 +36,7 @@ export interface ProbeOptions {
   blockSize?: number;
 }
 
-export const DEFAULT_FRONTEND_URL = 'http://127.0.0.1:8000';
+export const DEFAULT_FRONTEND_URL = `http://127.0.0.1:${DEFAULT_FRONTEND_PORT}`;
 /** Enough output to time the first token and get the usage chunk; more only costs time. */
 const MAX_TOKENS = 8;
 

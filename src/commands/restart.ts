@@ -2,6 +2,7 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { UserError } from '../errors.js';
 import type { RestartEvent } from '../run/restart-request.js';
+import { DEFAULT_GRACE_S } from '../defaults.js';
 
 export interface RestartOptions {
   run?: string;
@@ -50,7 +51,7 @@ export default async function restart(ctx: CommandContext, name: string, opts: R
     ? { event: 'done' as const, ok: false as const, process: name, reason: why, diagnosis: null, lastLines: [], log: null, runState: rec.state }
     : await askRestart({
       stateDir: ctx.stateDir, rec: judged.record, process: name,
-      graceMs: Math.round((opts.grace ?? 10) * 1000), readyTimeoutMs: Math.round((opts.readyTimeout ?? 0) * 1000),
+      graceMs: Math.round((opts.grace ?? DEFAULT_GRACE_S) * 1000), readyTimeoutMs: Math.round((opts.readyTimeout ?? 0) * 1000),
       onEvent: (e) => {
         events.push(e);
         const text = ctx.json ? null : ui.formatRestartStep(e, columns);

@@ -4,6 +4,7 @@ import { UserError } from '../errors.js';
 import { shellQuote } from '../plan/script.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
+import { onStopSignals } from '../run/signals.js';
 
 // `dynamo-dev setup`: read the machine, choose a release (plan/choose-release.ts), build or find
 // the managed environment (host/installer.ts), report. The choice and the command lines are pure;
@@ -238,9 +239,7 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     say(`installing: ${state === 'ours-incomplete' ? 'again (an earlier setup did not complete), ' : ''}${using} into ${dir}`);
 
     const abort = new AbortController();
-    const onSignal = () => abort.abort();
-    const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-    for (const s of signals) process.on(s, onSignal);
+    const offSignals = onStopSignals(() => abort.abort());
     const view = ui ? ui.createStepView(ctx.stdout, ctx.interactive, columns) : null;
     let result: Awaited<ReturnType<typeof installer.buildEnvironment>>;
     try {
@@ -255,7 +254,7 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
         },
       });
     } finally {
-      for (const s of signals) process.off(s, onSignal);
+      offSignals();
     }
     if (!result.ok) {
       view?.fail();

@@ -5,6 +5,7 @@ import { assertProcIsOurs } from '../run/proc.js';
 import { teardown as stopRuns, type TeardownResult } from '../run/teardown.js';
 import { fitCommand, fitLines, formatRunPlan, formatStopLine, formatVerdict } from '../ui/teardown-report.js';
 import { truncateWords } from '../ui/fit.js';
+import { DEFAULT_GRACE_S } from '../defaults.js';
 
 export interface TeardownOptions {
   run?: string;
@@ -18,7 +19,7 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
   // Every pid it signals is read from /proc: in another pid namespace's /proc they are strangers.
   assertProcIsOurs();
   const t0 = performance.now();
-  const graceMs = Math.round((opts.grace ?? 10) * 1000);
+  const graceMs = Math.round((opts.grace ?? DEFAULT_GRACE_S) * 1000);
   const human = !ctx.json;
   const width = 12;
   const logs = new Map<string, string>();
@@ -52,7 +53,7 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
       for (const v of notRunning) ctx.stdout.write(`${fitLines(`run ${v.record.id} is not running (${v.status}); nothing to stop`, columns, '  ')}\n`);
       if (runs.length === 0 && notRunning.length === 0 && unreadable.length === 0) ctx.stdout.write(`${fitLines(`no live runs in ${ctx.stateDir}`, columns, '  ')}\n`);
       for (const v of runs) for (const p of v.record.processes) logs.set(`${v.record.id}/${p.name}`, p.log);
-      for (const v of runs) ctx.stdout.write(`${formatRunPlan(v, opts.grace ?? 10, columns)}\n`);
+      for (const v of runs) ctx.stdout.write(`${formatRunPlan(v, opts.grace ?? DEFAULT_GRACE_S, columns)}\n`);
       if (opts.orphans) ctx.stdout.write(`then: leftover engine processes of this user outside any live run\n`);
     },
     onProgress: (r: TeardownResult) => {

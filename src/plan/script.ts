@@ -1,5 +1,6 @@
 import { ENV_KEY } from '../recipe/schema.js';
 import type { Plan } from './types.js';
+import { DEFAULT_GRACE_S, DEFAULT_READY_TIMEOUT_S } from '../defaults.js';
 
 // `up --script`: the plan as a standalone bash script a user can keep, read and edit. It does what
 // `up` does without dynamo-dev: own process group per process (setsid), logs per process, a worker
@@ -66,8 +67,8 @@ export function generateScript(plan: Plan, o: ScriptOptions = {}): string {
   L.push(`RUN_ID="\${RUN_ID:-$(date +%Y%m%d-%H%M%S)-${plan.recipe.replace(/[^\w.-]+/g, '-')}}"`);
   L.push('STATE_DIR="${DYNAMO_DEV_HOME:-${XDG_STATE_HOME:-$HOME/.local/state}/dynamo-dev}"');
   L.push('RUN_DIR="${RUN_DIR:-$STATE_DIR/runs/$RUN_ID-script}"');
-  L.push(`READY_TIMEOUT="\${READY_TIMEOUT:-${o.readyTimeoutS ?? 900}}"   # seconds`);
-  L.push(`GRACE="\${GRACE:-${o.graceS ?? 10}}"   # seconds between SIGTERM and SIGKILL`);
+  L.push(`READY_TIMEOUT="\${READY_TIMEOUT:-${o.readyTimeoutS ?? DEFAULT_READY_TIMEOUT_S}}"   # seconds`);
+  L.push(`GRACE="\${GRACE:-${o.graceS ?? DEFAULT_GRACE_S}}"   # seconds between SIGTERM and SIGKILL`);
   L.push(`RECIPE=${shellQuote(plan.recipe)}`);
   L.push(`MODEL=${shellQuote(plan.model)}`);
   L.push(`FRONTEND_URL=${shellQuote(plan.frontendUrl)}`);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_FRONTEND_PORT } from '../defaults.js';
 
 // The recipe format (DESIGN.md "Recipes"). Strict objects: an unknown field is an input error,
 // not silently ignored (a typo like `gpuMemoryUtilisation` must never run with the default).
@@ -65,7 +66,7 @@ export const workerSchema = z.strictObject({
 });
 
 export const frontendSchema = z.strictObject({
-  httpPort: port.default(8000),
+  httpPort: port.default(DEFAULT_FRONTEND_PORT),
   routerMode: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a router mode such as "round-robin", "random" or "kv"').default('round-robin'),
   kvEvents: z.boolean().default(true),
   args: argList,
@@ -87,7 +88,7 @@ export const recipeSchema = z.strictObject({
   memory: z
     .strictObject({ limit: z.number().gt(0).lte(1).default(0.9) })
     .default({ limit: 0.9 }),
-  frontend: frontendSchema.default({ httpPort: 8000, routerMode: 'round-robin', kvEvents: true, args: [], env: {} }),
+  frontend: frontendSchema.default({ httpPort: DEFAULT_FRONTEND_PORT, routerMode: 'round-robin', kvEvents: true, args: [], env: {} }),
   workers: z.array(workerSchema).min(1, 'must list at least one worker').max(64, 'must list at most 64 workers'),
   env: envMap.default({ PYTHONHASHSEED: '0' }),
   ports: z

@@ -14,9 +14,10 @@ import { findExport, readRecords, runAiperf, type AiperfProgram, type AiperfRun 
 import { plannedWorkerNames, readRunFacts } from './bench-facts.js';
 import { benchDir, writeBenchResult } from './bench-store.js';
 import type { BenchResult } from '../bench/result.js';
+import { DEFAULT_FRONTEND_PORT } from '../defaults.js';
 
 // One bench, variant after variant (issue 23): for each, doctor's preflight and the start as
-// `up --detach` does them (startVariant: the command hands up's own path in), the gates on the live
+// `up --detach` does them (bench-start.ts: startRun, as up), the gates on the live
 // run, AIPerf at each concurrency x repeat, the gates again (a process that died during the load),
 // then teardown, and the next. The document is written after every step that changes it, so an
 // interrupt (or a crash) keeps what was measured.
@@ -282,13 +283,13 @@ const interruptedLoad = (kept: number) =>
 
 function frontendUrl(plan: Plan): string {
   const fe = plan.processes.find((p) => p.role === 'frontend');
-  return `http://127.0.0.1:${fe?.ports.http ?? 8000}`;
+  return `http://127.0.0.1:${fe?.ports.http ?? DEFAULT_FRONTEND_PORT}`;
 }
 
 /** A folder name for a variant's exports: its position and name, safe as one path part. */
 export const slug = (index: number, name: string) => `${String(index + 1).padStart(2, '0')}-${name.replace(/[^\w.-]+/g, '_')}`;
 
-/** Helper for start(): the facts of up's NDJSON events (plan, preflight, ready, failed). */
+/** Helper for start(): the facts of the start's events (plan, preflight, ready, failed). */
 export function startedFrom(events: UpEvent[], code: number): Started {
   let runId: string | null = null;
   let plan: Plan | null = null;

@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, unlin
 import { join } from 'node:path';
 import { runDir } from './paths.js';
 import type { Diagnosis } from './diagnosis.js';
+import { DEFAULT_GRACE_S } from '../defaults.js';
 
 // `dynamo-dev restart` asks the run's own supervisor to restart a process, so the supervisor stays
 // the parent of every process of the run (only a parent learns an exit code; teardown and status
@@ -80,7 +81,7 @@ export function takeRestartRequests(stateDir: string, runId: string): RestartReq
       if (typeof r.id !== 'string' || typeof r.process !== 'string' || `${r.id}.request` !== n) continue;
       out.push({
         id: r.id, process: r.process,
-        graceMs: typeof r.graceMs === 'number' && r.graceMs >= 0 ? r.graceMs : 10_000,
+        graceMs: typeof r.graceMs === 'number' && r.graceMs >= 0 ? r.graceMs : DEFAULT_GRACE_S * 1000,
         readyTimeoutMs: typeof r.readyTimeoutMs === 'number' && r.readyTimeoutMs >= 0 ? r.readyTimeoutMs : 0,
         by: { pid: typeof r.by?.pid === 'number' ? r.by.pid : 0 },
       });

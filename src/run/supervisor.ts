@@ -26,6 +26,7 @@ import { startable } from './policy/start-order.js';
 import { ProcessReadiness, readinessPlan, type LockWait } from './policy/readiness.js';
 import { deadlineFailure, exitFailure, lockWaitFailure, type FailureReport, type FailureView } from './policy/failure.js';
 import { pollHttp } from './readiness.js';
+import { stopThenEscalate } from './signals.js';
 import { RESTART_CAPABILITY, RESTART_SIGNAL, type RestartEvent } from './restart-request.js';
 import { decideRestart, endedHow, policyText, type RestartPolicy } from './policy/restart-policy.js';
 import type { RestartEntry } from './types.js';
@@ -155,7 +156,7 @@ export class Supervisor extends EventEmitter {
   private hinted = new Set<string>();
   /** Per process: the lock-wait hint shown (who holds the lock), repeated by a deadline failure. */
   private lockHints = new Map<string, string>();
-  private readonly signalHandlers: [NodeJS.Signals, () => void][] = [];
+  private readonly offSignals: (() => void)[] = [];
   private readonly marker: string;
 
   constructor(private readonly o: SupervisorOptions, deps: Partial<SupervisorDeps> = {}) {
@@ -222,17 +223,13 @@ export class Supervisor extends EventEmitter {
       return { outcome: 'failed', code: 1, reason: err.message };
     }
     if (this.o.handleSignals !== false) {
-      for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as NodeJS.Signals[]) {
-        // The first signal stops cleanly (SIGTERM, grace, SIGKILL); another one while stopping
-        // (Ctrl-C again) means "now": SIGKILL without waiting out the grace.
-        const h = () => (this.finishing ? this.escalate(sig) : void this.stop(sig));
-        process.on(sig, h);
-        this.signalHandlers.push([sig, h]);
-      }
+      // The first signal stops cleanly (SIGTERM, grace, SIGKILL); another one while stopping
+      // (a failure's stop, or Ctrl-C again) means "now": SIGKILL without waiting out the grace.
+      this.offSignals.push(stopThenEscalate({ stop: (s) => void this.stop(s), escalate: (s) => this.escalate(s), stopping: () => this.finishing }));
       // `dynamo-dev restart` left a request in the run's folder (restart-request.ts).
       const r = () => this.takeRestarts();
       process.on(RESTART_SIGNAL, r);
-      this.signalHandlers.push([RESTART_SIGNAL, r]);
+      this.offSignals.push(() => process.off(RESTART_SIGNAL, r));
     }
     // Kept alive: nothing else may be pending while every process waits (e.g. all `waiting`).
     this.deadline = this.d.clock.setTimeout(() => void this.onDeadline(), this.o.readyTimeoutMs, true);
@@ -243,7 +240,7 @@ export class Supervisor extends EventEmitter {
     }
     this.startEligible();
     const result = await this.done;
-    for (const [sig, h] of this.signalHandlers) process.off(sig, h);
+    for (const off of this.offSignals) off();
     return result;
   }
 

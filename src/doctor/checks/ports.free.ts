@@ -3,6 +3,7 @@ import { formatPorts, portsByKind } from '../../plan/port-choice.js';
 import type { Plan } from '../../plan/types.js';
 import { ownersOf, runLabel, type PidOwner } from '../run-share.js';
 import { fail, pass, type BesideChoice, type Check, type RunView } from '../types.js';
+import { DEFAULT_FRONTEND_PORT } from '../../defaults.js';
 
 // A port already taken makes the frontend or a worker die at bind with "Address already in use"
 // after the model has loaded, or (ZMQ KV-event / NIXL side-channel ports) silently talk to a
@@ -17,7 +18,7 @@ export function settingFor(name: string): string | null {
 }
 
 /** The recipe defaults, a known-good suggestion for a privileged port. */
-const DEFAULT_PORT: Record<string, number> = { 'frontend.httpPort': 8000, 'ports.system': 8081, 'ports.kvEvents': 20080, 'ports.nixlSideChannel': 20097 };
+const DEFAULT_PORT: Record<string, number> = { 'frontend.httpPort': DEFAULT_FRONTEND_PORT, 'ports.system': 8081, 'ports.kvEvents': 20080, 'ports.nixlSideChannel': 20097 };
 
 /** Who holds a taken port, as the check judges it. */
 type Holder =

@@ -1,0 +1,55 @@
+import { isUserError } from '../errors.js';
+import { startedFrom, type PreparedVariant, type Started } from './bench.js';
+import type { UpEvent } from './events.js';
+
+// Each variant of `bench` starts as `up --detach` starts a run: the same plan (plan-run.ts), the
+// same model check and the same startRun (start-run.ts), its events read as they come.
+
+export interface VariantStartOptions {
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  /** --python (else the recipe's, else the environment `dynamo-dev setup` made). */
+  python: string | undefined;
+  /** Recorded as up would say it in refusals (`up RECIPE --set ...`): the bench's own --set. */
+  sets: string[];
+  model?: string;
+  readyTimeoutS?: number;
+  preflight: boolean;
+  /** What up would say on stderr (a warning before the start, an interrupt before ready). */
+  warn(text: string): void;
+}
+
+export async function startVariant(v: PreparedVariant, o: VariantStartOptions): Promise<Started> {
+  const events: UpEvent[] = [];
+  let code: number;
+  try {
+    code = await start(v, o, events);
+  } catch (err) {
+    // Bad input is up's exit 2, anything else its exit 1; the reason is the variant's.
+    code = isUserError(err) ? 2 : 1;
+    events.push({ event: 'failed', reason: (err as Error).message, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
+  }
+  return startedFrom(events, code);
+}
+
+async function start(v: PreparedVariant, o: VariantStartOptions, events: UpEvent[]): Promise<number> {
+  const [{ resolvePython }, { planRun, hiddenKvLineWarning }, { requireModel, PROBE_TIMEOUT_MS }, { startRun }] = await Promise.all([
+    import('../host/python.js'), import('./plan-run.js'), import('./preflight.js'), import('./start-run.js'),
+  ]);
+  const recipe = v.recipeObj;
+  const from = await resolvePython({ given: o.python, recipePython: recipe.python, engine: recipe.engine, env: o.env, timeoutMs: PROBE_TIMEOUT_MS });
+  const planned = await planRun({ recipe, source: v.recipe, python: from, env: o.env, stateDir: o.stateDir });
+  const hidden = hiddenKvLineWarning(o.env, planned.plan);
+  if (hidden) o.warn(hidden);
+  const model = o.preflight ? await requireModel(o, recipe) : null;
+  const started = await startRun(planned, {
+    stateDir: o.stateDir, env: o.env, recipe, recipeRef: v.recipe, python: from.interpreter,
+    detach: true, readyTimeoutS: o.readyTimeoutS, preflight: o.preflight, model, json: true,
+    onEvent: (e) => {
+      if (e.event === 'warning') o.warn(e.text);
+      else if (e.event !== 'ports-beside') events.push(e);
+    },
+  });
+  if (started.interrupted) o.warn(started.interrupted);
+  return started.code;
+}

@@ -1,0 +1,90 @@
+import type { CheckOutcome } from '../doctor/types.js';
+import { UserError } from '../errors.js';
+import type { Plan } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
+import type { UpEvent } from './events.js';
+import { onStopSignals } from './signals.js';
+
+// up's preflight (CLI.md up step 3): doctor's checks for the plan, before anything starts. The
+// checks come in by dynamic import, as bench's gates do (bench-facts.ts): doctor judges runs too.
+
+/** How long one probe of the machine may take. */
+export const PROBE_TIMEOUT_MS = 5000;
+
+/**
+ * doctor's model.available on the recipe's model (CLI.md up step 3 runs it first): a fail is a
+ * UserError naming the model, what is missing and the fix; a pass or warn is returned for the
+ * preflight event.
+ */
+export async function requireModel(ctx: { env: NodeJS.ProcessEnv }, recipe: Recipe): Promise<CheckOutcome> {
+  const t0 = Date.now();
+  const [{ probeModelSource, modelEnv }, check] = await Promise.all([import('../host/model-source.js'), import('../doctor/checks/model.available.js')]);
+  const r = check.judgeModelSource(await probeModelSource(recipe.model, modelEnv(ctx.env, recipe)), recipe.engine);
+  if (r.status === 'fail') throw new UserError(check.modelFailureLine(r));
+  return { id: check.default.id, title: check.default.title, durationMs: Date.now() - t0, ...r };
+}
+
+export interface PreflightInput {
+  env: NodeJS.ProcessEnv;
+  stateDir: string;
+  recipe: Recipe;
+  plan: Plan;
+  python: string;
+  /** requireModel's outcome, listed first. */
+  model: CheckOutcome | null;
+  /** The NDJSON stream: an interrupt is also a `failed` event there (CLI.md's events). */
+  json: boolean;
+}
+
+/** The preflight's verdict; 'interrupted' when Ctrl-C, SIGTERM or SIGHUP came first (said by an `interrupted` event). */
+export async function preflight(i: PreflightInput, emit: (e: UpEvent) => void): Promise<boolean | 'interrupted'> {
+  const [{ createFacts }, { runChecks }, { selectChecks, preflightIds }] = await Promise.all([
+    import('../host/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
+  ]);
+  const facts = createFacts({ env: i.env, recipe: i.recipe, plan: i.plan, stateDir: i.stateDir, python: i.python, timeoutMs: PROBE_TIMEOUT_MS });
+  const checks = selectChecks({ only: preflightIds(i.plan) });
+  const pending = new Set(checks.map((c) => c.title));
+  let over = false;
+  // Once interrupted, checks that still settle (their probes end with the terminal's SIGINT) say nothing: the spinner is gone.
+  const progress = () => over || emit({ event: 'preflight-progress', pending: [...pending], done: checks.length - pending.size, total: checks.length });
+  progress();
+  // Nothing runs yet that a stop would have to end: an interrupt ends the wait for the checks at
+  // once (their probes are our children and end with us), clears the spinner and says what was cut short.
+  let onSignal: (s: NodeJS.Signals) => void = () => {};
+  const interrupted = new Promise<NodeJS.Signals>((r) => {
+    onSignal = r;
+  });
+  const off = onStopSignals(onSignal);
+  let outcomes: CheckOutcome[];
+  try {
+    const first = await Promise.race([runChecks(checks, facts, {
+      timeoutMs: PROBE_TIMEOUT_MS,
+      // The spinner names what is still running: a cold `import torch` can take half a minute.
+      onSettled: (o) => {
+        pending.delete(o.title);
+        progress();
+      },
+    }), interrupted]);
+    if (typeof first === 'string') {
+      over = true;
+      emit({ event: 'interrupted', stage: 'preflight', signal: first, pending: [...pending] });
+      // The NDJSON stream's events are CLI.md's: there it is a failure that started nothing.
+      if (i.json) emit({ event: 'failed', reason: `interrupted (${first}) during preflight; nothing was started`, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
+      return 'interrupted';
+    }
+    outcomes = first;
+  } finally {
+    off();
+  }
+  if (i.model) outcomes = [i.model, ...outcomes];
+  const ok = outcomes.every((o) => o.status !== 'fail');
+  emit({
+    event: 'preflight', ok,
+    checks: outcomes.map(({ id, title, status, summary, details, fix }) => ({ id, title, status, summary, details, fix })),
+  });
+  if (!ok) {
+    const failed = outcomes.filter((o) => o.status === 'fail').map((o) => o.id);
+    emit({ event: 'failed', reason: `preflight: ${failed.join(', ')} failed; nothing was started`, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
+  }
+  return ok;
+}

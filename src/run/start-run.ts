@@ -1,0 +1,207 @@
+import { dirname, join } from 'node:path';
+import type { CheckOutcome } from '../doctor/types.js';
+import type { RunView } from '../doctor/types.js';
+import { DEFAULT_GRACE_S, DEFAULT_READY_TIMEOUT_S } from '../defaults.js';
+import { UserError } from '../errors.js';
+import type { Plan } from '../plan/types.js';
+import type { Recipe } from '../recipe/schema.js';
+import type { DetachedResult } from './detached.js';
+import type { UpEvent } from './events.js';
+import { logPath, runDir } from './paths.js';
+import type { PlannedRun } from './plan-run.js';
+import type { RestartPolicy } from './policy/restart-policy.js';
+import { preflight } from './preflight.js';
+import { markerFor } from './run-scan.js';
+import { stopThenEscalate } from './signals.js';
+import type { SupervisionOptions, SupervisorResult } from './supervisor.js';
+
+// The one way a run starts (`up` in the foreground or detached, each variant of `bench`): the
+// state directory's lock, the refusal of a second run, ports beside live runs (--name), the run
+// folder, preflight, then the supervisor (here, or in a background process for --detach), told as
+// typed events. The caller renders them (up: terminal or NDJSON) or reads them (bench); nothing
+// parses our own output back.
+
+/** What a start tells besides the run's own events (UpEvent): said by the caller, never in NDJSON. */
+export type StartEvent =
+  | UpEvent
+  /** `--name`: the ports this run takes beside the live runs' (before the `plan` event). */
+  | { event: 'ports-beside'; line: string }
+  /** Something a person should know that is no event of the run (a record that could not be written). */
+  | { event: 'warning'; text: string };
+
+export interface StartRunOptions {
+  stateDir: string;
+  /** The user's environment: each process gets it plus the plan's env. */
+  env: NodeJS.ProcessEnv;
+  /** The validated recipe (recorded in run.json; replanned with other ports beside live runs). */
+  recipe: Recipe;
+  /** How the user named the recipe, for the fixes a refusal prints. */
+  recipeRef: string;
+  /** The interpreter preflight asks. */
+  python: string;
+  /** `up --name`: a run of its own beside live ones. */
+  name?: string;
+  /** Supervised by a background process that stays after the caller exits. */
+  detach: boolean;
+  /** Seconds; 0: no deadline. */
+  readyTimeoutS?: number;
+  /** Seconds between SIGTERM and SIGKILL. */
+  graceS?: number;
+  restart?: RestartPolicy | null;
+  /** false: --no-preflight. */
+  preflight: boolean;
+  /** The model's check (run before the lock), listed first in the preflight. */
+  model: CheckOutcome | null;
+  /** The events go to NDJSON: an interrupted preflight is also a `failed` event there. */
+  json: boolean;
+  onEvent(e: StartEvent): void;
+}
+
+export interface StartResult {
+  /** up's exit code: 0 ready (or stopped by the user after ready), 1 failed, 130 interrupted before ready. */
+  code: number;
+  /** The run's id (it may differ from the planned one: a taken id gets a suffix). */
+  runId: string;
+  /** Interrupted before ready: what to say once the view is closed (null otherwise). */
+  interrupted: string | null;
+}
+
+export async function startRun(planned: PlannedRun, o: StartRunOptions): Promise<StartResult> {
+  const emit = o.onEvent;
+  let { runId, plan } = planned;
+  let recipe = o.recipe;
+  // Before anything is started: the supervisor finds and stops what it started through /proc.
+  (await import('./proc.js')).assertProcIsOurs();
+  const { acquireUpLock, liveAndRecentViews, createRunDir, removeEmptyRunDir } = await import('./state.js');
+  const lock = await acquireUpLock(o.stateDir, runId, o.name);
+  try {
+    // A detached run has no `up` holding the lock any more: its live processes refuse a second up.
+    const lives = (await liveAndRecentViews(o.stateDir, 1)).filter((v) => v.live);
+    if (!o.name && lives.length > 0) {
+      const live = lives[0];
+      throw new UserError(
+        `another run is live: run ${live.record.id}${live.record.name ? ` (${live.record.name})` : ''} (${live.status}); one up per state directory unless each run has a name`,
+        `dynamo-dev up ${o.recipeRef} --name NAME   (a second run beside it, with ports of its own), or dynamo-dev teardown --run ${live.record.name ?? live.record.id}`,
+      );
+    }
+    const same = lives.find((v) => v.record.name === o.name);
+    if (o.name && same) {
+      throw new UserError(`--name: a run named ${o.name} is live (${same.record.id}, ${same.status}); choose another name`, `dynamo-dev teardown --run ${o.name}`);
+    }
+    if (o.name) {
+      const moved = await portsBesideOrRefuse(recipe, plan, lives);
+      if (moved.recipe !== recipe) {
+        recipe = moved.recipe;
+        plan = planned.planAt(runDir(o.stateDir, runId), recipe);
+      }
+      emit({ event: 'ports-beside', line: moved.line });
+    }
+    // Created exclusively (never through a symlink someone planted at the id); a taken id gets a suffix.
+    const made = createRunDir(o.stateDir, runId);
+    if (made !== runId) {
+      runId = made;
+      plan = planned.planAt(runDir(o.stateDir, runId), recipe);
+    }
+    lock.describe(runId);
+    emit({ event: 'plan', runId, plan });
+
+    if (o.preflight) {
+      const ok = await preflight({ env: planned.probeEnv, stateDir: o.stateDir, recipe, plan, python: o.python, model: o.model, json: o.json }, emit);
+      if (ok !== true) {
+        removeEmptyRunDir(o.stateDir, runId); // nothing was started: no empty run left behind
+        return { code: ok === 'interrupted' ? EXIT_INTERRUPTED : 1, runId, interrupted: null };
+      }
+    }
+
+    emit({ event: 'run', runId, logsDir: dirname(logPath(o.stateDir, runId, plan.processes[0]?.name ?? 'frontend')) });
+    const timeoutS = o.readyTimeoutS ?? DEFAULT_READY_TIMEOUT_S;
+    const options: SupervisionOptions = {
+      plan, recipe, runId, stateDir: o.stateDir, env: o.env, ...(o.name ? { name: o.name } : {}),
+      readyTimeoutMs: timeoutS > 0 ? Math.min(timeoutS * 1000, 2 ** 31 - 1) : 2 ** 31 - 1,
+      graceMs: Math.round((o.graceS ?? DEFAULT_GRACE_S) * 1000),
+      ...(o.restart ? { restart: o.restart } : {}),
+      runMarker: markerFor(o.stateDir, runId),
+      // The probes carried the marker from this process's start: the run's marked processes may be that old.
+      markedSinceTicks: (await import('./proc.js')).readStartTicks(process.pid),
+    };
+    const warn = (text: string) => emit({ event: 'warning', text });
+    const result = o.detach ? await superviseDetached(options, emit, warn) : await superviseHere(options, emit, warn);
+    // Interrupted means not done: a script's `up --detach && ./bench.sh` must not benchmark nothing.
+    if (result.outcome === 'stopped' && result.beforeReady) {
+      const interrupted = result.code === 0
+        ? 'interrupted before ready: nothing left running'
+        : 'interrupted before ready: some processes survived SIGKILL (listed above); see `dynamo-dev status`';
+      return { code: result.code === 0 ? EXIT_INTERRUPTED : 1, runId, interrupted };
+    }
+    return { code: result.code, runId, interrupted: null };
+  } finally {
+    await lock.release();
+  }
+}
+
+/** 128 + SIGINT: interrupted before done (CLI.md exit codes). */
+const EXIT_INTERRUPTED = 130;
+
+/** The foreground supervisor: this process is the parent of the run until it stops. */
+async function superviseHere(o: SupervisionOptions, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<SupervisorResult> {
+  const { Supervisor } = await import('./supervisor.js');
+  const sup = new Supervisor({ ...o, detach: false });
+  sup.on('event', emit);
+  sup.on('warning', warn);
+  // Dying of a bug would leave every worker running and holding the GPU: stop them first.
+  const lastResort = (err: unknown) => void sup.crash(err);
+  process.on('uncaughtException', lastResort);
+  process.on('unhandledRejection', lastResort);
+  try {
+    return await sup.run();
+  } finally {
+    process.off('uncaughtException', lastResort);
+    process.off('unhandledRejection', lastResort);
+  }
+}
+
+/**
+ * `--detach`: the run is supervised by a background process that stays its parent after we exit
+ * (detached.ts). We relay its events until ready; a signal before ready stops the run (a second
+ * one: SIGKILL at once). Should it be lost before ready, what it started is stopped here.
+ */
+async function superviseDetached(o: SupervisionOptions, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<DetachedResult> {
+  const { launchDetached } = await import('./detached.js');
+  const handle = launchDetached(o, join(runDir(o.stateDir, o.runId), 'supervisor.log'));
+  handle.on('event', emit);
+  handle.on('warning', warn);
+  let stopping = false;
+  const off = stopThenEscalate({
+    stop: (s) => {
+      stopping = true;
+      handle.stop(s);
+    },
+    escalate: (s) => handle.escalate(s),
+  });
+  try {
+    const result = await handle.result;
+    if (result.outcome === 'lost') {
+      warn(`${result.reason}; stopping what it started`);
+      const { teardown } = await import('./teardown.js');
+      const out = await teardown({ stateDir: o.stateDir, runId: o.runId, graceMs: o.graceMs, orphans: false });
+      emit({ event: 'stopped', runId: o.runId, reason: 'failure', stopped: out.stopped, remaining: out.remaining.map(({ name, pid, cmd, state }) => ({ name, pid, cmd, ...(state ? { state } : {}) })), beforeReady: stopping });
+      if (stopping && out.remaining.length === 0) return { outcome: 'stopped', code: 0, signal: 'SIGINT', beforeReady: true };
+      return result;
+    }
+    // Stopped or failed before ready: "nothing left running" includes the supervisor itself.
+    if (result.outcome !== 'detached') {
+      const quick = new Promise<void>((r) => setTimeout(r, 5000).unref());
+      await Promise.race([handle.exited, quick]);
+    }
+    return result;
+  } finally {
+    off();
+  }
+}
+
+/** `up --name`: the recipe with first ports past those the live runs hold and those in use (host/ports-beside.ts, doctor's choice too). */
+async function portsBesideOrRefuse(recipe: Recipe, plan: Plan, lives: readonly RunView[]): Promise<{ recipe: Recipe; line: string }> {
+  const c = await (await import('../host/ports-beside.js')).portsBeside(recipe, plan, lives);
+  if (!c.ok) throw new UserError(`--name: ${c.message}; ${c.fix}`);
+  return c;
+}
