@@ -1,6 +1,7 @@
 import type { DetachedOptions } from './detached.js';
 import type { UpEvent } from './events.js';
 import type { SupervisorOptions, SupervisorResult } from './supervisor.js';
+import { endedWords } from './ended.js';
 
 // The background supervisor of `up --detach` (started by detached.ts, in its own session, output
 // to runs/<id>/supervisor.log). It starts and supervises the run exactly as a foreground `up`
@@ -54,7 +55,7 @@ function send(host: DetachedHost, m: object): void {
 /** One line in supervisor.log per thing worth knowing later; never a quote of a process's log. */
 function note(host: DetachedHost, e: UpEvent): void {
   if (e.event === 'exited') {
-    const how = e.error ? `could not be started` : e.signal ? `was killed by ${e.signal}` : `exited with code ${e.code}`;
+    const how = endedWords(e, 'omit');
     host.stdout.write(`${stamp()} ${e.process} ${how}${e.afterReady ? ' after ready' : ''}${e.diagnosis ? ` (diagnosis: ${e.diagnosis.code})` : ''}\n`);
   } else if (e.event === 'ready' || e.event === 'stopped' || e.event === 'failed') {
     host.stdout.write(`${stamp()} ${e.event}${e.event === 'failed' ? `: ${e.reason.replace(/\s+/g, ' ')}` : ''}\n`);

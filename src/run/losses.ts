@@ -1,6 +1,7 @@
 import type { ProcessLiveness, RunLiveness } from './liveness.js';
 import type { EndDiagnosis, ProcessRecord, RunRecord } from './types.js';
 import type { ProcessRole } from '../plan/types.js';
+import { endedWords } from './ended.js';
 
 // What a live run has lost: the planned processes that are not alive any more (exited, killed,
 // never started, gone while nothing watched), how each ended and when, and what of each still
@@ -36,8 +37,8 @@ export function lossKind(p: Pick<ProcessRecord, 'pid' | 'exitCode' | 'signal'>):
 /** Pure: "exited with code 1", "was killed by SIGKILL", "is gone (exit unknown)", "never started". */
 export function describeEnd(p: Pick<LostProcess, 'how' | 'exitCode' | 'signal'>): string {
   switch (p.how) {
-    case 'killed': return `was killed by ${p.signal}`;
-    case 'exited': return `exited with code ${p.exitCode}`;
+    case 'killed':
+    case 'exited': return endedWords({ code: p.exitCode, signal: p.how === 'killed' ? p.signal : null });
     case 'never-started': return 'never started';
     default: return 'is gone (exit unknown)';
   }

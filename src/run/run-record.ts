@@ -2,6 +2,9 @@ import type { Plan, PlannedProcess } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
 import { logPath } from './paths.js';
 import type { ProcessRecord, RunRecord } from './types.js';
+import { RESTART_CAPABILITY } from './restart-request.js';
+import type { SupervisorDeps } from './supervisor-deps.js';
+import type { SupervisorOptions } from './supervisor-types.js';
 
 // The run.json record of a run about to start: written before the first spawn, so a supervisor
 // killed at any moment leaves a record status and teardown can read.
@@ -27,4 +30,19 @@ export function newRunRecord(o: {
     supervisor: o.supervisor, bootId: o.bootId ?? null, state: 'starting', frontendUrl: o.plan.frontendUrl, plan: o.plan, processes: o.processes,
     ...(o.recipe ? { recipeSpec: o.recipe } : {}),
   };
+}
+
+/** The record of a run as its supervisor starts it: who supervises (to signal it, and nothing else), its policy. */
+export function supervisedRecord(
+  o: SupervisorOptions, self: SupervisorDeps['self'], processes: ProcessRecord[],
+): RunRecord {
+  const rec = newRunRecord({
+    runId: o.runId, name: o.name, plan: o.plan, recipe: o.recipe, processes, now: new Date(),
+    supervisor: { pid: self.pid, startTicks: self.startTicks, detached: o.detach, requests: o.handleSignals !== false ? [RESTART_CAPABILITY] : [],
+      ...(typeof o.markedSinceTicks === 'number' ? { markedSince: o.markedSinceTicks } : {}),
+      ...(self.pidNamespace ? { pidNamespace: self.pidNamespace } : {}) },
+    bootId: self.bootId,
+  });
+  if (o.restart) rec.restartPolicy = o.restart;
+  return rec;
 }

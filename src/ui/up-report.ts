@@ -10,6 +10,7 @@ import { logMessage } from './log-message.js';
 import { stopAsker } from './up-state.js';
 import { formatOutcome } from './doctor-report.js';
 import { checkCommand } from './teardown-report.js';
+import { endedWords, whenEnded } from '../run/ended.js';
 
 // The words of `up`'s summary and failure report, shared by the plain renderer and the ink view.
 // They are printed as plain text (never inside the live view), so the terminal soft-wraps long
@@ -104,8 +105,7 @@ function tail(lines: string[], known: boolean, o: TextOptions, name: string | nu
 
 /** How a process ended, in words. */
 export function exitWords(e: Ev<'exited'>): string {
-  return e.error ? `could not be started: ${e.error}`
-    : `${e.signal ? `was killed by ${e.signal}` : `exited with code ${e.code}`} ${e.afterReady ? 'after the run was ready' : 'before it was ready'}`;
+  return e.error ? endedWords(e) : `${endedWords(e)} ${whenEnded(e.afterReady)}`;
 }
 
 /** One line at the moment a process dies (the full report waits until everything is stopped). */

@@ -1,6 +1,7 @@
 import type { ProcessRole } from '../../plan/types.js';
 import type { ExitInfo } from '../spawn.js';
 import type { ProcessState } from '../types.js';
+import { endedWords, whenEnded } from '../ended.js';
 
 // What a failure means for the user, as pure functions: which process is to blame, the one-line
 // reason, and a hint when we know better than the log. The coordinator adds the log's diagnosis
@@ -38,8 +39,7 @@ export function exitFailure(p: { name: string; argv0: string }, info: ExitInfo, 
       hint: `check the interpreter: --python PATH, $DYNAMO_DEV_PYTHON or the recipe's python (now ${p.argv0})`,
     };
   }
-  const how = info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
-  return { reason: `${p.name} ${how} ${afterReady ? 'after the run was ready' : 'before it was ready'}`, process: p.name };
+  return { reason: `${p.name} ${endedWords(info)} ${whenEnded(afterReady)}`, process: p.name };
 }
 
 /** The ready deadline passed. A worker behind is the cause; the frontend waiting for the model is only its symptom. */

@@ -1,5 +1,6 @@
 import { UserError } from '../../errors.js';
 import type { ProcessRole } from '../../plan/types.js';
+import { endedWords } from '../ended.js';
 
 // `up --restart on-failure[:N]`: which deaths of a ready run's workers its supervisor restarts, as
 // pure functions. The words and their meaning are docker's (Engine API RestartPolicy, v1.57:
@@ -58,8 +59,7 @@ export type RestartDecision = { restart: true } | { restart: false; why: string 
 
 /** How a process ended, in the words status and the log marker use. */
 export function endedHow(d: Pick<DeathView, 'code' | 'signal' | 'error'>): string {
-  if (d.error) return `could not be started (${d.error})`;
-  return d.signal ? `was killed by ${d.signal}` : `exited with code ${d.code}`;
+  return endedWords(d, 'parens');
 }
 
 /**
