@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { closeSync, constants as fsConstants, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { tmpName, writeAtomic } from './atomic-write.js';
@@ -8,8 +7,8 @@ import type { RunView } from '../doctor/types.js';
 import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
 import { supervisorStopping, type RunLiveness } from './liveness.js';
 import { lostProcesses, noteGone, type LostProcess } from './losses.js';
-import { liveDir, liveMarkerPath, logPath, runDir, runJsonPath, runPathParts, runsDir, upLockPath } from './paths.js';
-import { checkStateDir, prepareStateDir } from './state-dir.js';
+import { liveDir, liveMarkerPath, logPath, runDir, runJsonPath, runPathParts, runsDir } from './paths.js';
+import { checkStateDir } from './state-dir.js';
 import type { RunRecord, RunStatus } from './types.js';
 
 // run.json is the single source of truth for status and teardown: written atomically (atomic-write.ts).
@@ -282,48 +281,6 @@ export async function resolveRunRef(stateDir: string, ref: string): Promise<stri
   }
 }
 
-/**
- * Pure: status of a record given what is alive. supervisor dead + processes alive -> 'orphaned'; a
- * run that was ready is `ready` only while it has lost nothing (`lost`: losses.ts), else `degraded`.
- */
-export function runStatus(rec: RunRecord, alive: { supervisor: boolean; processes: boolean; lost?: number }): RunStatus {
-  const s = rec.state;
-  const wasReady = s === 'ready' || s === 'degraded';
-  const readiness = (): RunStatus => ((alive.lost ?? 0) > 0 || s === 'degraded' ? 'degraded' : 'ready');
-  if (alive.supervisor) {
-    // The supervisor keeps the record current; `stopping` is on its way to stopped.
-    if (wasReady) return readiness();
-    return s === 'stopping' ? 'stopped' : s;
-  }
-  if (alive.processes) {
-    // A detached run's supervisor was stopped or killed: its processes may still serve; judge them.
-    if (rec.supervisor?.detached && wasReady) return readiness();
-    return 'orphaned';
-  }
-  if (s === 'stopped' || s === 'stopping') return 'stopped';
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent: every state that gets here ends 'failed' (the line below), this line only says so for 'failed'
-  if (s === 'failed') return 'failed';
-  // Recorded as starting/ready, yet nothing lives and no supervisor noted why: it died.
-  return 'failed';
-}
-
-/**
- * Pure: its live supervisor is stopping it while some of its processes still run. runStatus then
- * says `stopped` (CLI.md has no word for stopping); this is the truth status adds in its detail.
- */
-export function beingStopped(rec: RunRecord, alive: { supervisor: boolean; processes: boolean }): boolean {
-  return alive.processes && supervisorStopping(rec, alive.supervisor);
-}
-
-/**
- * Pure: its supervisor began stopping it (the record says `stopping`, SIGTERM went out) and died
- * before the end, while some of its processes still run: nothing stops them now (runStatus says
- * `orphaned`; `teardown --run` finishes the stop).
- */
-export function stopOrphaned(rec: RunRecord, alive: { supervisor: boolean; processes: boolean }): boolean {
-  return alive.processes && !alive.supervisor && rec.state === 'stopping';
-}
-
 /** Every recorded run with its status and live pids, from one scan of /proc (markers and boot id included). */
 export async function listRunViews(stateDir: string): Promise<RunView[]> {
   const { recs, rs, settle } = await loadRuns(stateDir);
@@ -389,122 +346,11 @@ export async function findRunView(stateDir: string, id?: string): Promise<RunVie
   return views.find((v) => v.live) ?? views[0] ?? null;
 }
 
-// ---- run directories ----
-
-/**
- * Creates runs/<id>/ (with logs/ and discovery/) private to the user, exclusively: mkdir never
- * follows a symlink planted at the name, and an id already taken gets a suffix (-2, -3, ...).
- * Returns the id used.
- */
-export function createRunDir(stateDir: string, id: string): string {
-  for (let n = 1; n <= 100; n++) {
-    const candidate = n === 1 ? id : `${id}-${n}`;
-    const dir = runDir(stateDir, candidate);
-    try {
-      mkdirSync(dir, { mode: 0o700 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
-      throw new UserError(`${dir}: cannot create the run folder (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
-    mkdirSync(join(dir, 'logs'), { mode: 0o700 });
-    mkdirSync(join(dir, 'discovery'), { mode: 0o700 });
-    return candidate;
-  }
-  throw new UserError(`${runDir(stateDir, id)}: that run id and 99 suffixes are taken; clean up ${runsDir(stateDir)}`);
-}
-
-/** Removes a run dir nothing was started in (empty logs/ and discovery/ only): never anything with content. */
-export function removeEmptyRunDir(stateDir: string, id: string): void {
-  const dir = runDir(stateDir, id);
-  for (const d of [join(dir, 'logs'), join(dir, 'discovery'), dir]) {
-    try {
-      rmdirSync(d);
-    } catch {
-      return; // not empty (or gone): leave it
-    }
-  }
-}
-
-// ---- the up lock ----
-
-export interface LockOwner {
-  pid: number;
-  runId: string;
-  createdAt?: string;
-}
-
-/** Pure: the owner a lock file describes; null when it says nothing usable (being written, or empty). */
-export function parseLock(text: string): LockOwner | null {
-  try {
-    const o = JSON.parse(text) as Partial<LockOwner>;
-    if (typeof o.pid !== 'number' || !Number.isInteger(o.pid) || o.pid <= 0) return null;
-    return { pid: o.pid, runId: String(o.runId ?? '?'), createdAt: o.createdAt };
-  } catch {
-    return null;
-  }
-}
-
-export interface UpLock {
-  /** Records the run id in the lock file (for the message a second `up` prints). */
-  describe(runId: string): void;
-  release(): Promise<void>;
-}
-
-/**
- * One `up` per state directory: an flock(2) on up.lock, held for the life of `up` and released by
- * the kernel when it ends however it ends (SIGKILL too). The kernel judges it, not a pid: a pid
- * means nothing across pid namespaces (a container sharing the state dir). Node has no flock, so
- * flock(1) takes it on our open file description (passed as its fd 3), which we keep open.
- * A held lock -> UserError naming the run and pid its holder wrote in the file.
- */
-export async function acquireUpLock(stateDir: string, runId: string, name?: string): Promise<UpLock> {
-  const path = upLockPath(stateDir, name);
-  await prepareStateDir(stateDir);
-  let fd: number;
-  try {
-    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600);
-  } catch (err) {
-    throw new UserError(`${path}: cannot open the lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-  const r = spawnSync('flock', ['--nonblock', '--exclusive', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
-  if (r.error || (r.status !== 0 && r.status !== 1)) {
-    closeSync(fd);
-    const why = r.error ? `flock(1) cannot run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it comes with util-linux` : String(r.stderr).trim();
-    throw new Error(`cannot lock ${path}: ${why}`);
-  }
-  if (r.status === 1) {
-    const owner = parseLock(readFileSync(fd, 'utf8'));
-    closeSync(fd);
-    throw new UserError(
-      owner ? `another up${name ? ` --name ${name}` : ''} is running: run ${owner.runId} (pid ${owner.pid}); one up per state directory${name ? ' and name' : ' unless each run has a name'}` : `another up${name ? ` --name ${name}` : ''} is starting in this state directory; one up per state directory${name ? ' and name' : ' unless each run has a name'}`,
-      owner ? `dynamo-dev teardown --run ${owner.runId}   (or up --name NAME for a second run beside it)` : 'wait for it, or up --name NAME for a second run beside it',
-    );
-  }
-  const describe = (id: string) => {
-    const text = JSON.stringify({ pid: process.pid, runId: id, createdAt: new Date().toISOString() } satisfies LockOwner);
-    try {
-      ftruncateSync(fd, 0);
-      writeSync(fd, text, 0);
-    } catch (err) {
-      throw asDiskFull(err, path);
-    }
-  };
-  try {
-    describe(runId);
-  } catch (err) {
-    closeSync(fd);
-    throw err;
-  }
-  let open = true;
-  return {
-    describe,
-    async release() {
-      // Closing our descriptor releases the lock; the file stays (removing it would race a waiter).
-      if (open) closeSync(fd);
-      open = false;
-    },
-  };
-}
+// Moved out, still reached here: the run folder (run-dirs.ts), the up lock (up-lock.ts), the status words (run-status.ts).
+export { createRunDir, removeEmptyRunDir } from './run-dirs.js';
+export { acquireUpLock, parseLock, type LockOwner, type UpLock } from './up-lock.js';
+export { beingStopped, runStatus, stopOrphaned } from './run-status.js';
+import { runStatus } from './run-status.js';
 
 /**
  * The runs that log paths belong to (a run's folder, its logs folder, or a log file in it), each with

@@ -6,6 +6,7 @@ import { scanRuns } from './run-scan.js';
 import { foreignProcWarning, readCmdline, readPidNamespace } from './proc.js';
 import { beingStopped, judgeRun, loadRuns, readRun, runStatus, stopOrphaned } from './state.js';
 import type { EndDiagnosis, ProcessState, RestartEntry, RunRecord, RunStatus } from './types.js';
+import type { RestartPolicy } from './types.js';
 
 // The `status --json` document, built purely from records and liveness; the human table renders it.
 
@@ -67,7 +68,7 @@ export interface RunStatusDoc {
   python?: { interpreter: string; source: 'given' | 'recipe' | 'managed' | null; managedDir: string | null } | null;
   processes: ProcessStatus[];
   /** `up --restart on-failure[:N]` (max null: no limit); null: started without it. */
-  restartPolicy?: { mode: 'on-failure'; max: number | null } | null;
+  restartPolicy?: RestartPolicy | null;
   /** Live processes of the run that no record names, found by the run marker in their environment
    *  (a helper that double-forked out of its group, a spawn a SIGKILLed `up` never recorded). */
   unrecorded: { pid: number; cmd: string }[];

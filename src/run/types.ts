@@ -64,6 +64,13 @@ export interface ProcessRecord {
   restartsEnded?: { at: string; reason: string } | null;
 }
 
+/** `up --restart on-failure[:N]` (policy/restart-policy.ts parses and applies it). */
+export interface RestartPolicy {
+  mode: 'on-failure';
+  /** At most this many restarts per worker; null: no limit. */
+  max: number | null;
+}
+
 /** One restart of a process, as run.json keeps it. */
 export interface RestartEntry {
   /** When it was started again (ISO). */
@@ -130,7 +137,7 @@ export interface RunRecord {
   plan: Plan;
   processes: ProcessRecord[];
   /** `up --restart on-failure[:N]`: the policy its supervisor restarts workers by (absent: none). */
-  restartPolicy?: { mode: 'on-failure'; max: number | null } | null;
+  restartPolicy?: RestartPolicy | null;
   /** What the last stop (the supervisor's or teardown's) left alive after SIGKILL; absent or empty: nothing. */
   survivors?: SurvivorRecord[];
 }

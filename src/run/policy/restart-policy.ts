@@ -1,6 +1,7 @@
 import { UserError } from '../../errors.js';
 import type { ProcessRole } from '../../plan/types.js';
 import { endedWords } from '../ended.js';
+import type { RestartPolicy } from '../types.js';
 
 // `up --restart on-failure[:N]`: which deaths of a ready run's workers its supervisor restarts, as
 // pure functions. The words and their meaning are docker's (Engine API RestartPolicy, v1.57:
@@ -12,11 +13,7 @@ import { endedWords } from '../ended.js';
 // not is not tried again, so a bad config never loops. Before the run was first ready a death is
 // up's failure, as without the flag.
 
-export interface RestartPolicy {
-  mode: 'on-failure';
-  /** At most this many restarts per worker; null: no limit. */
-  max: number | null;
-}
+export type { RestartPolicy };
 
 /** The most N may be: a worker restarted more often than this has a problem a restart will not fix. */
 export const MAX_RESTARTS = 1000;

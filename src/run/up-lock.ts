@@ -1,0 +1,86 @@
+import { spawnSync } from 'node:child_process';
+import { closeSync, constants as fsConstants, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { asDiskFull, UserError } from '../errors.js';
+import { upLockPath } from './paths.js';
+import { prepareStateDir } from './state-dir.js';
+
+// One `up` per state directory (and name): the lock `up` holds while it starts a run.
+
+export interface LockOwner {
+  pid: number;
+  runId: string;
+  createdAt?: string;
+}
+
+/** Pure: the owner a lock file describes; null when it says nothing usable (being written, or empty). */
+export function parseLock(text: string): LockOwner | null {
+  try {
+    const o = JSON.parse(text) as Partial<LockOwner>;
+    if (typeof o.pid !== 'number' || !Number.isInteger(o.pid) || o.pid <= 0) return null;
+    return { pid: o.pid, runId: String(o.runId ?? '?'), createdAt: o.createdAt };
+  } catch {
+    return null;
+  }
+}
+
+export interface UpLock {
+  /** Records the run id in the lock file (for the message a second `up` prints). */
+  describe(runId: string): void;
+  release(): Promise<void>;
+}
+
+/**
+ * One `up` per state directory: an flock(2) on up.lock, held for the life of `up` and released by
+ * the kernel when it ends however it ends (SIGKILL too). The kernel judges it, not a pid: a pid
+ * means nothing across pid namespaces (a container sharing the state dir). Node has no flock, so
+ * flock(1) takes it on our open file description (passed as its fd 3), which we keep open.
+ * A held lock -> UserError naming the run and pid its holder wrote in the file.
+ */
+export async function acquireUpLock(stateDir: string, runId: string, name?: string): Promise<UpLock> {
+  const path = upLockPath(stateDir, name);
+  await prepareStateDir(stateDir);
+  let fd: number;
+  try {
+    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    throw new UserError(`${path}: cannot open the lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const r = spawnSync('flock', ['--nonblock', '--exclusive', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
+  if (r.error || (r.status !== 0 && r.status !== 1)) {
+    closeSync(fd);
+    const why = r.error ? `flock(1) cannot run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it comes with util-linux` : String(r.stderr).trim();
+    throw new Error(`cannot lock ${path}: ${why}`);
+  }
+  if (r.status === 1) {
+    const owner = parseLock(readFileSync(fd, 'utf8'));
+    closeSync(fd);
+    throw new UserError(
+      owner ? `another up${name ? ` --name ${name}` : ''} is running: run ${owner.runId} (pid ${owner.pid}); one up per state directory${name ? ' and name' : ' unless each run has a name'}` : `another up${name ? ` --name ${name}` : ''} is starting in this state directory; one up per state directory${name ? ' and name' : ' unless each run has a name'}`,
+      owner ? `dynamo-dev teardown --run ${owner.runId}   (or up --name NAME for a second run beside it)` : 'wait for it, or up --name NAME for a second run beside it',
+    );
+  }
+  const describe = (id: string) => {
+    const text = JSON.stringify({ pid: process.pid, runId: id, createdAt: new Date().toISOString() } satisfies LockOwner);
+    try {
+      ftruncateSync(fd, 0);
+      writeSync(fd, text, 0);
+    } catch (err) {
+      throw asDiskFull(err, path);
+    }
+  };
+  try {
+    describe(runId);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  let open = true;
+  return {
+    describe,
+    async release() {
+      // Closing our descriptor releases the lock; the file stays (removing it would race a waiter).
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
+}
