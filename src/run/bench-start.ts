@@ -1,9 +1,14 @@
 import { isUserError } from '../errors.js';
-import { startedFrom, type PreparedVariant, type Started } from './bench.js';
+import { DEFAULT_GRACE_S } from '../defaults.js';
+import type { AiperfProgram } from '../host/aiperf.js';
+import { runBench, startedFrom, type BenchDoc, type BenchEvent, type BenchPlan, type PreparedVariant, type Started } from './bench.js';
+import { onStopSignals } from './signals.js';
+import { teardown } from './teardown.js';
 import type { UpEvent } from './events.js';
 
 // Each variant of `bench` starts as `up --detach` starts a run: the same plan (plan-run.ts), the
-// same model check and the same startRun (start-run.ts), its events read as they come.
+// same model check and the same startRun (start-run.ts), its events read as they come; and the
+// variants run one after another under the stop signals (runVariants).
 
 export interface VariantStartOptions {
   stateDir: string;
@@ -52,4 +57,44 @@ async function start(v: PreparedVariant, o: VariantStartOptions, events: UpEvent
   });
   if (started.interrupted) o.warn(started.interrupted);
   return started.code;
+}
+
+export interface RunVariantsOptions {
+  env: NodeJS.ProcessEnv;
+  stateDir: string;
+  python: (v: PreparedVariant) => string;
+  aiperf: AiperfProgram;
+  onEvent(e: BenchEvent): void;
+  /** The first stop signal came (before the variant's stop is said). */
+  onInterrupt(): void;
+  /** How each variant starts (startVariant), less what this call knows. */
+  start: Omit<VariantStartOptions, 'stateDir' | 'env'>;
+}
+
+/**
+ * Every variant (bench.ts runBench) under the stop signals: Ctrl-C, SIGTERM, SIGHUP stop the
+ * current variant cleanly (a start's own handlers stop it; AIPerf is stopped by runBench; teardown
+ * follows), the rest stay missing.
+ */
+export async function runVariants(b: BenchPlan, o: RunVariantsOptions): Promise<BenchDoc> {
+  const listeners: (() => void)[] = [];
+  const interrupted = { yes: false, on: (f: () => void) => (interrupted.yes ? f() : listeners.push(f)) };
+  const off = onStopSignals(() => {
+    if (interrupted.yes) return;
+    interrupted.yes = true;
+    o.onInterrupt();
+    for (const f of listeners.splice(0)) f();
+  });
+  try {
+    return await runBench(b, {
+      env: o.env, stateDir: o.stateDir, python: o.python, aiperf: o.aiperf, interrupted, onEvent: o.onEvent,
+      start: (v) => startVariant(v, { ...o.start, stateDir: o.stateDir, env: o.env }),
+      teardown: async (runId) => {
+        const out = await teardown({ stateDir: o.stateDir, runId, graceMs: DEFAULT_GRACE_S * 1000, orphans: false });
+        return { remaining: out.remaining.length };
+      },
+    });
+  } finally {
+    off();
+  }
 }
