@@ -19,23 +19,10 @@ export interface RestartOptions {
  */
 export default async function restart(ctx: CommandContext, name: string, opts: RestartOptions): Promise<number> {
   (await import('../run/proc.js')).assertProcIsOurs();
-  const [{ readRun, liveAndRecentViews, judgeRun }, { scanRuns }, { askRestart, cannotRestart }, ui, { describeEnd }] = await Promise.all([
-    import('../run/state.js'), import('../run/run-scan.js'), import('../run/restart-client.js'), import('../ui/restart-report.js'), import('../run/losses.js'),
+  const [{ readRun, judgeRun }, { scanRuns }, { askRestart, cannotRestart }, ui, { describeEnd }, { theLiveRun }] = await Promise.all([
+    import('../run/state.js'), import('../run/run-scan.js'), import('../run/restart-client.js'), import('../ui/restart-report.js'), import('../run/losses.js'), import('../run/which-run.js'),
   ]);
-  let rec;
-  if (opts.run) {
-    rec = await readRun(ctx.stateDir, opts.run);
-  } else {
-    const live = (await liveAndRecentViews(ctx.stateDir, 1)).filter((v) => v.live);
-    if (live.length === 0) throw new UserError(`no live run in ${ctx.stateDir}: nothing to restart`, 'dynamo-dev status');
-    if (live.length > 1) {
-      throw new UserError(
-        `restart: ${live.length} runs are live (${live.map((v) => v.record.name ?? v.record.id).join(', ')}); say which with --run ID|NAME`,
-        `dynamo-dev restart ${name} --run ${live[0].record.name ?? live[0].record.id}`,
-      );
-    }
-    rec = live[0].record;
-  }
+  const rec = await theLiveRun(ctx.stateDir, opts.run, { command: 'restart', process: name });
   const names = rec.processes.map((p) => p.name);
   if (!names.includes(name)) throw new UserError(`restart: no process "${name}" in run ${rec.id}; its processes: ${names.join(', ')}`);
   const judged = await judgeRun(ctx.stateDir, rec, await scanRuns(ctx.stateDir, [rec]));

@@ -111,9 +111,8 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   if (!aiperf) throw new UserError(`AIPerf is not installed: no \`aiperf\` on PATH, no AIPerf environment from setup, and \`${python(variants[0])} -m aiperf\` has none; bench measures with it`, aiperfFix('dynamo-dev'));
 
   // One up at a time per state directory: a live run would make the first variant's up refuse.
-  const { findRunView } = await import('./state.js');
-  const live = await findRunView(i.stateDir);
-  if (live?.live) throw new UserError(`another run is live: run ${live.record.id} (${live.status}); bench starts its own runs`, `dynamo-dev teardown --run ${live.record.id}`);
+  const { liveRuns, refuseLiveRuns } = await import('./which-run.js');
+  refuseLiveRuns(await liveRuns(i.stateDir), { recipeRef: recipes.join(' '), for: 'bench' });
 
   const store = await import('./bench-store.js');
   const id = store.newBenchId(preset?.name ?? recipes.join('+'));

@@ -13,6 +13,7 @@ import type { RestartPolicy } from './policy/restart-policy.js';
 import { preflight } from './preflight.js';
 import { markerFor } from './run-scan.js';
 import { stopThenEscalate } from './signals.js';
+import { liveRuns, refuseLiveRuns } from './which-run.js';
 import type { SupervisionOptions, SupervisorResult } from './supervisor.js';
 
 // The one way a run starts (`up` in the foreground or detached, each variant of `bench`): the
@@ -55,7 +56,20 @@ export interface StartRunOptions {
   /** The events go to NDJSON: an interrupted preflight is also a `failed` event there. */
   json: boolean;
   onEvent(e: StartEvent): void;
+  /** The supervision and the preflight: the real ones by default, fakes in unit tests. */
+  deps?: Partial<StartDeps>;
 }
+
+export interface StartDeps {
+  /** Supervises the run here or in a background process (--detach) until ready, stopped or failed. */
+  supervise(o: SupervisionOptions, detach: boolean, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<SupervisorResult | DetachedResult>;
+  preflight: typeof preflight;
+}
+
+const realStartDeps: StartDeps = {
+  supervise: (o, detach, emit, warn) => (detach ? superviseDetached(o, emit, warn) : superviseHere(o, emit, warn)),
+  preflight,
+};
 
 export interface StartResult {
   /** up's exit code: 0 ready (or stopped by the user after ready), 1 failed, 130 interrupted before ready. */
@@ -68,26 +82,17 @@ export interface StartResult {
 
 export async function startRun(planned: PlannedRun, o: StartRunOptions): Promise<StartResult> {
   const emit = o.onEvent;
+  const deps = { ...realStartDeps, ...o.deps };
   let { runId, plan } = planned;
   let recipe = o.recipe;
   // Before anything is started: the supervisor finds and stops what it started through /proc.
   (await import('./proc.js')).assertProcIsOurs();
-  const { acquireUpLock, liveAndRecentViews, createRunDir, removeEmptyRunDir } = await import('./state.js');
+  const { acquireUpLock, createRunDir, removeEmptyRunDir } = await import('./state.js');
   const lock = await acquireUpLock(o.stateDir, runId, o.name);
   try {
     // A detached run has no `up` holding the lock any more: its live processes refuse a second up.
-    const lives = (await liveAndRecentViews(o.stateDir, 1)).filter((v) => v.live);
-    if (!o.name && lives.length > 0) {
-      const live = lives[0];
-      throw new UserError(
-        `another run is live: run ${live.record.id}${live.record.name ? ` (${live.record.name})` : ''} (${live.status}); one up per state directory unless each run has a name`,
-        `dynamo-dev up ${o.recipeRef} --name NAME   (a second run beside it, with ports of its own), or dynamo-dev teardown --run ${live.record.name ?? live.record.id}`,
-      );
-    }
-    const same = lives.find((v) => v.record.name === o.name);
-    if (o.name && same) {
-      throw new UserError(`--name: a run named ${o.name} is live (${same.record.id}, ${same.status}); choose another name`, `dynamo-dev teardown --run ${o.name}`);
-    }
+    const lives = await liveRuns(o.stateDir);
+    refuseLiveRuns(lives, { name: o.name, recipeRef: o.recipeRef });
     if (o.name) {
       const moved = await portsBesideOrRefuse(recipe, plan, lives);
       if (moved.recipe !== recipe) {
@@ -106,7 +111,7 @@ export async function startRun(planned: PlannedRun, o: StartRunOptions): Promise
     emit({ event: 'plan', runId, plan });
 
     if (o.preflight) {
-      const ok = await preflight({ env: planned.probeEnv, stateDir: o.stateDir, recipe, plan, python: o.python, model: o.model, json: o.json }, emit);
+      const ok = await deps.preflight({ env: planned.probeEnv, stateDir: o.stateDir, recipe, plan, python: o.python, model: o.model, json: o.json }, emit);
       if (ok !== true) {
         removeEmptyRunDir(o.stateDir, runId); // nothing was started: no empty run left behind
         return { code: ok === 'interrupted' ? EXIT_INTERRUPTED : 1, runId, interrupted: null };
@@ -125,7 +130,7 @@ export async function startRun(planned: PlannedRun, o: StartRunOptions): Promise
       markedSinceTicks: (await import('./proc.js')).readStartTicks(process.pid),
     };
     const warn = (text: string) => emit({ event: 'warning', text });
-    const result = o.detach ? await superviseDetached(options, emit, warn) : await superviseHere(options, emit, warn);
+    const result = await deps.supervise(options, o.detach, emit, warn);
     // Interrupted means not done: a script's `up --detach && ./bench.sh` must not benchmark nothing.
     if (result.outcome === 'stopped' && result.beforeReady) {
       const interrupted = result.code === 0
