@@ -138,9 +138,7 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
       return EXIT.ok;
     }
     const abort = new AbortController();
-    const onSignal = () => abort.abort();
-    const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-    for (const sg of signals) process.on(sg, onSignal);
+    const offAiperfSignals = onStopSignals(() => abort.abort());
     try {
       say(`  aiperf  installing AIPerf ${setupPlan.AIPERF_VERSION} for bench into ${aiperfDir} (about a minute)`);
       const r = await installer.buildAiperfEnvironment({ dir: aiperfDir, tools: tools0, env: ctx.env, signal: abort.signal, onStep: (label) => emit({ event: 'aiperf-step', label }) });
@@ -156,7 +154,7 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
       say(`  aiperf  AIPerf ${setupPlan.AIPERF_VERSION} in ${aiperfDir} (for bench)`);
       return EXIT.ok;
     } finally {
-      for (const sg of signals) process.off(sg, onSignal);
+      offAiperfSignals();
       lock0.release();
     }
   };
