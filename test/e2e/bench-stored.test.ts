@@ -55,7 +55,12 @@ describe('bench show / compare / list (stored results)', () => {
     const r = await runCli(['bench', 'list'], env);
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n').map((l) => l.split(' ')[0])).toEqual(['id', INTERRUPTED, AGG, ROUTING]);
-    expect(r.stdout).toMatch(new RegExp(`^${ROUTING} +2026-12-05 10:15:00 UTC +preset routing +4 measured, 1 invalid$`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^${ROUTING} +2026-12-05 10:15 +routing +4 measured, 1 invalid$`, 'm'));
+    // On an 80-column terminal every line fits (issue 31: a routing row alone was 91 wide).
+    const term = openTerminal([process.execPath, BIN, 'bench', 'list'], env, { cols: 80, rows: 24 });
+    terms.push(term);
+    expect(await term.exit).toBe(0);
+    for (const line of stripTerm(term.raw()).replace(/\r/g, '').split('\n')) expect([...line].length, line).toBeLessThanOrEqual(80);
     expect(r.stdout).toContain('1 measured, 1 failed, 1 missing (interrupted)');
     const j = JSON.parse((await runCli(['bench', 'list', '--json'], env)).stdout);
     expect(j.results[2]).toMatchObject({ id: ROUTING, preset: 'routing', variants: { measured: 4, invalid: 1, failed: 0, missing: 0 }, problem: null });
