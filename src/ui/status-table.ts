@@ -136,7 +136,11 @@ export function formatLosses(d: RunStatusDoc, now: number, columns = Infinity): 
     const serving = lostWorkers > 0 ? `it serves with ${workers.length - lostWorkers} of ${workers.length} worker${workers.length === 1 ? '' : 's'}; ` : '';
     const left = d.lost.flatMap((x) => x.leftPids);
     const leftovers = left.length > 0 ? ` (with what is left of it; only the leftover: ${chalk.bold(`kill ${left.join(' ')}`)})` : '';
-    out.push(...wrapWords(`    ${serving}end the run: ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}${leftovers}`, columns, '      '));
+    // Its supervisor can start what it lost again in seconds (issue 31: only teardown and a new up were said).
+    const again = d.supervisor.alive
+      ? `start ${lostNow.length === 1 ? 'it' : 'each'} again alone: ${lostNow.map((x) => chalk.bold(`dynamo-dev restart ${x.name} --run ${d.id}`)).join('; ')}; or `
+      : '';
+    out.push(...wrapWords(`    ${serving}${again}end the run: ${chalk.bold(`dynamo-dev teardown --run ${d.id}`)}${leftovers}`, columns, '      '));
   }
   return out;
 }

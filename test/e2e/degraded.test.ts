@@ -117,12 +117,17 @@ describe('a worker SIGKILLed after ready (the OOM killer), its engine left runni
     const human = await runCli(['status'], s.env);
     expect(human.stdout.split('\n')[0]).toMatch(/degraded: agg-1 killed by SIGKILL \d+s ago, its engine lives on/);
     expect(human.stdout).toContain(`still running: pid ${engine.pid}, holding 3,072 MiB of GPU memory`);
+    // Issue 31: the one worker can be started again in seconds; said beside the teardown.
+    const live = JSON.parse((await runCli(['status', '--json'], s.env)).stdout).runs[0];
+    expect(live.supervisor.alive).toBe(true);
+    expect(human.stdout.replace(/\n +/g, ' ')).toContain(`start it again alone: dynamo-dev restart agg-1 --run ${rec.id}; or end the run: dynamo-dev teardown --run ${rec.id}`);
 
     const doc = await runCli(['doctor', '--json'], s.env, { timeoutMs: 30_000 });
     expect(doc.code, doc.stdout).toBe(1);
     const c = byId(JSON.parse(doc.stdout) as Doc);
     expect(c['kv.allocated'].status).toBe('fail');
     expect(c['kv.allocated'].summary).toContain('agg-1');
+    expect(c['kv.allocated'].fix).toContain(`start agg-1 again alone with \`dynamo-dev restart agg-1 --run ${rec.id}\``);
     // The frontend's own count against the plan: one worker fewer than the experiment assumes.
     expect(c['frontend.models'].status).toBe('fail');
     expect(c['frontend.models'].summary).toMatch(/the frontend counts 1 of the 2 planned workers/);

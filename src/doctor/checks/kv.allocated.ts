@@ -52,7 +52,8 @@ const check: Check = {
         problems.push({
           status: 'fail',
           line: `${w.name} ${describeEnd(gone)}${at}${had}${left}: the run serves without it`,
-          fix: `the run is degraded (\`dynamo-dev status\` says why): end it with \`dynamo-dev teardown --run ${run!.record.id}\` and start it again`,
+          // `restart` brings the one worker back in seconds; the teardown ends the whole run (issue 31).
+          fix: `the run is degraded (\`dynamo-dev status\` says why): start ${w.name} again alone with \`dynamo-dev restart ${w.name} --run ${run!.record.id}\`, or end the run with \`dynamo-dev teardown --run ${run!.record.id}\` and start it again`,
         });
         tokens[w.name] = null;
         continue;

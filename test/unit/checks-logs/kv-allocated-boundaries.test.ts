@@ -171,7 +171,7 @@ describe('kv.allocated: a live run that lost a worker', () => {
         `agg-1 was killed by SIGKILL (at ${formatClock('2026-11-30T10:01:00.000Z')}); it had logged 9,152 KV tokens; its engine (pid 4242, 4243) still runs: the run serves without it`,
         'KV tokens per worker: agg-0 4,096, agg-1 none',
       ],
-      fix: 'the run is degraded (`dynamo-dev status` says why): end it with `dynamo-dev teardown --run 20261130-101500-agg-router` and start it again',
+      fix: 'the run is degraded (`dynamo-dev status` says why): start agg-1 again alone with `dynamo-dev restart agg-1 --run 20261130-101500-agg-router`, or end the run with `dynamo-dev teardown --run 20261130-101500-agg-router` and start it again',
       evidence: { source: 'run 20261130-101500-agg-router', maxModelLen: 4096, kvTokens: { 'agg-0': 4096, 'agg-1': null }, lost: ['agg-1'] },
     });
   });

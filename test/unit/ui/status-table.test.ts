@@ -49,7 +49,12 @@ describe('status table of a degraded run', () => {
     expect(text).toMatch(/agg-1\s+100\s+no\s+no\s+failed \(SIGKILL\)/);
     expect(text).toMatch(/! agg-1 was killed by SIGKILL at \d\d:\d\d:\d\d \(12s ago\)/);
     expect(text).toContain('still running: pid 4242, holding 3,072 MiB of GPU memory: a leftover, not part of the run');
-    expect(text).toContain('it serves with 1 of 2 workers; end the run: dynamo-dev teardown --run r2 (with what is left of it; only the leftover: kill 4242)');
+    // Its supervisor lives: the lost worker can be started again alone (issue 31), beside the teardown.
+    expect(text.replace(/\n +/g, ' ')).toContain('it serves with 1 of 2 workers; start it again alone: dynamo-dev restart agg-1 --run r2; or end the run: dynamo-dev teardown --run r2 (with what is left of it; only the leftover: kill 4242)');
+    // Without a supervisor nothing can start it again: only the teardown is said.
+    const orphan = formatRunTable({ ...doc, supervisor: { ...doc.supervisor, alive: false } }, { now });
+    expect(orphan).toContain('it serves with 1 of 2 workers; end the run: dynamo-dev teardown --run r2 (with what is left of it; only the leftover: kill 4242)');
+    expect(orphan).not.toContain('dynamo-dev restart');
   });
 });
 
