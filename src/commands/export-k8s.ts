@@ -98,6 +98,13 @@ async function installedImage(ctx: CommandContext, python: string, engine: 'vllm
   const facts = await probePython(python, engine, ctx.env, PROBE_TIMEOUT_MS, ['dynamo']);
   const dyn = facts.modules.dynamo;
   const fix = `pass --image ${defaultImage(engine, '<Dynamo version>')}`;
+  if (!facts.ok || !dyn?.ok) {
+    // The Dynamo `setup` installed names the version too, whichever engine it was set up for
+    // (issue 31: with only a mocker environment, `export k8s agg` asked for --image).
+    const [{ listManagedEnvs }, { compareVersions }] = await Promise.all([import('../host/managed-env.js'), import('../plan/dynamo-releases.js')]);
+    const newest = listManagedEnvs(ctx.env).map((e) => e.marker.release).filter(isReleaseVersion).sort(compareVersions).pop();
+    if (newest) return defaultImage(engine, newest);
+  }
   if (!facts.ok) throw new UserError(`no --image and no Dynamo version: ${facts.error}; ${fix}`);
   if (!dyn?.ok) throw new UserError(`no --image and no Dynamo in ${python} (${dyn?.error ?? 'not importable'}); ${fix}`);
   if (!dyn.version) throw new UserError(`no --image and ${python}'s dynamo reports no version; ${fix}`);

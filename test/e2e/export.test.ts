@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -186,6 +186,19 @@ describe('dynamo-dev export k8s: output and options', () => {
     const r = await runCli(['export', 'k8s', 'agg', '--image', 'myreg/vllm:latest'], env);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('note: image myreg/vllm:latest has no X.Y.Z tag; newer operators then want runtimeVersionOverride on each component (docs/export.md)');
+  });
+});
+
+describe('dynamo-dev export k8s: the image of the Dynamo setup installed', () => {
+  it('python3 has no Dynamo, setup made a mocker environment of 1.4.2: export k8s agg defaults to vllm-runtime:1.4.2', async () => {
+    // Issue 31: with only a mocker environment, `export k8s agg` asked for --image.
+    const envs = join(home.dir, 'xdg', 'dynamo-dev', 'envs', '1.4.2-mocker');
+    mkdirSync(join(envs, 'bin'), { recursive: true });
+    writeFileSync(join(envs, 'bin', 'python'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    writeFileSync(join(envs, 'dynamo-dev-setup.json'), JSON.stringify({ schema: 1, release: '1.4.2', engine: 'mocker', installer: 'pip', dependencies: 'normal', placeholder: null, python: join(envs, 'bin', 'python'), basePython: { path: '/usr/bin/python3', version: '3.12.3' }, completedAt: '2026-12-07T09:00:00.000Z', durationMs: 1 }));
+    const r = await runCli(['export', 'k8s', 'agg'], { ...env, FAKE_MISSING_MODULES: 'dynamo', XDG_CACHE_HOME: join(home.dir, 'xdg') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.2');
   });
 });
 
