@@ -108,13 +108,27 @@ function modelFix(text: string, base: string): string {
 function ucxFix(text: string, base: string): string {
   const asked = /\(asked ([^)]*?) on /.exec(text);
   if (/no usable transports|is not available/.test(text)) {
-    return `UCX_TLS asks for transports this machine does not have${asked ? ` (${asked[1]})` : ''}: unset UCX_TLS, or list only transports \`ucx_info -d\` shows (e.g. UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp); check with \`dynamo-dev doctor --only ucx.transports\``;
+    // UCX's WARN line just before names what it has ("please use one or more of: cma, mm, ..."); ucx_info
+    // may be another UCX than NIXL's own (its wheel bundles UCX 1.22.0 and no ucx_info: FACTS §11).
+    return `UCX_TLS asks for transports this machine does not have${asked ? ` (${asked[1]})` : ''}: unset UCX_TLS, or list only transports it has (UCX's warning just before this line names them; e.g. UCX_TLS=sm,self,tcp); check with \`dynamo-dev doctor --only ucx.transports\`, which runs NIXL for real`;
   }
   if (/ibv_|mlx5|RoCE|erdma|\bUD\b|_verbs|\bQP\b/.test(text)) {
     return 'an RDMA (InfiniBand/RoCE) device failed: check it with `ibv_devinfo`; pick a working one with UCX_NET_DEVICES=<device>, or leave RDMA out: UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp (enough on one machine)';
   }
   if (/can listen/.test(text)) {
     return 'no UCX transport can listen on the address in the quoted line: check that the interface exists and that UCX_TLS includes tcp (`ucx_info -d`)';
+  }
+  return base;
+}
+
+/**
+ * "no active messages transport ... sysv/memory - no peer failure handler" (the real NIXL 1.4.1 with
+ * UCX_TLS=shm,self or ^tcp, test/fixtures/nixl): shared memory is there but lacks the peer failure
+ * handling NIXL asks for; UCX_MM_ERROR_HANDLING=y turns it on (checked for real: the probe then passes).
+ */
+function noAmFix(text: string, base: string): string {
+  if (/\b(?:sysv|posix)\/\S+ - no peer failure handler/.test(text)) {
+    return 'shared memory lacks the peer failure handling NIXL asks for: export UCX_MM_ERROR_HANDLING=y, or add tcp to UCX_TLS (e.g. UCX_TLS=shm,self,tcp), or unset UCX_TLS; check with `dynamo-dev doctor --only ucx.transports`, which runs NIXL for real';
   }
   return base;
 }
@@ -146,6 +160,7 @@ export function chooseFix(code: string, text: string, base: string, ctx: FixCont
     case 'cuda.oom': return oomFix(base, ctx);
     case 'hf.model-not-found': return modelFix(text, base);
     case 'ucx.error': return ucxFix(text, base);
+    case 'ucx.no-am-transport': return noAmFix(text, base);
     case 'nccl.error': return ncclFix(text, base);
     case 'dynamo.discovery-unreachable': return discoveryFix(text, base);
     default: return base;

@@ -227,8 +227,10 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     patterns: [/no active messages transport/],
     title: 'UCX has no active-message transport (NIXL cannot start)',
     explanation:
-      'UCX_TLS leaves only transports without active messages (cuda_ipc, cuda_copy: zcopy only), so NIXL\'s UCX backend cannot ' +
-      'reach its peer and the engine does not start.',
+      'UCX_TLS leaves NIXL no transport for its messages: only transports without active messages (cuda_ipc, cuda_copy, cma: ' +
+      'zcopy only; UCX_TLS=cma,self, the example of Dynamo\'s check script, is one), or shared memory (sysv, posix) without the peer ' +
+      'failure handling NIXL asks for ("no peer failure handler": UCX_TLS=shm,self or ^tcp). NIXL cannot create its agent ' +
+      '(NIXL_ERR_BACKEND) and the engine does not start.',
     fix: 'unset UCX_TLS, or include an active-message transport: export UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp; check with `dynamo-dev doctor --only ucx.transports`',
   },
   {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { SIGNATURES } from '../../src/diagnose/signatures.js';
 import { join } from 'node:path';
 import { BIN, fakeEnv, runCli, SAMPLES, tempHome } from '../helpers/cli.js';
 import { openTerminal, stripTerm, type Terminal } from '../helpers/pty.js';
@@ -16,7 +17,7 @@ afterEach(() => {
 });
 
 const LOGS = ['worker-free-memory.log', 'worker-ucx-no-am.log'].map((f) => join(SAMPLES, 'logs', f));
-const UCX_WHY = 'UCX_TLS leaves only transports without active messages (cuda_ipc, cuda_copy: zcopy only), so NIXL\'s UCX backend cannot reach its peer and the engine does not start.';
+const UCX_WHY = SIGNATURES.find((s) => s.code === 'ucx.no-am-transport')!.explanation;
 
 describe('diagnose in an 80x24 terminal', () => {
   it('why and fix wrap under their label, no line reaches past column 80, commands stay whole', async () => {
@@ -31,9 +32,9 @@ describe('diagnose in an 80x24 terminal', () => {
     expect(lines.filter((l) => visibleLength(l) > 80)).toEqual([]);
     const why = lines.findIndex((l) => l.startsWith('    why: UCX_TLS leaves'));
     expect(lines.slice(why, why + 3)).toEqual([
-      '    why: UCX_TLS leaves only transports without active messages (cuda_ipc,',
-      '         cuda_copy: zcopy only), so NIXL\'s UCX backend cannot reach its peer and',
-      '         the engine does not start.',
+      '    why: UCX_TLS leaves NIXL no transport for its messages: only transports',
+      '         without active messages (cuda_ipc, cuda_copy, cma: zcopy only;',
+      '         UCX_TLS=cma,self, the example of Dynamo\'s check script, is one), or',
     ]);
     // The fix's commands: each on one line, whole (the export with its value too).
     const fix = lines.slice(lines.findIndex((l, i) => i > why && l.startsWith('    fix: ')));

@@ -24,6 +24,24 @@ beforeEach(() => {
 });
 afterEach(() => home.cleanup());
 
+describe('dynamo-dev diagnose: the real NIXL 1.4.1 failures (test/fixtures/nixl)', () => {
+  for (const [name, code, fix] of [
+    ['shm-self', 'ucx.no-am-transport', 'export UCX_MM_ERROR_HANDLING=y'],
+    ['not-tcp', 'ucx.no-am-transport', 'export UCX_MM_ERROR_HANDLING=y'],
+    ['cma-self', 'ucx.no-am-transport', 'export UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp'],
+    ['ud', 'ucx.error', 'UCX_TLS asks for transports this machine does not have (ud)'],
+    ['cuda-ipc', 'ucx.error', 'UCX_TLS asks for transports this machine does not have (cuda_ipc)'],
+  ]) {
+    it(`${name}: ${code} ("Destination is unreachable" is its consequence), the fix for its line, exit 1`, async () => {
+      const r = await runCli(['diagnose', '--json', join(SAMPLES, '..', 'nixl', `${name}.txt`)], env);
+      expect(r.code).toBe(1);
+      const doc = JSON.parse(r.stdout) as { findings: { code: string; fix: string; text: string }[] };
+      expect(doc.findings.map((f) => f.code)).toEqual([code]);
+      expect(doc.findings[0].fix).toContain(fix);
+    });
+  }
+});
+
 describe('dynamo-dev diagnose', () => {
   for (const [name, want] of Object.entries(EXPECTED)) {
     it(`${name}: ${want.codes.join(', ')} and exit ${want.exit}`, async () => {

@@ -88,6 +88,9 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
     ['no GPU visible (the real 1.6.1 worker\'s output)', 'no-gpu', 'gpu.not-visible', null],
     ['free memory less than desired', 'free-memory', 'vllm.free-memory', null],
     ['UCX without an active-message transport', 'ucx-no-am', 'ucx.no-am-transport', 'disagg-same-gpu'],
+    // The real NIXL 1.4.1 lines (test/fixtures/nixl): UCX_TLS=shm,self and UCX_TLS=ud.
+    ['shared memory without peer failure handling (real NIXL lines)', 'nixl-shm-self', 'ucx.no-am-transport', 'disagg-same-gpu'],
+    ['a UCX_TLS naming a transport the machine lacks (real NIXL lines)', 'nixl-ud', 'ucx.error', 'disagg-same-gpu'],
   ];
   for (const [what, scenario, code, recipe] of cases) {
     it(`a worker dying with ${what}: exited event names it with the diagnosis, exit 1, nothing left`, async () => {

@@ -7,6 +7,8 @@ import { SAMPLES } from '../../helpers/cli.js';
 
 const sample = (name: string, lineNo: number) => readFileSync(join(SAMPLES, 'logs', name), 'utf8').split('\n')[lineNo - 1];
 /** A line of a real log from a public thread (test/fixtures/corpus, sources in its manifest.json). */
+/** The first line of a real NIXL 1.4.1 probe recording (test/fixtures/nixl) holding `text`. */
+const nixlLine = (name: string, text: string) => readFileSync(join(SAMPLES, '..', 'nixl', `${name}.txt`), 'utf8').split('\n').find((l) => l.includes(text))!;
 const corpus = (name: string, lineNo: number) => readFileSync(join(SAMPLES, '..', 'corpus', name), 'utf8').split('\n')[lineNo - 1];
 
 // Every code: real lines (from the samples in test/fixtures/samples/logs and the texts in FACTS.md)
@@ -90,7 +92,8 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
     misses: ['filelock: Lock acquisition succeeded', 'acquired lock on models--Qwen--Qwen3-0.6B'],
   },
   'ucx.no-am-transport': {
-    hits: [sample('worker-ucx-no-am.log', 2)],
+    // and the real NIXL 1.4.1 / UCX 1.22.0 lines (test/fixtures/nixl) under UCX_TLS=shm,self, ^tcp, cma,self
+    hits: [sample('worker-ucx-no-am.log', 2), nixlLine('shm-self', 'no active messages'), nixlLine('not-tcp', 'no active messages'), nixlLine('cma-self', 'no active messages')],
     misses: ['[1759819212.418274] [host:51120:0]        ucp_worker.c:1783 UCX  INFO    transport: tcp/lo, active messages enabled'],
   },
   'ucx.unreachable': {
@@ -192,6 +195,7 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
   },
   'ucx.error': {
     hits: [
+      nixlLine('ud', 'no usable transports/devices'), nixlLine('cuda-ipc', 'no usable transports/devices'),
       corpus('ucx-9610-no-usable-transports.log', 2),
       corpus('ucx-6457-ci-timestamps.log', 7),
       corpus('dynamo-814-ucx-ibv-create-ah.log', 4),
