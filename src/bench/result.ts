@@ -84,6 +84,10 @@ export const benchVariantSchema = z.looseObject({
   control: z.looseObject({ gate: z.string(), why: z.string() }).nullable().optional(),
   gates: z.array(benchGateSchema),
   runs: z.array(benchRunSchema),
+  /** A disaggregated variant's KV lane, from the NIXL probe of its preflight; absent without NIXL or in results stored before. */
+  transport: z.looseObject({
+    status: z.string(), lane: z.string().nullable(), tcp: z.boolean(), msPerMb: z.number().nullable(), ucxVersion: z.string().nullable(), summary: z.string(),
+  }).nullable().optional(),
 });
 
 export const benchMachineSchema = z.looseObject({

@@ -4,6 +4,7 @@ import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
 import type { UpEvent } from './events.js';
 import type { VariantSpec } from '../bench/variants.js';
+import { kvTransportOf, type KvTransport } from '../bench/kv-transport.js';
 import type { LoadShape } from '../bench/presets.js';
 import type { GateFacts } from '../bench/gates/types.js';
 import { firstFailed, judgeGates, type GateResult } from '../bench/gates/registry.js';
@@ -57,6 +58,8 @@ export interface BenchVariantDoc {
    * others) is bench's own: the gates' facts, writing the result (bench/README.md measures it).
    */
   timings?: { upMs: number; loadMs: number; teardownMs: number; gatesMs: number; totalMs: number };
+  /** A disaggregated variant's KV lane, from its preflight's NIXL probe (bench/kv-transport.ts); absent without NIXL. */
+  transport?: KvTransport | null;
 }
 
 export interface BenchDoc {
@@ -179,6 +182,7 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
   out.runId = started.runId;
   out.plan = started.plan ?? {};
   out.doctor = started.preflight;
+  out.transport = kvTransportOf(started.preflight);
   d.onEvent({ event: 'up', name: v.name, runId: started.runId, code: started.code, reason: started.failed });
   if (started.code !== 0 || !started.runId || !started.plan) {
     // up stopped what it started (a failure, or the interrupt before ready: exit 130).

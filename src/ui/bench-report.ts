@@ -1,4 +1,5 @@
 import type { BenchResult, BenchVariant } from '../bench/result.js';
+import { renderTransport } from './bench-transport.js';
 import { COMPARE_LETTERS, ERROR_FLAG_RATE, METRICS, summarize, summarizeCompare, type Cell, type ErrorCell, type MetricInfo, type MetricTable, type Summary, type SummaryRow } from '../bench/summary.js';
 import { controlOutcome } from '../bench/controls.js';
 import { renderDistribution } from './bench-distribution.js';
@@ -244,6 +245,8 @@ function body(s: Summary, rows: { label: string; variant: BenchVariant }[], widt
     const text = control ? `${control.kind === 'unexpected' ? 'UNEXPECTED ' : ''}${control.text}` : `${r.variant.status.toUpperCase()}${r.variant.reason ? `: ${r.variant.reason}` : ''}`;
     out.push(...fit(`  ${r.label}: ${text}`, width, '      '));
   }
+  const transport = renderTransport(rows, width);
+  if (transport.length > 0) out.push('', ...transport);
   if (s.baseline === null) out.push(...fit('no variant was measured: no numbers to show', width, '  '));
   const head = s.tables.filter((t) => s.headline.includes(t.metric.key)).sort((a, b) => s.headline.indexOf(a.metric.key) - s.headline.indexOf(b.metric.key));
   if (s.baseline !== null) {
