@@ -69,7 +69,7 @@ function timesLine(f: NixlProbeFacts): string | null {
 function memLine(f: NixlProbeFacts): string {
   const r = f.report;
   const mem = r?.mem ?? 'DRAM';
-  const why = r?.memFallback ? ` (VRAM not used: ${r.memFallback})` : mem === 'DRAM' ? ' (no GPU here: host memory, as the workers\' CPU side)' : '';
+  const why = r?.memFallback ? ` (VRAM not used: ${r.memFallback})` : mem === 'DRAM' ? ` (${f.dramWhy ?? 'no GPU here'}: host memory)` : '';
   return `buffers: ${mem}${why}; NIXL ${r?.nixl ?? '?'}, UCX ${r?.ucxVersion ?? '?'}${r?.ucpPath ? ` (${r.ucpPath})` : ''}`;
 }
 

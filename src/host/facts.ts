@@ -87,9 +87,11 @@ async function nixlProbe(o: FactsOptions, facts: Facts, withoutTls: boolean): Pr
   const worker = nixlWorker(o.plan);
   const env: Record<string, string | undefined> = { ...o.env, ...(worker?.env ?? {}) };
   if (withoutTls) delete env.UCX_TLS;
-  const gpu = await facts.gpu();
-  const mem = gpu.ok && gpu.gpus.length > 0 ? 'auto' : 'dram';
-  return probeNixl({ python: o.python, env, mem, device: 0, timeoutMs: mem === 'auto' ? NIXL_PROBE_TIMEOUT_MS.vram : NIXL_PROBE_TIMEOUT_MS.dram });
+  const [gpu, live] = await Promise.all([facts.gpu(), facts.liveRuns()]);
+  // Two CUDA contexts cost hundreds of MB of GPU memory: never while a run of ours holds the GPU.
+  const dramWhy = !gpu.ok || gpu.gpus.length === 0 ? 'no GPU here' : live.length > 0 ? `${live.length === 1 ? 'a run is' : `${live.length} runs are`} live on the GPU: its memory is left alone` : null;
+  const mem = dramWhy === null ? 'auto' : 'dram';
+  return probeNixl({ python: o.python, env, mem, dramWhy, device: 0, timeoutMs: mem === 'auto' ? NIXL_PROBE_TIMEOUT_MS.vram : NIXL_PROBE_TIMEOUT_MS.dram });
 }
 
 /** Memoizes an async getter: the probe starts on first ask and every later ask shares it. */

@@ -27,6 +27,8 @@ export interface NixlProbeOptions {
   env: Env;
   /** VRAM on this device when the machine has a GPU (CUDA_VISIBLE_DEVICES applies); DRAM otherwise. */
   mem: 'dram' | 'auto';
+  /** Why DRAM was chosen (no GPU, a live run holds it), said in the verdict's details. */
+  dramWhy?: string | null;
   device?: number;
   timeoutMs: number;
   bytes?: number;
@@ -53,6 +55,8 @@ export interface NixlProbeFacts {
   /** Probe processes still alive when it ended, killed then (none expected: the script waits for its peer). */
   killedLeftovers: number[];
   elapsedMs: number;
+  /** Why the buffers are DRAM by our choice (no GPU, a live run on it); null when VRAM was asked. */
+  dramWhy?: string | null;
   /** The raw output, for fixtures and --json; capped. */
   output: string;
 }
@@ -134,7 +138,7 @@ export function probeNixl(o: NixlProbeOptions): Promise<NixlProbeFacts> {
   const t0 = performance.now();
   return new Promise((resolve) => {
     const done = (r: { stdout: string; stderr: string; exit: number | null; signal: string | null; startError: string | null; timedOut: boolean; killed: number[]; pgid?: number }) =>
-      resolve(readNixlProbe({ python: o.python, ...r, timeoutMs: o.timeoutMs, bytes, env: o.env, killedLeftovers: r.killed, elapsedMs: Math.round(performance.now() - t0) }));
+      resolve({ ...readNixlProbe({ python: o.python, ...r, timeoutMs: o.timeoutMs, bytes, env: o.env, killedLeftovers: r.killed, elapsedMs: Math.round(performance.now() - t0) }), dramWhy: o.dramWhy ?? null });
     if (!existsSync(NIXL_PROBE_SCRIPT)) {
       done({ stdout: '', stderr: '', exit: null, signal: null, startError: `the probe script is missing: ${NIXL_PROBE_SCRIPT}`, timedOut: false, killed: [] });
       return;

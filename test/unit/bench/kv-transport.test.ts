@@ -31,7 +31,7 @@ describe('kvTransportOf', () => {
 });
 
 describe('the report\'s KV transfer lines', () => {
-  const v = (name: string, transport: BenchVariant['transport']) => ({ label: name, variant: { name, transport } as BenchVariant });
+  const v = (name: string, transport: unknown) => ({ label: name, variant: { name, transport } as BenchVariant });
   it('TCP flagged with what it means; a shared-memory lane plain; nothing without NIXL', () => {
     const tcp = kvTransportOf(preflight('warn', nixlVerdict(recordedFacts('tcp'), { tls: 'tcp', ucx: null, withoutTls: null }).summary));
     const cma = kvTransportOf(preflight('pass', nixlVerdict(recordedFacts('default'), { tls: null, ucx: null, withoutTls: null }).summary));

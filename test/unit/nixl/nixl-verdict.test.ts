@@ -90,6 +90,13 @@ describe('nixlVerdict on the real recordings', () => {
     expect(r.summary).toBe('the NIXL transfer probe gave no answer: the NIXL probe did not finish in 9 s and was killed');
   });
 
+  it('DRAM by our choice says why: no GPU, or a live run holds it', () => {
+    const live = nixlVerdict({ ...recordedFacts('default'), dramWhy: 'a run is live on the GPU: its memory is left alone' }, { tls: null, ucx: null, withoutTls: null });
+    expect(live.details).toContainEqual(expect.stringMatching(/^buffers: DRAM \(a run is live on the GPU: its memory is left alone: host memory\); NIXL 1\.4\.1, UCX 1\.22\.0/));
+    const none = nixlVerdict(recordedFacts('default'), { tls: null, ucx: null, withoutTls: null });
+    expect(none.details).toContainEqual(expect.stringMatching(/^buffers: DRAM \(no GPU here: host memory\)/));
+  });
+
   it('cost per MB is of the best write; no writes, no cost', () => {
     expect(msPerMb(recordedFacts('default'))).toBeCloseTo(34.196 / 4.194304, 6);
     expect(msPerMb(recordedFacts('shm-self'))).toBeNull();
