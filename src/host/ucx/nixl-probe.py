@@ -15,8 +15,11 @@ prints there). Both leave with os._exit: some NIXL builds raise SIGSEGV at inter
 NIXL's Python API as used here: nixl_agent(name, nixl_agent_config(backends=["UCX"])),
 register_memory([(addr, size, dev, "")], "DRAM"|"VRAM"), get_agent_metadata, add_remote_agent,
 get_xfer_descs / get_serialized_descs / deserialize_descs, initialize_xfer("WRITE", local,
-remote, peer, notif), transfer, check_xfer_state ("DONE" | "PROC" | "ERR"), update_notifs
-(ai-dynamo/nixl src/api/python/_api.py; nixl 1.4.1 wheel nixl_cu13/_api.py).
+remote, peer, notif), transfer, check_xfer_state ("DONE" | "PROC" | "ERR"),
+check_remote_xfer_done(peer, tag) (a tag prefix; it polls getNotifs itself)
+(ai-dynamo/nixl src/api/python/_api.py at 0169231; the nixl 1.4.1 wheel's nixl_cu13/_api.py).
+UCX_PROTO_INFO's tables: openucx/ucx src/ucp/proto/proto_debug.c, src/ucp/core/ucp_ep.c (the
+"intra-node cfg#N" names); read in src/host/ucx/parse-nixl-probe.ts.
 """
 import argparse
 import base64
