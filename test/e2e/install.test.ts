@@ -19,6 +19,8 @@ describe('install from the packed tarball', () => {
       const files = (JSON.parse(pack.stdout)[0].files as { path: string }[]).map((f) => f.path);
       expect(files).toContain('bin/dynamo-dev.js');
       expect(files).toContain('dist/cli.js');
+      // The NIXL probe's script runs from the package (copied into dist by the build).
+      expect(files).toContain('dist/host/ucx/nixl-probe.py');
       expect(files.some((f) => f.startsWith('recipes/'))).toBe(true);
       expect(files.some((f) => f.startsWith('test/') || f.startsWith('src/'))).toBe(false);
       const tgz = join(packDir, readdirSync(packDir).find((f) => f.endsWith('.tgz'))!);
@@ -46,6 +48,12 @@ describe('install from the packed tarball', () => {
       expect(existsSync(docs)).toBe(true);
       const status = await run(['status']);
       expect(status.exitCode).toBe(0);
+      // ucx.transports runs the installed probe script (the fake NIXL replays the real one, FAKE_NIXL).
+      const probe = await execa('dynamo-dev', ['doctor', '--recipe', 'disagg-same-gpu', '--only', 'ucx.transports', '--json'], {
+        env: { ...env, PYTHONPATH: join(ROOT, 'test', 'fixtures', 'python'), PYTHONDONTWRITEBYTECODE: '1', FAKE_NIXL: 'default' }, extendEnv: false, reject: false, cwd: h.dir,
+      });
+      const ucx = (JSON.parse(probe.stdout) as { checks: { status: string; summary: string }[] }).checks[0];
+      expect(ucx.summary).toMatch(/ moved 4 MiB each way between two processes over cma\/memory/);
     } finally {
       rmSync(h.dir, { recursive: true, force: true });
     }
