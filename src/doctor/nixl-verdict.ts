@@ -135,7 +135,9 @@ export function nixlVerdict(f: NixlProbeFacts, o: { tls: string | null; ucx: Ucx
   const stage = r?.stage ?? 'agent';
   if (stage === 'agent' || stage === 'register' || stage === 'metadata' || r?.peerStage === 'agent') {
     const first = c.ucxErrors[0] ?? r?.peerError ?? r?.error ?? 'no reason given';
-    const what = stage === 'register' ? 'register its buffer' : stage === 'metadata' ? 'exchange metadata' : 'create a UCX agent';
+    // The peer's failure is the cause when this side only waited for its metadata.
+    const at = r?.peerStage && stage === 'metadata' ? r.peerStage : stage;
+    const what = at === 'register' ? 'register its buffer' : at === 'metadata' ? 'exchange metadata' : 'create a UCX agent';
     const who = r?.nixl ? `NIXL ${r.nixl}` : 'NIXL';
     const err = (r?.peerError ?? r?.error ?? '').replace(/^.*\./, '');
     const rest = quoted.filter((l) => l !== `UCX: ${first}`);

@@ -69,6 +69,12 @@ describe('nixlVerdict on the real recordings', () => {
     expect(r.fix).toContain('(UCX lists: cma, mm, posix, self, shm, sm, sysv, tcp)');
   });
 
+  it('only the other process failed to create its agent: said as the agent failure, with its error', () => {
+    const base = recordedFacts('shm-self');
+    const r = nixlVerdict({ ...base, report: { ...base.report!, stage: 'metadata', error: undefined, peerFailed: true, peerStage: 'agent', peerError: 'nixl_cu13._bindings.nixlBackendError: NIXL_ERR_BACKEND' } }, { tls: 'shm,self', ucx: null, withoutTls: null });
+    expect(r.summary).toMatch(/^NIXL 1\.4\.1 cannot create a UCX agent with UCX_TLS=shm,self \(nixlBackendError: NIXL_ERR_BACKEND\): UCX says "no active messages transport/);
+  });
+
   it('agentFix without UCX_TLS: UCX itself is narrow', () => {
     expect(agentFix(null, ['no active messages transport to <no debug data>: sysv/memory - no peer failure handler'])).toMatch(/^export UCX_MM_ERROR_HANDLING=y/);
     expect(agentFix(null, ['something else'])).toMatch(/^check the UCX NIXL loads/);
