@@ -36,6 +36,23 @@ def now():
     return time.monotonic()
 
 
+def c_stdio(op):
+    """UCX logs through C's stdout, which is fully buffered on a pipe and flushed only for errors
+    (openucx/ucx src/ucs/debug/log.c): line-buffered, each line reaches the pipe whole (never split
+    by the other process's output), and flushed before os._exit, which skips C's own exit flush."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        if op == "line":
+            stdout = ctypes.c_void_p.in_dll(libc, "stdout")
+            libc.setvbuf(stdout, None, 1, 0)  # _IOLBF
+        else:
+            libc.fflush(None)
+    except Exception:  # noqa: BLE001 - not glibc: the lines may come later or in pieces, never wrong
+        pass
+
+
 class Pipe:
     """One JSON object per line over a pair of fds."""
 
@@ -256,6 +273,7 @@ def main():
     p.add_argument("--fds", default="")
     args = p.parse_args()
     args.deadline = now() + args.seconds
+    c_stdio("line")
     out = {"role": args.role, "pid": os.getpid()}
     if args.role == "target":
         rfd, wfd = (int(x) for x in args.fds.split(","))
@@ -263,6 +281,7 @@ def main():
         # The target's facts reach the initiator's result through its own pipe message.
         sys.stdout.flush()
         sys.stderr.flush()
+        c_stdio("flush")
         os._exit(rc)
 
     import subprocess
@@ -293,6 +312,7 @@ def main():
     out["elapsedMs"] = round((now() - t0) * 1000.0, 1)
     sys.stdout.flush()
     sys.stderr.flush()
+    c_stdio("flush")
     sys.stdout.write("\n%s %s\n" % (MARKER, json.dumps(out)))
     sys.stdout.flush()
     os._exit(0 if rc == 0 and code == 0 else 1)

@@ -80,7 +80,8 @@ export interface ProbeComplaints {
   nixlErrors: string[];
 }
 
-const UCX_PREFIX = /^\[\d+\.\d+\]\s+\[[^:\]]*:(\d+):\d+\]\s+/;
+// `[%lu.%06lu] [%s:%-5d:%s]` (src/ucs/debug/log.c UCS_LOG_PROC_DATA_FMT): a pid under 10000 is padded, `[vm:4381 :0]`.
+const UCX_PREFIX = /^\[\d+\.\d+\]\s+\[[^:\]]*:(\d+)\s*:[^\]]*\]\s+/;
 // glog's prefix on NIXL's C++ lines: "E1207 07:49:29.386457   25359 ucx_utils.cpp:543] text".
 const GLOG = /^([EWF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+(\S+:\d+)\]\s?(.*)$/;
 

@@ -39,6 +39,14 @@ describe('UCX_PROTO_INFO tables of the real probe', () => {
     expect(dataLane(onlySelf, MiB4)).toBeNull();
   });
 
+  it('a pid under 10000 is padded by UCX (`[vm:4381 :0]`, log.c %-5d): the same lines read', () => {
+    const text = recording('shm-self').replace(/\[vm:(\d+):/g, (_m, pid: string) => `[vm:${String(Number(pid) % 10000).padEnd(5)}:`);
+    expect(text).toMatch(/\[vm:\d{4} :0\]/);
+    expect(complaints(text)).toEqual(complaints(recording('shm-self')));
+    const tcp = recording('tcp').replace(/\[vm:(\d+):/g, (_m, pid: string) => `[vm:${String(Number(pid) % 10000).padEnd(5)}:`);
+    expect(dataLane(parseProtoTables(tcp), MiB4)?.kind).toBe('tcp');
+  });
+
   it('a failed agent printed no table: no lane', () => {
     expect(dataLane(parseProtoTables(recording('shm-self')), MiB4)).toBeNull();
   });
