@@ -13,7 +13,8 @@ import { recordedFacts, SETTINGS } from './fixtures.js';
 const tmp = mkdtempSync(join(tmpdir(), 'dd-fake-nixl-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const probe = (vars: Record<string, string>, timeoutMs = 9000) => probeNixl({
+// 20 s: under a load of 15+ on two cores two Python starts alone can take seconds (the deadline is tested below).
+const probe = (vars: Record<string, string>, timeoutMs = 20_000) => probeNixl({
   python: 'python3',
   env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: tmp, PYTHONPATH: join(FIXTURES, 'python'), PYTHONDONTWRITEBYTECODE: '1', ...vars },
   mem: 'dram',
