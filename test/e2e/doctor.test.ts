@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 
 const IDS = [
-  'gpu.driver', 'gpu.memory', 'cuda.compat', 'python.env', 'procs.leftover', 'model.available', 'hf.locks',
+  'gpu.driver', 'gpu.memory', 'cuda.compat', 'cpu.memory', 'cpu.features', 'python.env', 'procs.leftover', 'model.available', 'hf.locks',
   'ucx.transports', 'ports.free', 'kv.events', 'kv.allocated', 'frontend.models', 'logs.errors',
 ];
 
@@ -28,7 +28,7 @@ describe('doctor on a machine without a GPU', () => {
     expect(gpu.stdout.split('\n')[0]).toMatch(/recipe agg \(default\)/);
   });
 
-  it('--recipe agg: fails gpu.driver saying nvidia-smi / the driver was not found, all thirteen ids in order, in under 2 s', async () => {
+  it('--recipe agg: fails gpu.driver saying nvidia-smi / the driver was not found, all fifteen ids in order, in under 2 s', async () => {
     const r = await runCli(['doctor', '--recipe', 'agg', '--json'], env);
     expect(r.code).toBe(1);
     expect(r.durationMs).toBeLessThan(2000);
@@ -61,7 +61,7 @@ describe('doctor on a machine without a GPU', () => {
     const r = await runCli(['doctor', '--only', 'gpu.driver,ports.free', '--json'], env);
     expect(JSON.parse(r.stdout).checks.map((c: { id: string }) => c.id)).toEqual(['gpu.driver', 'ports.free']);
     const s = await runCli(['doctor', '--skip', 'gpu.driver', '--json'], env);
-    expect(JSON.parse(s.stdout).checks).toHaveLength(12);
+    expect(JSON.parse(s.stdout).checks).toHaveLength(14);
   });
 
   it('lists ids and titles', async () => {

@@ -7,6 +7,7 @@ import type {
 } from '../../src/host/types.js';
 import type { NixlProbeFacts } from '../../src/host/ucx/nixl-probe.js';
 import { buildPlan } from '../../src/plan/build.js';
+import type { HostCpuFacts } from '../../src/host/system/cpu.js';
 import type { Plan } from '../../src/plan/types.js';
 import { validateRecipe } from '../../src/recipe/load.js';
 import type { Recipe, RecipeInput } from '../../src/recipe/schema.js';
@@ -42,6 +43,8 @@ export interface FactValues {
   /** Default: NIXL not importable (the static reading judges). */
   nixl: NixlProbeFacts;
   nixlWithoutTls: NixlProbeFacts;
+  /** The host of the CPU device: 24 GiB (18 available), 2 cores, AVX-512 with BF16 by default. */
+  hostCpu: HostCpuFacts;
   ports: PortFact[];
   run: RunView | null;
   /** Default: `run` when it is live. */
@@ -98,6 +101,7 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     ucx: { tls: null, transports: null, ucxInfoError: 'ucx_info not found on PATH', version: null },
     nixl: nixlNotImportable,
     nixlWithoutTls: nixlNotImportable,
+    hostCpu: { memTotalMiB: 24104, availableMiB: 18432, cpus: [0, 1], arch: 'x64', flags: new Set(['avx2', 'avx512f', 'avx512_bf16']) },
     ports: [],
     run: null,
     liveRun: values.run?.live ? values.run : null,
@@ -131,6 +135,7 @@ export function fakeFacts(values: Partial<FactValues> = {}, o: { recipe?: Recipe
     compat: getter('compat'),
     hfModel: getter('hfModel'),
     modelSource: getter('modelSource'),
+    hostCpu: getter('hostCpu'),
     ucx: getter('ucx'),
     nixl: getter('nixl'),
     nixlWithoutTls: getter('nixlWithoutTls'),

@@ -1,3 +1,4 @@
+import { CPU_DEVICE_SKIP } from './gpu.driver.js';
 import { judgeBuild, minDriverFor } from '../../host/cuda-rules.js';
 import { gpuClass } from '../../host/gpu-class.js';
 import { isCompatDir } from '../../host/parse-compat.js';
@@ -43,6 +44,7 @@ const check: Check = {
   minTimeoutMs: PYTHON_PROBE_TIMEOUT_MS,
   async run(facts): Promise<CheckResult> {
     if (facts.plan.engine === 'mocker') return skip('the mocker engine does not initialise CUDA');
+    if (facts.plan.device === 'cpu') return skip(CPU_DEVICE_SKIP);
     const g = await facts.gpu();
     if (!g.ok) {
       if (g.reason === 'mismatch') {

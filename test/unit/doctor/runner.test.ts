@@ -67,7 +67,7 @@ describe('registry', () => {
 
   it('applies --only and --skip and rejects unknown ids', () => {
     expect(selectChecks({ only: ['ports.free', 'gpu.driver'] }).map((c) => c.id)).toEqual(['gpu.driver', 'ports.free']);
-    expect(selectChecks({ skip: ['logs.errors'] })).toHaveLength(12);
+    expect(selectChecks({ skip: ['logs.errors'] })).toHaveLength(14);
     expect(() => selectChecks({ only: ['gpu.drvier'] })).toThrow(/unknown check id "gpu.drvier".*valid ids: gpu.driver/);
   });
 

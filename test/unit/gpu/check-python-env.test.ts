@@ -26,7 +26,7 @@ describe('python.env', () => {
   it('passes with the versions', async () => {
     const r = await check.run(fakeFacts({ python: env() }));
     expect(r.status).toBe('pass');
-    expect(r.summary).toBe("Python 3.12.3, dynamo 1.6.1, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8) (frontend and mocker verified; the vLLM worker is not run by dynamo-dev's tests)");
+    expect(r.summary).toBe("Python 3.12.3, dynamo 1.6.1, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8) (frontend and mocker verified; the CUDA vLLM worker is not run by dynamo-dev's tests)");
     expect(r.evidence).toMatchObject({ interpreter: '/home/u/venv/bin/python', torchCuda: '12.8', dynamo: { version: '1.6.1', support: 'verified' } });
   });
 

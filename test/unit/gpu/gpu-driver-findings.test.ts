@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import check, { describeGpu, MOCKER_HERE } from '../../../src/doctor/checks/gpu.driver.js';
+import check, { CPU_ENGINE_HERE, describeGpu, MOCKER_HERE } from '../../../src/doctor/checks/gpu.driver.js';
 import type { GpuFacts } from '../../../src/host/types.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import { fakeFacts, healthyGpu, recipeFrom } from '../../helpers/facts.js';
@@ -18,7 +18,7 @@ describe('gpu.driver: nvidia-smi fails', () => {
     expect(r).toEqual({
       status: 'fail',
       summary: NOT_FOUND,
-      details: ['without a GPU, the mocker engine (Dynamo\'s simulated worker) runs here: `dynamo-dev setup` then `dynamo-dev up mocker`'],
+      details: ['without a GPU, the mocker engine (Dynamo\'s simulated worker) runs here: `dynamo-dev setup` then `dynamo-dev up mocker`', CPU_ENGINE_HERE],
       fix: 'install the NVIDIA driver (e.g. `sudo ubuntu-drivers install`, then reboot) or add the directory holding nvidia-smi to PATH',
       evidence: { reason: 'not-installed', message: NOT_FOUND },
     });
@@ -30,7 +30,7 @@ describe('gpu.driver: nvidia-smi fails', () => {
     expect(r).toEqual({
       status: 'fail',
       summary: `nvidia-smi failed: ${message}`,
-      details: [`nvidia-smi: ${message}`, MOCKER_HERE],
+      details: [`nvidia-smi: ${message}`, MOCKER_HERE, CPU_ENGINE_HERE],
       fix: 'load the NVIDIA kernel module (`sudo modprobe nvidia`) or reinstall the driver and reboot; check `dmesg | grep -i nvidia`',
       evidence: { reason: 'no-driver', message },
     });

@@ -35,7 +35,7 @@ describe('python.env: the verified release passes', () => {
     const r = await check.run(fakeFacts({ python: vllmEnv() }));
     expect(r).toEqual({
       status: 'pass',
-      summary: `Python 3.12.3, dynamo ${VERIFIED}, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8) (frontend and mocker verified; the vLLM worker is not run by dynamo-dev's tests)`,
+      summary: `Python 3.12.3, dynamo ${VERIFIED}, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8) (frontend and mocker verified; the CUDA vLLM worker is not run by dynamo-dev's tests)`,
       details: [`${PY}: Python 3.12.3`, `dynamo ${VERIFIED}`, 'vllm 0.11.0', 'torch 2.8.0+cu128 (CUDA 12.8)'],
       fix: null,
       evidence: {
@@ -51,7 +51,7 @@ describe('python.env: the verified release passes', () => {
   it('an unknown version reads "(version unknown)", a CPU torch has no CUDA note, an unknown Python "?"', async () => {
     const r = await check.run(fakeFacts({ python: vllmEnv({ vllm: ok(null), torch: ok('2.8.0+cpu') }, { torchCuda: null, pythonVersion: null }) }));
     expect(r.status).toBe('pass');
-    expect(r.summary).toBe(`Python ?, dynamo ${VERIFIED}, vllm (version unknown), torch 2.8.0+cpu (frontend and mocker verified; the vLLM worker is not run by dynamo-dev's tests)`);
+    expect(r.summary).toBe(`Python ?, dynamo ${VERIFIED}, vllm (version unknown), torch 2.8.0+cpu (frontend and mocker verified; the CUDA vLLM worker is not run by dynamo-dev's tests)`);
     expect(r.details[0]).toBe(`${PY}: Python ?`);
   });
 
@@ -103,7 +103,7 @@ describe('python.env: missing modules', () => {
     const { recipe, plan } = disaggSetup();
     const r = await check.run(fakeFacts({ python: vllmEnv({ nixl: ok('0.6.0') }) }, { recipe, plan }));
     expect(r.status).toBe('pass');
-    expect(r.summary).toBe(`Python 3.12.3, dynamo ${VERIFIED}, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8), nixl 0.6.0 (frontend and mocker verified; the vLLM worker is not run by dynamo-dev's tests)`);
+    expect(r.summary).toBe(`Python 3.12.3, dynamo ${VERIFIED}, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8), nixl 0.6.0 (frontend and mocker verified; the CUDA vLLM worker is not run by dynamo-dev's tests)`);
   });
 
   it('the mocker: a missing module fails without naming an engine, and installs plain ai-dynamo once', async () => {

@@ -58,7 +58,7 @@ describe('python.env names the folders', () => {
   it('pass: the summary says where (one line a person reads), each detail line the module\'s folder', async () => {
     const r = await check.run(fakeFacts({ python: facts(inVenv()) }));
     expect(r.status).toBe('pass');
-    expect(r.summary).toBe(`Python 3.12.3, dynamo 1.6.1, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8); all in ${VENV} (frontend and mocker verified; the vLLM worker is not run by dynamo-dev's tests)`);
+    expect(r.summary).toBe(`Python 3.12.3, dynamo 1.6.1, vllm 0.11.0, torch 2.8.0+cu128 (CUDA 12.8); all in ${VENV} (frontend and mocker verified; the CUDA vLLM worker is not run by dynamo-dev's tests)`);
     expect(r.details).toEqual([
       '/home/u/venv/bin/python: Python 3.12.3',
       `dynamo 1.6.1 at ${VENV}/dynamo`,

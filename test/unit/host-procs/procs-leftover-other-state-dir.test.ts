@@ -37,7 +37,21 @@ describe('procs.leftover and live runs of other state dirs', () => {
     expect(r.fix).not.toContain('--orphans');
   });
 
-  it('one process: the summary says so in the singular', async () => {
+  it('an engine whose environment shows no marker (setproctitle overwrote it: the real VLLM::EngineCore) is its worker\'s run\'s, by its parent chain; one of no run stays a leftover', async () => {
+    const facts = fakeFacts({
+      processes: [
+        proc(5001, 'python3 -m dynamo.vllm --model /m/tiny32'), proc(5002, 'VLLM::EngineCore', { ppid: 5001 }), proc(5003, 'VLLM::Worker', { ppid: 5002 }),
+        proc(6001, 'VLLM::EngineCore', { ppid: 1 }),
+      ],
+      otherRuns: [{ pid: 5001, ...A }],
+    });
+    const r = await check.run(facts);
+    expect(r.status).toBe('fail');
+    expect(r.summary).toContain('(pid 6001)');
+    expect((r.evidence.otherRuns as { pid: number; run: string }[]).map((o) => [o.pid, o.run])).toEqual([[5001, A.runId], [5002, A.runId], [5003, A.runId]]);
+  });
+
+    it('one process: the summary says so in the singular', async () => {
     const r = await check.run(fakeFacts({ processes: [proc(5001, 'python3 -m dynamo.mocker')], otherRuns: [{ pid: 5001, ...A }] }));
     expect(r.summary).toBe(`no leftover, but 1 process of another live run (run ${A.runId} of ${A.stateDir}) shares the machine (pid 5001)`);
   });

@@ -3,7 +3,7 @@ import { loadRecipe } from '../../../src/host/recipes.js';
 import { buildPlan, planPorts, resolveFractions } from '../../../src/plan/build.js';
 import { validateRecipe } from '../../../src/recipe/load.js';
 import { UserError } from '../../../src/errors.js';
-import { KV_LINE_PATTERN } from '../../../src/plan/types.js';
+import { KV_LINE_PATTERN, REGISTERED_LINE } from '../../../src/plan/types.js';
 import { EMBEDDED_HUB_CACHE, EMBEDDED_MODEL, EMBEDDED_MODEL_DIR } from '../../../src/plan/embedded-model.js';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,7 +43,7 @@ describe('buildPlan: built-in recipes', () => {
     expect(proc(p, 'agg-0').blockSize).toBe(16);
     // No interpreter was asked: the plan says it assumed the verified release.
     expect(p.dynamo).toEqual({ version: null, plannedFor: '1.6.1', assumed: true });
-    expect(proc(p, 'agg-0').ready).toEqual({ logPattern: KV_LINE_PATTERN, http: 'http://127.0.0.1:8081/health' });
+    expect(proc(p, 'agg-0').ready).toEqual({ logPattern: KV_LINE_PATTERN, http: 'http://127.0.0.1:8081/health', registeredLine: REGISTERED_LINE });
     expect(p.budget).toEqual({ fractionSum: 0.38, limit: 0.9, budgetMiB: 3112 });
   });
 

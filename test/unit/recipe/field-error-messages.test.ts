@@ -4,7 +4,7 @@ import { recipeError as errorOf } from '../../helpers/recipe-errors.js';
 // The one line naming a recipe field and what would be valid, in the cases that read differently:
 // several unknown fields at once, and text fields given a list or a boolean.
 const minimal = 'name: t\nworkers:\n  - role: agg\n    gpuMemoryUtilization: 0.38\n';
-const TOP = 'name, description, engine, model, python, gpu, maxModelLen, enforceEager, discovery, memory, frontend, workers, env, ports, startup';
+const TOP = 'name, description, engine, device, model, python, gpu, maxModelLen, enforceEager, discovery, memory, frontend, workers, env, ports, startup';
 
 describe('several unknown fields', () => {
   it('all are named, comma-separated, with the valid list (no guess from the first alone)', () => {

@@ -58,7 +58,7 @@ describe('unknown fields: the nearest valid name, ahead of a missing required fi
     expect(errorOf('name: t\nworkerz:\n  - role: agg\n')).toBe('my.yaml: unknown field "workerz"; did you mean "workers"?');
     expect(errorOf(`${minimal}frontend: {routermode: kv}\n`)).toBe('my.yaml: unknown field "frontend.routermode"; did you mean "frontend.routerMode"?');
     expect(errorOf(`${minimal}ports: {sytem: 9000}\n`)).toBe('my.yaml: unknown field "ports.sytem"; did you mean "ports.system"?');
-    expect(errorOf(`${minimal}zzzzzz: 1\n`)).toMatch(/unknown field "zzzzzz"; valid here: name, description, engine, model, python, gpu/);
+    expect(errorOf(`${minimal}zzzzzz: 1\n`)).toMatch(/unknown field "zzzzzz"; valid here: name, description, engine, device, model, python, gpu/);
   });
   it('the field list follows the schema (defaults and lists stepped into)', () => {
     expect(fieldsAt(recipeSchema, ['workers', 0])).toEqual(['role', 'replicas', 'gpuMemoryUtilization', 'args', 'env']);

@@ -25,7 +25,7 @@ describe('parseRecipe', () => {
     expect(errorOf(`${minimal}    gpuMemoryUtilisation: 0.4\n`)).toBe(
       'my.yaml: unknown field "workers.0.gpuMemoryUtilisation"; did you mean "workers.0.gpuMemoryUtilization"?',
     );
-    expect(errorOf(`${minimal}colour: red\n`)).toMatch(/^my\.yaml: unknown field "colour"; valid here: name, description, engine, model, .*workers/);
+    expect(errorOf(`${minimal}colour: red\n`)).toMatch(/^my\.yaml: unknown field "colour"; valid here: name, description, engine, device, model, .*workers/);
   });
 
   it('names the unknown field even when a required field is missing too (a typo of it)', () => {

@@ -3,7 +3,7 @@ import { ProcessReadiness, readinessPlan, type ReadinessHost } from '../../../sr
 import type { HttpProbe } from '../../../src/host/types.js';
 import type { PlannedProcess } from '../../../src/plan/types.js';
 import type { ProcessState } from '../../../src/run/types.js';
-import { KV_LINE_PATTERN } from '../../../src/plan/types.js';
+import { KV_LINE_PATTERN, REGISTERED_LINE } from '../../../src/plan/types.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 
 // How one process proves it is ready, step by step (src/run/policy/readiness.ts), on a fake clock
@@ -11,6 +11,8 @@ import { FakeClock } from '../../helpers/fake-clock.js';
 // that nothing changes state once the run stops or the process exits.
 
 const KV_LINE = 'INFO 10-07 05:12:18 [kv_cache_utils.py:1087] GPU KV cache size: 14,816 tokens';
+/** ai-dynamo 1.6.1's line once the worker's generate endpoint is served (test/fixtures/engine/cpu-worker-ready.log). */
+const REGISTERED = "2026-12-07T07:51:55.717613Z  INFO dynamo_runtime::pipeline::network::ingress::shared_tcp_endpoint: Registered endpoint 'dynamo.backend.generate' with shared TCP server on 127.0.0.1:45797";
 const run = { frontendUrl: 'http://f', model: 'm' };
 const worker: PlannedProcess = {
   name: 'agg-0', role: 'agg', argv: ['python3'], env: {}, ports: { system: 8081 }, gpuMemoryUtilization: 0.4, waitFor: [],
@@ -57,6 +59,7 @@ describe('what the deadline message says a process waits for', () => {
   const waitingAfter = async (answer: HttpProbe) => {
     const h = harness(worker, () => answer);
     h.r.onLine(KV_LINE);
+    h.r.onLine(REGISTERED);
     await h.clock.advance(0);
     return h.r.waitingFor;
   };
@@ -267,5 +270,67 @@ describe('confirmation by the frontend (mocker workers)', () => {
     gone.exit();
     gone.r.confirm();
     expect(gone.log).toEqual([]);
+  });
+});
+
+// A worker's system server answers "notready" with 503 until its endpoint is registered, and logs
+// one `ERROR tower_http::trace::on_failure ... 503` per such answer into the log doctor judges
+// (FACTS §10: 98 lines in 5 s at the old 50 ms pace). Readiness asks once the worker says it can answer.
+describe('quiet readiness: a worker is asked once its log says it registered, and less often while it says notready', () => {
+  // As buildPlan makes a vLLM worker's readiness (a plan recorded before has no registeredLine and polls as before).
+  const quiet: PlannedProcess = { ...worker, ready: { ...worker.ready, registeredLine: REGISTERED_LINE } };
+  const harnessQ = (answer: (url: string, n: number) => HttpProbe) => harness(quiet, answer);
+  const healthUrls = (h: ReturnType<typeof harness>) => h.calls.filter((c) => c.url === 'http://w/health');
+
+  it('no /health request between the KV line and the registration line, however long; one right after it', async () => {
+    const h = harnessQ(() => probe(200, { status: 'ready' }));
+    h.r.onLine(KV_LINE);
+    await h.clock.advance(29_999);
+    expect(healthUrls(h)).toHaveLength(0);
+    expect(h.r.waitingFor).toBe('its log to say it registered its generate endpoint (then /health is asked)');
+    h.r.onLine(REGISTERED);
+    await h.clock.advance(0);
+    expect(healthUrls(h)).toHaveLength(1);
+    expect(h.log).toContain('ready');
+  });
+
+  it('the older line (`Registered endpoint dyn://...generate`) opens the gate too; a line for another endpoint does not', async () => {
+    const h = harnessQ(() => probe(200, { status: 'ready' }));
+    h.r.onLine(KV_LINE);
+    h.r.onLine("2026-12-07T07:51:55.717788Z  INFO shared_tcp_endpoint: Registered endpoint 'dynamo.backend.get_perf_metrics' with shared TCP server on 127.0.0.1:45797");
+    await h.clock.advance(100);
+    expect(healthUrls(h)).toHaveLength(0);
+    h.r.onLine('2026-10-07T05:40:20.551902Z  INFO main.init: Registered endpoint dyn://dynamo.backend.generate for model Qwen/Qwen3-0.6B');
+    await h.clock.advance(0);
+    expect(healthUrls(h)).toHaveLength(1);
+  });
+
+  it('a release that logs no registration line is asked 30 s after its KV line (not before), and the line before the KV line does not count', async () => {
+    const h = harnessQ(() => probe(200, { status: 'ready' }));
+    h.r.onLine(REGISTERED);
+    h.r.onLine(KV_LINE);
+    await h.clock.advance(29_999);
+    expect(healthUrls(h)).toHaveLength(0);
+    await h.clock.advance(1);
+    expect(healthUrls(h)).toHaveLength(1);
+  });
+
+  it('while it answers 503 the pace doubles from 100 ms up to 2 s: 10 requests in 12 s, not 240', async () => {
+    const h = harnessQ(() => probe(503, { status: 'notready' }));
+    h.r.onLine(KV_LINE);
+    h.r.onLine(REGISTERED);
+    await h.clock.advance(12_000);
+    const t = healthUrls(h).map((c) => c.t);
+    const t0 = t[0];
+    expect(t.map((x) => x - t0)).toEqual([0, 100, 300, 700, 1500, 3100, 5100, 7100, 9100, 11100]);
+  });
+});
+
+describe('a plan without registeredLine (recorded before it existed) polls as before', () => {
+  it('right after the KV line, every 50 ms', async () => {
+    const h = harness(worker, () => probe(503, { status: 'notready' }));
+    h.r.onLine(KV_LINE);
+    await h.clock.advance(200);
+    expect(h.calls.map((c) => c.t)).toEqual([0, 50, 100, 150, 200]);
   });
 });
