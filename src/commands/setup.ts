@@ -48,10 +48,19 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
   const ui = ctx.json ? null : await import('../ui/setup-report.js');
   const say = (text: string) => ui && ctx.stdout.write(`${ui.fit(text, columns)}\n`);
 
-  // A folder given that is not ours is refused before anything runs.
-  if (opts.dir && installer.dirState(resolve(opts.dir), false) === 'foreign') {
-    throw new UserError(`--dir ${resolve(opts.dir)} exists and is not an environment dynamo-dev setup made; give a new or empty folder`);
-  }
+  // A folder given that is not ours is refused before anything runs (--dry-run too): setup
+  // removes, writes into and builds over only what carries its own marker.
+  const refuseForeign = (dir: string, flag: string) => {
+    const st = installer.dirState(dir);
+    if (st.kind === 'foreign') {
+      const unmakeable = st.why.startsWith('cannot be made');
+      const valid = flag === '--dir' ? 'give a new or empty folder'
+        : unmakeable ? `give --dir FOLDER${ctx.env.XDG_CACHE_HOME ? ', or set XDG_CACHE_HOME to a folder' : ''}` : 'remove it, or give --dir FOLDER';
+      throw new UserError(`${flag} ${dir} ${st.why}; ${valid}`);
+    }
+    return st;
+  };
+  if (opts.dir) refuseForeign(resolve(opts.dir), '--dir');
 
   // The machine: GPUs, driver and the CUDA it accepts, compute capabilities.
   const gpu = await probeGpu(ctx.env, GPU_TIMEOUT_MS);
@@ -143,9 +152,11 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     }
     const uv0 = installer.onPath('uv', ctx.env);
     const tools0 = { installer: uv0 ? 'uv' as const : 'pip' as const, uv: uv0 ?? undefined, basePython: b.path, dir: aiperfDir };
-    const lock0 = installer.lockFolder(aiperfDir);
-    if ('heldBy' in lock0) {
-      say(`  aiperf  another dynamo-dev setup (pid ${lock0.heldBy}) is installing AIPerf in ${aiperfDir}`);
+    const lock0 = installer.lockFolder(aiperfDir, ctx.env);
+    if (!lock0.ok) {
+      say('heldBy' in lock0
+        ? `  aiperf  another dynamo-dev setup (pid ${lock0.heldBy}) is installing AIPerf in ${aiperfDir}`
+        : `  aiperf  an earlier setup's installer (pid ${lock0.installerLeft}) still runs in ${aiperfDir}; stop it (kill -- -${lock0.installerLeft}) and run setup again`);
       return EXIT.ok;
     }
     const abort = new AbortController();
@@ -180,10 +191,9 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
       return sayNext(await withAiperf(null));
     }
   }
-  const state = existing ? 'complete' : installer.dirState(dir, false);
-  if (state === 'foreign') {
-    throw new UserError(`--dir ${dir} exists and is not an environment dynamo-dev setup made; give a new or empty folder`);
-  }
+  // A folder given that is not ours is refused (a complete one of ours, asked again with --dry-run, is ours).
+  const state = existing ? 'complete' as const : refuseForeign(dir, opts.dir ? '--dir' : 'the environment folder').kind;
+  if (state === 'complete' && !existing) throw new UserError(`--dir ${dir} holds an environment setup made whose interpreter is missing; remove it first (rm -rf ${dir})`);
 
   base ??= await installer.findBasePython(ctx.env);
   const found = base.found;
@@ -237,11 +247,13 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     return EXIT.ok;
   }
 
-  const lock = installer.lockFolder(dir);
-  if ('heldBy' in lock) {
-    const cause = `another dynamo-dev setup (pid ${lock.heldBy}) is building ${dir}; wait for it to finish`;
-    emit({ event: 'result', ok: false, code: EXIT.failed, cause, durationMs: Date.now() - t0 });
-    if (ui) ctx.stderr.write(`dynamo-dev: ${cause}\n`);
+  const lock = installer.lockFolder(dir, ctx.env);
+  if (!lock.ok) {
+    const [cause, fix] = 'heldBy' in lock
+      ? [`another dynamo-dev setup (pid ${lock.heldBy}) is building ${dir}; wait for it to finish`, `if no setup is running (\`ps -p ${lock.heldBy} -o args=\` shows another program), remove the lock: rm ${lock.path}`]
+      : [`an earlier setup of ${dir} was stopped while its installer (pid ${lock.installerLeft}) still runs and writes into it; nothing was removed`, `stop it: kill -- -${lock.installerLeft}, then run setup again`];
+    emit({ event: 'result', ok: false, code: EXIT.failed, cause, fix, lock: lock.path, durationMs: Date.now() - t0 });
+    if (ui) ctx.stderr.write(`dynamo-dev: ${cause}\nfix: ${fix}\n`);
     return EXIT.failed;
   }
   try {
@@ -255,6 +267,7 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     try {
       result = await installer.buildEnvironment({
         dir, release, engine, tools, basePython: found, env: ctx.env, signal: abort.signal, device: cpu ? 'cpu' : 'gpu',
+        state: state === 'complete' ? 'ours-incomplete' : state, onInstaller: lock.installerStarted,
         onEvent: (e) => {
           view?.onEvent(e);
           if (e.event === 'step') emit({ event: 'step', id: e.id, label: e.label, argv: e.argv, index: e.index, of: e.of });

@@ -1,12 +1,16 @@
 import { CPU_BUILDS, CPU_OVERRIDES_FILE, CPU_REQUIREMENTS_FILE, cpuFiles, cpuSteps } from '../plan/setup-cpu.js';
 import { spawn } from 'node:child_process';
-import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { accessSync, constants, createWriteStream, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statfsSync, statSync, unlinkSync, writeFileSync, type WriteStream } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import {
-  advance, AIPERF_MARKER_FILE, AIPERF_VERSION, aiperfSteps, dynamoOnly, envPython, parseAiperfMarker, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
-  requirementsFor, requirementsInstall, venvStep, verifyStep,
+  advance, AIPERF_MARKER_FILE, AIPERF_VERSION, aiperfSteps, dynamoOnly, envPython, envsRoot, parseAiperfMarker, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
+  parseMarker, requirementsFor, requirementsInstall, venvStep, verifyStep,
   type EnvMarker, type InstallProgress, type InstallTools, type PlaceholderFailure, type SetupEngine, type Step,
 } from '../plan/setup-install.js';
+import { readBoundedSync } from './files/bounded-read.js';
+import { readStatSync } from './proc-files.js';
 import { runProgram } from './run-program.js';
 
 // The installer behind `dynamo-dev setup`: the only code that builds an environment. It runs the
@@ -61,23 +65,89 @@ export function onPath(name: string, env: Env): string | null {
   return null;
 }
 
-export type DirState = 'absent' | 'complete' | 'ours-incomplete' | 'empty' | 'foreign';
+export type DirState =
+  | { kind: 'absent' } | { kind: 'complete' } | { kind: 'ours-incomplete' } | { kind: 'empty' }
+  | { kind: 'foreign'; why: string };
+
+/** Setup's own mark on a folder it made, written first (before any installer runs). */
+export const OWNER_FILE = '.dynamo-dev-setup-owner';
+const OWNER_TEXT = 'made by dynamo-dev setup: an unfinished environment, removed and built again by the next setup\n';
 
 /**
- * What is at an environment's folder: nothing, a complete environment, one of ours left
- * incomplete (setup.log there, no marker: interrupted or failed, rebuilt from scratch), an empty
- * folder, or something else, which setup never deletes.
+ * What is at an environment's folder: nothing, a complete environment (its marker), one of ours
+ * left incomplete (our owner file there: interrupted or failed, rebuilt from scratch), an empty
+ * folder, or anything else (a file, a link, a folder of someone's, one we cannot read), which
+ * setup never removes, writes into or builds over. A file merely named setup.log is not ours.
  */
-export function dirState(dir: string, complete: boolean): DirState {
-  if (complete) return 'complete';
+export function dirState(dir: string): DirState {
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return absentUnder(dir);
+    return { kind: 'foreign', why: `cannot be examined (${errnoText(code)})` };
+  }
+  if (st.isSymbolicLink()) return { kind: 'foreign', why: 'is a symbolic link' };
+  if (!st.isDirectory()) return { kind: 'foreign', why: st.isFile() ? 'is a file, not a folder' : 'is not a folder (a pipe, socket or device)' };
   let names: string[];
   try {
     names = readdirSync(dir);
-  } catch {
-    return 'absent';
+  } catch (err) {
+    return { kind: 'foreign', why: `cannot be read (${errnoText((err as NodeJS.ErrnoException).code)})` };
   }
-  if (names.length === 0) return 'empty';
-  return names.includes(LOG_FILE) ? 'ours-incomplete' : 'foreign';
+  if (names.length === 0) return { kind: 'empty' };
+  if (names.includes(MARKER_FILE)) {
+    const m = readBoundedSync(join(dir, MARKER_FILE), { maxBytes: 64 * 1024 });
+    if (m.ok && parseMarker(m.text)) return { kind: 'complete' };
+  }
+  if (names.includes(OWNER_FILE)) {
+    const o = readBoundedSync(join(dir, OWNER_FILE), { maxBytes: 4096 });
+    if (o.ok && o.text === OWNER_TEXT) return { kind: 'ours-incomplete' };
+  }
+  return { kind: 'foreign', why: 'exists and is not an environment dynamo-dev setup made' };
+}
+
+/** A folder that is not there yet: can it be made? The nearest existing ancestor must be a folder we may write in. */
+function absentUnder(dir: string): DirState {
+  for (let up = dirname(dir); ; up = dirname(up)) {
+    let st;
+    try {
+      st = statSync(up);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code === 'ENOENT' || code === 'ENOTDIR') && up !== dirname(up)) continue;
+      return { kind: 'foreign', why: `cannot be made: ${up} cannot be examined (${errnoText(code)})` };
+    }
+    if (!st.isDirectory()) return { kind: 'foreign', why: `cannot be made: ${up} is a file, not a folder` };
+    const kernel = kernelFs(up);
+    if (kernel) return { kind: 'foreign', why: `cannot be made: ${up} is on the kernel's ${kernel} file system, which holds no folders of ours` };
+    try {
+      accessSync(up, constants.W_OK);
+    } catch (err) {
+      return { kind: 'foreign', why: `cannot be made: ${up} is not writable (${errnoText((err as NodeJS.ErrnoException).code)})` };
+    }
+    return { kind: 'absent' };
+  }
+}
+
+/** statfs(2) f_type of the kernel's own file systems (linux/magic.h), where root may "write" yet mkdir fails. */
+const KERNEL_FS: Record<number, string> = { 0x9fa0: 'proc', 0x62656572: 'sysfs', 0x63677270: 'cgroup2', 0x27e0eb: 'cgroup', 0x64626720: 'debugfs' };
+function kernelFs(path: string): string | null {
+  try {
+    return KERNEL_FS[Number(statfsSync(path).type)] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** errno codes as people read them. */
+export function errnoText(code: string | undefined): string {
+  const words: Record<string, string> = {
+    EACCES: 'permission denied', EPERM: 'operation not permitted', ENOTDIR: 'a part of the path is a file',
+    EROFS: 'read-only file system', ENOSPC: 'no space left on the device', ELOOP: 'too many symbolic links', EIO: 'input/output error',
+  };
+  return code ? (words[code] ? `${code}: ${words[code]}` : code) : 'unknown error';
 }
 
 export type InstallEvent =
@@ -97,6 +167,10 @@ export interface BuildInput {
   env: Env;
   onEvent: (e: InstallEvent) => void;
   signal: AbortSignal;
+  /** What dirState said of dir: only an absent, empty or unfinished folder of ours is built in. */
+  state: 'absent' | 'empty' | 'ours-incomplete';
+  /** Each installer step's process (its own group), for the lock: a later setup must not build under it. */
+  onInstaller?: (pid: number) => void;
 }
 
 export type BuildResult =
@@ -115,7 +189,7 @@ const KEEP_CHARS = 4 * 1024 * 1024;
 /** Progress events at most this often per step (the last state always comes with step-done). */
 const PROGRESS_EVERY_MS = 250;
 
-function runStep(step: Step, env: Env, log: WriteStream, signal: AbortSignal, onLine: (line: string) => void): Promise<StepOutcome> {
+function runStep(step: Step, env: Env, log: WriteStream, signal: AbortSignal, onLine: (line: string) => void, onSpawn?: (pid: number) => void): Promise<StepOutcome> {
   return new Promise((resolve) => {
     const childEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
@@ -136,6 +210,7 @@ function runStep(step: Step, env: Env, log: WriteStream, signal: AbortSignal, on
     // whole group (pip's build subprocesses too) and says so.
     const child = spawn(step.argv[0], step.argv.slice(1), { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let startError: string | null = null;
+    if (child.pid !== undefined) onSpawn?.(child.pid);
     const stop = () => {
       if (child.pid === undefined) return;
       try {
@@ -178,6 +253,31 @@ export function writeMarker(dir: string, marker: EnvMarker): void {
   renameSync(tmp, join(dir, MARKER_FILE));
 }
 
+/**
+ * Makes dir ready to build in, with setup's owner file written first; a message when it cannot be.
+ * Only a folder of ours (our owner file, checked again now) is removed; an absent one is made
+ * with mkdir of its last part alone, so a folder that appeared since it was judged is not taken.
+ */
+function prepareFolder(dir: string, state: BuildInput['state']): string | null {
+  try {
+    if (state === 'ours-incomplete') {
+      if (dirState(dir).kind !== 'ours-incomplete') return `${dir} changed since setup looked at it; nothing was removed`;
+      rmSync(dir, { recursive: true, force: true });
+    }
+    if (state !== 'empty') {
+      mkdirSync(dirname(dir), { recursive: true });
+      mkdirSync(dir);
+    } else if (readdirSync(dir).length > 0) {
+      return `${dir} is no longer empty; nothing was removed`;
+    }
+    writeFileSync(join(dir, OWNER_FILE), OWNER_TEXT, { flag: 'wx' });
+    return null;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return `cannot make ${e.path ?? dir} (${errnoText(e.code)})`;
+  }
+}
+
 /** Builds the environment in input.dir (absent, empty or an incomplete one of ours: cleared first). */
 /** The AIPerf environment's steps are numbered on their own (buildAiperfEnvironment). */
 const AIPERF_STEPS = { 'aiperf-venv': 1, 'aiperf-install': 2, 'aiperf-verify': 3 } as const;
@@ -185,9 +285,9 @@ const AIPERF_STEPS = { 'aiperf-venv': 1, 'aiperf-install': 2, 'aiperf-verify': 3
 export async function buildEnvironment(input: BuildInput): Promise<BuildResult> {
   const t0 = Date.now();
   const { dir, tools, signal } = input;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
   const logPath = join(dir, LOG_FILE);
+  const cannot = prepareFolder(dir, input.state);
+  if (cannot) return { ok: false, interrupted: false, cause: cannot, step: null, tail: [], log: logPath };
   const log = createWriteStream(logPath, { flags: 'a' });
   log.write(`dynamo-dev setup: ai-dynamo ${input.release} (${input.engine}) with ${tools.installer}, Python ${input.basePython.version} (${input.basePython.path}), ${new Date(t0).toISOString()}\n`);
   const closeLog = () => new Promise<void>((r) => log.end(r));
@@ -214,7 +314,7 @@ export async function buildEnvironment(input: BuildInput): Promise<BuildResult> 
         sent = now;
         input.onEvent({ event: 'progress', id: step.id, progress, ms: now - s0 });
       }
-    });
+    }, input.onInstaller);
     if (out.code === 0) input.onEvent({ event: 'step-done', id: step.id, ms: Date.now() - s0, progress });
     return out;
   };
@@ -299,18 +399,82 @@ export async function buildEnvironment(input: BuildInput): Promise<BuildResult> 
   return { ok: true, marker, log: logPath };
 }
 
-/** A lock on building one folder: null when taken, else a release function. A lock whose pid is gone is taken over. */
-export function lockFolder(dir: string): { release: () => void } | { heldBy: number } {
-  const file = `${dir}.lock`;
-  mkdirSync(dirname(file), { recursive: true });
+/**
+ * Where setup's lock on building DIR lives: a folder of dynamo-dev's own beside envs/, named by a
+ * hash of DIR. Never DIR.lock beside DIR, where uv.lock, poetry.lock or Cargo.lock may be.
+ */
+export function setupLockPath(env: Env, dir: string): string {
+  const root = dirname(envsRoot(env, homedir()));
+  return join(root, 'setup-locks', `${createHash('sha256').update(dir).digest('hex').slice(0, 24)}.lock`);
+}
+
+/** What a setup lock records: the setup (pid and start time: a reused pid is not it) and the installer it runs. */
+interface LockRecord {
+  pid: number;
+  startTicks: number | null;
+  dir: string;
+  installer: { pid: number; startTicks: number } | null;
+}
+
+/** The process of that pid if it is still the one started at startTicks (null: it is gone, or the pid was reused). */
+function stillRunning(pid: number, startTicks: number | null): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  const st = readStatSync(pid);
+  if (!st || st.state === 'Z') return false;
+  return startTicks === null || st.startTicks === startTicks;
+}
+
+function readLock(file: string): LockRecord | null {
+  const r = readBoundedSync(file, { maxBytes: 4096 });
+  if (!r.ok) return null;
+  try {
+    const j = JSON.parse(r.text) as Partial<LockRecord>;
+    if (typeof j.pid !== 'number') return null;
+    const inst = j.installer && typeof j.installer.pid === 'number' && typeof j.installer.startTicks === 'number' ? j.installer : null;
+    return { pid: j.pid, startTicks: typeof j.startTicks === 'number' ? j.startTicks : null, dir: String(j.dir ?? ''), installer: inst };
+  } catch {
+    return null;
+  }
+}
+
+export type FolderLock =
+  | { ok: true; path: string; release: () => void; installerStarted: (pid: number) => void }
+  | { ok: false; path: string; heldBy: number }
+  | { ok: false; path: string; installerLeft: number };
+
+/**
+ * A lock on building one folder. A lock whose setup is gone (its pid ended, or now names another
+ * process: the start time differs) is taken over, unless the installer that setup started (its
+ * own process group) still runs: a setup killed outright (SIGKILL) cannot stop it, and rebuilding
+ * the folder under a pip that still writes into it would mix two installs.
+ */
+export function lockFolder(dir: string, env: Env): FolderLock {
+  const file = setupLockPath(env, dir);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const me: LockRecord = { pid: process.pid, startTicks: readStatSync(process.pid)?.startTicks ?? null, dir, installer: null };
+  const write = (flag: 'wx' | 'w') => writeFileSync(file, `${JSON.stringify(me)}\n`, { flag, mode: 0o600 });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
-      return { release: () => rmSync(file, { force: true }) };
+      write('wx');
+      return {
+        ok: true, path: file,
+        release: () => rmSync(file, { force: true }),
+        installerStarted: (pid) => {
+          const startTicks = readStatSync(pid)?.startTicks;
+          if (startTicks === undefined) return;
+          me.installer = { pid, startTicks };
+          try {
+            write('w');
+          } catch {
+            // the lock still holds; only a later setup's check of a left installer is lost
+          }
+        },
+      };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readText(file).trim());
-      if (Number.isSafeInteger(pid) && pid > 0 && alive(pid)) return { heldBy: pid };
+      const held = readLock(file);
+      if (held && stillRunning(held.pid, held.startTicks)) return { ok: false, path: file, heldBy: held.pid };
+      if (held?.installer && stillRunning(held.installer.pid, held.installer.startTicks)) return { ok: false, path: file, installerLeft: held.installer.pid };
       try {
         unlinkSync(file);
       } catch {
@@ -318,37 +482,16 @@ export function lockFolder(dir: string): { release: () => void } | { heldBy: num
       }
     }
   }
-  return { heldBy: Number(readText(file).trim()) || 0 };
-}
-
-function readText(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return { ok: false, path: file, heldBy: readLock(file)?.pid ?? 0 };
 }
 
 export { existsSync as pathExists };
 
 /** The complete AIPerf environment in dir (its marker and interpreter), or null. */
 export function readAiperfEnv(dir: string): { dir: string; python: string; version: string } | null {
-  let text: string;
-  try {
-    text = readFileSync(join(dir, AIPERF_MARKER_FILE), 'utf8');
-  } catch {
-    return null;
-  }
-  const m = parseAiperfMarker(text);
+  const read = readBoundedSync(join(dir, AIPERF_MARKER_FILE), { maxBytes: 64 * 1024 });
+  if (!read.ok) return null;
+  const m = parseAiperfMarker(read.text);
   const python = envPython(dir);
   return m && existsSync(python) ? { dir, python, version: m.aiperf } : null;
 }
@@ -359,9 +502,12 @@ export function readAiperfEnv(dir: string): { dir: string; python: string; versi
  */
 export async function buildAiperfEnvironment(input: { dir: string; tools: InstallTools; env: Env; signal: AbortSignal; onStep?: (label: string) => void }): Promise<{ ok: true; python: string } | { ok: false; cause: string; tail: string[]; log: string }> {
   const { dir, tools, signal } = input;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
   const logPath = join(dir, LOG_FILE);
+  // As for Dynamo's folder: only an absent, empty or unfinished folder of ours is (re)built; anything else is left as it is.
+  const st = dirState(dir);
+  if (st.kind === 'foreign' || st.kind === 'complete') return { ok: false, cause: `${dir} ${st.kind === 'foreign' ? st.why : 'holds a Dynamo environment'}; nothing was removed`, tail: [], log: logPath };
+  const cannot = prepareFolder(dir, st.kind);
+  if (cannot) return { ok: false, cause: cannot, tail: [], log: logPath };
   const log = createWriteStream(logPath, { flags: 'a' });
   const closeLog = () => new Promise<void>((r) => log.end(r));
   for (const step of aiperfSteps(tools)) {

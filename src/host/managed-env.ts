@@ -1,6 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { readBoundedSync } from './files/bounded-read.js';
 import { envPython, envsRoot, MARKER_FILE, parseMarker, type EnvMarker } from '../plan/setup-install.js';
 
 // The environments `dynamo-dev setup` made, read from their marker files (setup writes the marker
@@ -17,13 +18,10 @@ export interface ManagedEnv {
 
 /** The complete environment in dir, or null (no marker, a torn one, or no interpreter). */
 export function readManagedEnv(dir: string): ManagedEnv | null {
-  let text: string;
-  try {
-    text = readFileSync(join(dir, MARKER_FILE), 'utf8');
-  } catch {
-    return null;
-  }
-  const marker = parseMarker(text);
+  // A folder someone named (--dir): its marker may be a FIFO, a link or huge; only a small regular file counts.
+  const read = readBoundedSync(join(dir, MARKER_FILE), { maxBytes: 64 * 1024 });
+  if (!read.ok) return null;
+  const marker = parseMarker(read.text);
   const python = envPython(dir);
   return marker && existsSync(python) ? { dir, marker, python } : null;
 }
