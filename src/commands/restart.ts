@@ -34,6 +34,10 @@ export default async function restart(ctx: CommandContext, name: string, opts: R
   const why = cannotRestart(judged.record, judged.liveness.supervisor);
   const events: RestartEvent[] = [];
   if (!ctx.json) ctx.stdout.write(ui.formatRestartHeader(name, rec.id, rec.name, columns));
+  // Requests left by restart commands that ended (killed while waiting) are never acted on: said, and removed.
+  const { withdrawLeftRequests, orphanReason } = await import('../run/restart-request.js');
+  const withdrawn = withdrawLeftRequests(ctx.stateDir, rec.id, rec.state);
+  if (!ctx.json) for (const w of withdrawn) ctx.stdout.write(ui.formatRestartNotice(`! ${orphanReason(w)}; withdrawn`, columns));
   const answer = why
     ? { event: 'done' as const, ok: false as const, process: name, reason: why, diagnosis: null, lastLines: [], log: null, runState: rec.state }
     : await askRestart({
@@ -52,7 +56,7 @@ export default async function restart(ctx: CommandContext, name: string, opts: R
   const ok = answer.ok && now.status === 'ready';
   if (ctx.json) {
     const { event: _e, ok: _ok, ...detail } = answer;
-    ctx.stdout.write(`${JSON.stringify({ run: rec.id, name: rec.name ?? null, ...detail, process: name, ok, status: now.status, lost: now.lost, events }, null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify({ run: rec.id, name: rec.name ?? null, ...detail, process: name, ok, status: now.status, lost: now.lost, events, withdrawn: withdrawn.map((w) => ({ id: w.id, process: w.process, by: w.by })) }, null, 2)}\n`);
   } else {
     ctx.stdout.write(ui.formatRestartVerdict(answer, { id: rec.id, status: now.status, why: now.status === 'ready' ? null : lostWords || null }, { columns, model: rec.model }));
   }

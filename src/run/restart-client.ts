@@ -1,5 +1,5 @@
 import { followFile } from './follow.js';
-import { isSameProcess } from './proc.js';
+import { isSameProcess, readStartTicks } from './proc.js';
 import {
   RESTART_CAPABILITY, RESTART_SIGNAL, eventsPath, newRequestId, withdrawRestartRequest, writeRestartRequest, type RestartEvent,
 } from './restart-request.js';
@@ -38,7 +38,7 @@ export interface RestartAsk {
 export async function askRestart(a: RestartAsk): Promise<RestartAnswer> {
   const { stateDir, rec } = a;
   const id = newRequestId(process.pid, Date.now());
-  writeRestartRequest(stateDir, rec.id, { id, process: a.process, graceMs: a.graceMs, readyTimeoutMs: a.readyTimeoutMs, by: { pid: process.pid } });
+  writeRestartRequest(stateDir, rec.id, { id, process: a.process, graceMs: a.graceMs, readyTimeoutMs: a.readyTimeoutMs, by: { pid: process.pid, startTicks: readStartTicks(process.pid) } });
   const failed = (reason: string): RestartAnswer => ({
     event: 'done', ok: false, process: a.process, reason, diagnosis: null, lastLines: [], log: null, runState: rec.state,
   });

@@ -1,6 +1,8 @@
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readBoundedSync } from '../host/files/bounded-read.js';
 import { runDir } from './paths.js';
+import { isSameProcess } from './proc.js';
 import type { Diagnosis } from './diagnosis.js';
 import { DEFAULT_GRACE_S } from '../defaults.js';
 
@@ -21,7 +23,8 @@ export interface RestartRequest {
   graceMs: number;
   /** 0: the run's own readiness deadline. */
   readyTimeoutMs: number;
-  by: { pid: number };
+  /** The asking command: its pid and start time (a request whose asker has ended is never acted on). */
+  by: { pid: number; startTicks?: number | null };
 }
 
 /** Progress of one restart, as the supervisor appends it. */
@@ -63,8 +66,40 @@ export function withdrawRestartRequest(stateDir: string, runId: string, reqId: s
   }
 }
 
-/** The supervisor's side: every pending request, each claimed (renamed) so it is answered once. */
-export function takeRestartRequests(stateDir: string, runId: string): RestartRequest[] {
+/** A request file is small; anything larger, a FIFO or a link is not one of ours. */
+const MAX_REQUEST_BYTES = 64 * 1024;
+
+/** A pending request as read from its file (bounded: never a FIFO, a link or a huge file), or null when it is not one of ours. */
+function readRequest(path: string, name: string): RestartRequest | null {
+  const read = readBoundedSync(path, { maxBytes: MAX_REQUEST_BYTES });
+  if (!read.ok) return null;
+  try {
+    const r = JSON.parse(read.text) as Partial<RestartRequest>;
+    if (typeof r.id !== 'string' || typeof r.process !== 'string' || `${r.id}.request` !== name || typeof r.by?.pid !== 'number') return null;
+    return {
+      id: r.id, process: r.process,
+      graceMs: typeof r.graceMs === 'number' && r.graceMs >= 0 ? r.graceMs : DEFAULT_GRACE_S * 1000,
+      readyTimeoutMs: typeof r.readyTimeoutMs === 'number' && r.readyTimeoutMs >= 0 ? r.readyTimeoutMs : 0,
+      by: { pid: r.by.pid, startTicks: typeof r.by.startTicks === 'number' ? r.by.startTicks : null },
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the command that asked still waits for the answer (same pid and start time; a request without a start time: never). */
+export const askerWaits = (r: RestartRequest): boolean => isSameProcess(r.by.pid, r.by.startTicks ?? null);
+
+/** Why a left request is not acted on, in its done event and in the next restart's notice. */
+export const orphanReason = (r: RestartRequest): string =>
+  `the restart of ${r.process} asked by pid ${r.by.pid} was not acted on: that command ended before the run's supervisor took it`;
+
+/**
+ * Every pending request in the run's restart folder: those whose asker still waits, and those it
+ * left (the asker ended: killed, or its machine slept past the wait). Files that are not requests
+ * of ours (a FIFO, a link, a torn or foreign file) are neither: left alone, never read whole.
+ */
+function pendingRequests(stateDir: string, runId: string): { name: string; r: RestartRequest; waits: boolean }[] {
   const dir = dirOf(stateDir, runId);
   let names: string[];
   try {
@@ -72,24 +107,51 @@ export function takeRestartRequests(stateDir: string, runId: string): RestartReq
   } catch {
     return [];
   }
-  const out: RestartRequest[] = [];
+  const out: { name: string; r: RestartRequest; waits: boolean }[] = [];
   for (const n of names) {
-    const taken = join(dir, `${n}.taken`);
+    const r = readRequest(join(dir, n), n);
+    if (r) out.push({ name: n, r, waits: askerWaits(r) });
+  }
+  return out;
+}
+
+/** Removes a left request of ours and answers it (done, not acted on), so nothing acts on it later. */
+function dropLeft(stateDir: string, runId: string, name: string, r: RestartRequest, runState: string): boolean {
+  try {
+    unlinkSync(join(dirOf(stateDir, runId), name));
+  } catch {
+    return false; // taken or withdrawn meanwhile
+  }
+  appendRestartEvent(stateDir, runId, r.id, { event: 'done', ok: false, process: r.process, reason: orphanReason(r), diagnosis: null, lastLines: [], log: null, runState });
+  return true;
+}
+
+/**
+ * The supervisor's side: every pending request whose asker still waits, each claimed (renamed)
+ * so it is answered once. A request left by a command that ended is answered "not acted on" and
+ * removed, never acted on: a worker is not stopped for an ask nobody waits for.
+ */
+export function takeRestartRequests(stateDir: string, runId: string): RestartRequest[] {
+  const dir = dirOf(stateDir, runId);
+  const out: RestartRequest[] = [];
+  for (const { name, r, waits } of pendingRequests(stateDir, runId)) {
+    if (!waits) {
+      dropLeft(stateDir, runId, name, r, 'unchanged');
+      continue;
+    }
     try {
-      renameSync(join(dir, n), taken);
-      const r = JSON.parse(readFileSync(taken, 'utf8')) as Partial<RestartRequest>;
-      if (typeof r.id !== 'string' || typeof r.process !== 'string' || `${r.id}.request` !== n) continue;
-      out.push({
-        id: r.id, process: r.process,
-        graceMs: typeof r.graceMs === 'number' && r.graceMs >= 0 ? r.graceMs : DEFAULT_GRACE_S * 1000,
-        readyTimeoutMs: typeof r.readyTimeoutMs === 'number' && r.readyTimeoutMs >= 0 ? r.readyTimeoutMs : 0,
-        by: { pid: typeof r.by?.pid === 'number' ? r.by.pid : 0 },
-      });
+      renameSync(join(dir, name), join(dir, `${name}.taken`));
+      out.push(r);
     } catch {
-      // withdrawn meanwhile, or not ours to read: nobody waits for an answer
+      // withdrawn meanwhile: nobody waits for an answer
     }
   }
   return out;
+}
+
+/** The command's side, before it asks: requests left by commands that ended, removed (they are ours) and returned to be said. */
+export function withdrawLeftRequests(stateDir: string, runId: string, runState: string): RestartRequest[] {
+  return pendingRequests(stateDir, runId).filter((p) => !p.waits && dropLeft(stateDir, runId, p.name, p.r, runState)).map((p) => p.r);
 }
 
 /** The supervisor's side: one progress event (a restart is never stopped by a failed note). */

@@ -13,6 +13,11 @@ export function formatRestartHeader(process: string, runId: string, runName: str
   return `${wrapWords(`${chalk.bold(`restart ${process}`)} ${chalk.dim(`· run ${runId}${runName ? ` (${runName})` : ''}`)}`, columns, '  ').join('\n')}\n`;
 }
 
+/** A notice before the steps (a request left by a command that ended), wrapped at words. */
+export function formatRestartNotice(text: string, columns = Infinity): string {
+  return `${wrapWords(`  ${text}`, columns, '    ').join('\n')}\n`;
+}
+
 /** One progress event in words; null for what needs no line. */
 export function formatRestartStep(e: RestartEvent, columns = Infinity): string | null {
   const line = (text: string) => `${wrapWords(`  ${text}`, columns, '    ').join('\n')}\n`;
