@@ -136,12 +136,50 @@ export type BenchResult = z.infer<typeof benchResultSchema>;
  * Pure: the result in `text` (the result.json of bench/<dirId>/), or why it cannot be read, in a
  * phrase naming the field. Its id must be its folder's (`dirId`, when given).
  */
+/** A result is a few levels deep; thousands of levels would overflow the stack of whatever walks it (the schema, --json). */
+const MAX_NESTING = 64;
+
+/** Pure: the deepest nesting of [ and { outside strings (stops counting once past the limit). */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped char
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) max = depth;
+      if (max > MAX_NESTING * 2) return max;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return max;
+}
+
+/**
+ * Pure: V8's JSON.parse message without the text it quotes ('Unexpected token 'p', "password=..."
+ * is not valid JSON'): a result linked to someone's secret file must not print its first bytes.
+ */
+export function jsonErrorWithoutText(message: string): string {
+  const first = message.split('\n')[0];
+  const at = /at position (\d+)/.exec(first);
+  if (/^Unexpected end of JSON input/.test(first)) return 'it ends early';
+  if (/^Unexpected token/.test(first) || / is not valid JSON$/.test(first)) return at ? `invalid at byte ${at[1]}` : 'invalid from the first bytes';
+  return first.replace(/"[^"]*"/g, '"…"');
+}
+
 export function parseBenchResult(text: string, dirId?: string): { ok: true; result: BenchResult } | { ok: false; reason: string } {
+  // A byte-order mark (an editor's, Windows tools') is not the document's.
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const depth = nestingDepth(body);
+  if (depth > MAX_NESTING) return { ok: false, reason: `nested deeper than ${MAX_NESTING} levels; a bench result never is` };
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(body);
   } catch (err) {
-    return { ok: false, reason: `not JSON (${(err as Error).message.split('\n')[0]})` };
+    return { ok: false, reason: `not JSON (${jsonErrorWithoutText((err as Error).message)})` };
   }
   const version = (raw as { schemaVersion?: unknown } | null)?.schemaVersion;
   if (raw !== null && typeof raw === 'object' && version !== BENCH_SCHEMA_VERSION) {

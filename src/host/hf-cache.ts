@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { hfCacheRoot, isLocalModelPath, modelDir as modelDirOf, modelLocksDir } from './hf-paths.js';
+import { readMainRef } from './hf/refs.js';
 import { parseProcLocks, splitDev, type ProcLock } from './parse-proc.js';
 import { cmdOf, readText } from './proc-files.js';
 import type { HfLockFile, HfModelFacts, LockHolder } from './types.js';
@@ -72,7 +73,7 @@ async function probeIncomplete(blobsDir: string): Promise<HfModelFacts['incomple
 
 /** Snapshot revision: refs/main, else the only folder under snapshots/ (a pinned revision). */
 async function probeSnapshot(dir: string): Promise<string | null> {
-  const ref = (await readText(join(dir, 'refs', 'main')))?.trim();
+  const ref = await readMainRef(dir);
   if (ref) return ref;
   const snaps = await listDir(join(dir, 'snapshots'));
   return snaps.length === 1 ? snaps[0] : null;

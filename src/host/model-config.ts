@@ -1,5 +1,7 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { readBounded } from './files/bounded-read.js';
+import { readMainRef } from './hf/refs.js';
 import { UserError } from '../errors.js';
 import { hfCacheRoot, modelDir } from './hf-paths.js';
 
@@ -40,7 +42,7 @@ export async function findModelConfig(modelOrPath: string, env: Readonly<Record<
 
 /** snapshots/<refs/main>, else the only snapshot, else the most recently modified one. */
 async function findSnapshot(dir: string): Promise<string | null> {
-  const ref = (await readFile(join(dir, 'refs', 'main'), 'utf8').catch(() => '')).trim();
+  const ref = await readMainRef(dir);
   if (ref && (await stat(join(dir, 'snapshots', ref)).catch(() => null))) return join(dir, 'snapshots', ref);
   const names = await readdir(join(dir, 'snapshots')).catch(() => [] as string[]);
   let best: { path: string; mtime: number } | null = null;
@@ -56,16 +58,14 @@ async function findSnapshot(dir: string): Promise<string | null> {
 const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 async function readConfig(path: string): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    const st = await stat(path);
-    if (!st.isFile()) throw new UserError(`${path}: not a regular file; pass a config.json, a model folder or a model id in the HF cache`);
-    if (st.size > MAX_CONFIG_BYTES) throw new UserError(`${path}: ${Math.round(st.size / MIB)} MiB is too large for a config.json`);
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if (err instanceof UserError) throw err;
-    throw new UserError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  // Snapshot files are links into blobs/ by design: followed, but never a FIFO, a device or a giant file.
+  const read = await readBounded(path, { maxBytes: MAX_CONFIG_BYTES, follow: true });
+  if (!read.ok) {
+    if (read.why === 'not-a-file') throw new UserError(`${path}: ${read.message}; pass a config.json, a model folder or a model id in the HF cache`);
+    if (read.why === 'too-large') throw new UserError(`${path}: ${read.message} for a config.json`);
+    throw new UserError(`${path}: ${read.why === 'absent' ? 'cannot read (ENOENT)' : read.message}`);
   }
+  const text = read.text;
   let v: unknown;
   try {
     v = JSON.parse(text);

@@ -1,8 +1,8 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { readMainRef } from './hf/refs.js';
 import { EMBEDDED_MODEL_DIR, isEmbeddedModel } from '../plan/embedded-model.js';
 import { hfCacheRoot, isLocalModelPath, modelDir } from './hf-paths.js';
-import { readText } from './proc-files.js';
 import type { ModelSourceFacts } from './types.js';
 
 // Where the recipe's model would come from, read before anything starts: the local folder's files,
@@ -55,7 +55,7 @@ async function list(dir: string): Promise<string[] | null> {
 async function cachedSnapshot(dir: string): Promise<{ dir: string; files: string[] } | null> {
   const snaps = await list(join(dir, 'snapshots'));
   if (!snaps || snaps.length === 0) return null;
-  const main = (await readText(join(dir, 'refs', 'main')))?.trim();
+  const main = await readMainRef(dir);
   const order = main && snaps.includes(main) ? [main, ...snaps.filter((s) => s !== main)] : snaps;
   for (const rev of order) {
     const files = await list(join(dir, 'snapshots', rev));

@@ -1,6 +1,7 @@
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
+import { readBounded } from '../host/files/bounded-read.js';
 import { benchIdPattern, benchResultSchema, parseBenchResult, type BenchResult } from '../bench/result.js';
 import { writeAtomic } from './atomic-write.js';
 import { newRunId } from './paths.js';
@@ -42,17 +43,16 @@ export async function writeBenchResult(stateDir: string, result: BenchResult): P
   return path;
 }
 
+/**
+ * A stored result.json, read bounded (src/host/files): never a FIFO (bench show and list hung on
+ * one), never a link (a result linked to a secret file showed its first bytes), and its size
+ * checked before a byte is read (a 1 GiB file took 590 MB and 4 s). null when it is not there.
+ */
 async function readText(path: string): Promise<string | null> {
-  try {
-    const text = await readFile(path, 'utf8');
-    if (text.length > MAX_RESULT_BYTES) throw new UserError(`${path}: larger than ${MAX_RESULT_BYTES / 1024 / 1024} MiB; not a bench result`);
-    return text;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    if (err instanceof UserError) throw err;
-    throw new UserError(`${path}: cannot read (${code ?? (err as Error).message})`);
-  }
+  const r = await readBounded(path, { maxBytes: MAX_RESULT_BYTES });
+  if (r.ok) return r.text;
+  if (r.why === 'absent') return null;
+  throw new UserError(`${path}: ${r.message}; not a bench result`);
 }
 
 /** The stored result `id`, validated. A bad id, a missing result or a bad/old file: a UserError (one line, exit 2). */
@@ -68,8 +68,12 @@ export async function readBenchResult(stateDir: string, id: string): Promise<Ben
 
 export type BenchListing = { id: string; result: BenchResult; problem: null } | { id: string; result: null; problem: string };
 
-/** Every stored result, newest first; one that cannot be read is listed with why, never hides the others. */
-export async function listBenchResults(stateDir: string): Promise<BenchListing[]> {
+/**
+ * Every stored result, newest first, each mapped (by `keep`) as soon as it is read: one result's
+ * text at a time, never all of them at once. One that cannot be read is listed with why, never
+ * hides the others.
+ */
+export async function listBenchResults<T = BenchListing>(stateDir: string, keep: (l: BenchListing) => T = (l) => l as T): Promise<T[]> {
   let ids: string[];
   try {
     ids = await readdir(benchRoot(stateDir));
@@ -79,14 +83,19 @@ export async function listBenchResults(stateDir: string): Promise<BenchListing[]
     throw new UserError(`${benchRoot(stateDir)}: cannot read (${code ?? (err as Error).message})`);
   }
   ids = ids.filter(isBenchId).sort().reverse();
-  return Promise.all(ids.map(async (id): Promise<BenchListing> => {
-    try {
-      const text = await readText(benchResultPath(stateDir, id));
-      if (text === null) return { id, result: null, problem: 'no result.json (a bench still running, or one killed before it wrote)' };
-      const parsed = parseBenchResult(text, id);
-      return parsed.ok ? { id, result: parsed.result, problem: null } : { id, result: null, problem: parsed.reason };
-    } catch (err) {
-      return { id, result: null, problem: (err as Error).message };
-    }
-  }));
+  // One at a time: each result is parsed and kept as its (small) document, never every file's text at once.
+  const out: T[] = [];
+  for (const id of ids) out.push(keep(await listOne(stateDir, id)));
+  return out;
+}
+
+async function listOne(stateDir: string, id: string): Promise<BenchListing> {
+  try {
+    const text = await readText(benchResultPath(stateDir, id));
+    if (text === null) return { id, result: null, problem: 'no result.json (a bench still running, or one killed before it wrote)' };
+    const parsed = parseBenchResult(text, id);
+    return parsed.ok ? { id, result: parsed.result, problem: null } : { id, result: null, problem: parsed.reason };
+  } catch (err) {
+    return { id, result: null, problem: (err as Error).message };
+  }
 }
