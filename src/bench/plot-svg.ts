@@ -13,17 +13,20 @@ import { wrapWords } from '../ui/fit.js';
 // Okabe & Ito's colour-blind-safe palette (Color Universal Design, 2002), black left out.
 const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#999999'];
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+// Characters XML 1.0 forbids (C0 controls but tab/newline/CR, U+FFFE/FFFF, lone surrogates) go first: resvg refuses the file otherwise.
+const esc = (s: string) => s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const n = (x: number) => (Math.round(x * 10) / 10).toString();
 
 /** Axis ticks from 0 to past `max`: steps of 1, 2 or 5 x 10^k, about five of them. */
 export function niceTicks(max: number): number[] {
-  if (!(max > 0)) return [0, 1];
+  if (!(max > 0) || !Number.isFinite(max)) return [0, 1];
   const raw = max / 5;
   const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((k) => k * mag).find((s) => s >= raw)!;
+  const step = [1, 2, 5, 10].map((k) => k * mag).find((s) => s >= raw);
+  // A denormal such as 5e-324 makes max / 5 zero and the step zero: the loop never ended (1.9 GB, V8 fatal).
+  if (step === undefined || !(step > 0) || !Number.isFinite(step) || max / step > 20) return [0, max];
   const ticks: number[] = [];
-  for (let t = 0; t < max + step * 0.999; t += step) ticks.push(Number(t.toPrecision(12)));
+  for (let t = 0; t < max + step * 0.999 && ticks.length <= 20; t += step) ticks.push(Number(t.toPrecision(12)));
   return ticks;
 }
 
@@ -31,6 +34,8 @@ export function niceTicks(max: number): number[] {
 export function tickLabel(t: number, step: number, percent: boolean): string {
   const k = percent ? 100 : 1;
   const decimals = Math.max(0, -Math.floor(Math.log10(step * k) + 1e-9));
+  // Past six decimals (a stored metric of 1e-9, 5e-324) a fixed label is unreadable, and toFixed refuses more than 100.
+  if (!Number.isFinite(decimals) || decimals > 6) return `${t === 0 ? '0' : (t * k).toExponential(1)}${percent ? '%' : ''}`;
   return `${(t * k).toFixed(decimals)}${percent ? '%' : ''}`;
 }
 

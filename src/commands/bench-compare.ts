@@ -4,8 +4,8 @@ import { checkPlot, printStored, terminalOf, type StoredOptions } from './bench-
 /** `dynamo-dev bench compare A B`: two stored results side by side, ratios against A's first measured variant. */
 export default async function benchCompare(ctx: CommandContext, a: string, b: string, opts: StoredOptions): Promise<number> {
   await checkPlot(opts);
-  const [{ readBenchResult }, { renderComparison }] = await Promise.all([import('../run/bench-store.js'), import('../bench/render.js')]);
+  const [{ readBenchResult }, { renderComparison }, { printableDeep }] = await Promise.all([import('../run/bench-store.js'), import('../bench/render.js'), import('../ui/printable.js')]);
   const [da, db] = await Promise.all([readBenchResult(ctx.stateDir, a), readBenchResult(ctx.stateDir, b)]);
   // --json: both whole documents, in the order given.
-  return printStored(ctx, { results: [da, db] }, renderComparison(da, db, await terminalOf(ctx)), opts);
+  return printStored(ctx, { results: [da, db] }, renderComparison(printableDeep(da), printableDeep(db), await terminalOf(ctx)), opts);
 }

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
-import { access, rename, rm, writeFile } from 'node:fs/promises';
+import { access, writeFile } from 'node:fs/promises';
 import { UserError } from '../errors.js';
+import { writeWholeFile } from './files/exclusive-write.js';
 
 // `-o FILE` for generated files: never overwrites by surprise, never leaves half a file.
 
@@ -37,12 +38,9 @@ export async function writeOutputFile(path: string, text: string, force: boolean
     }
     return;
   }
-  const tmp = `${path}.${process.pid}.tmp`;
   try {
-    await writeFile(tmp, text, { flag: 'wx' });
-    await rename(tmp, path);
+    await writeWholeFile(path, text);
   } catch (err) {
-    await rm(tmp, { force: true }).catch(() => {});
     throw new UserError(`-o ${path}: cannot write (${why(err)})`);
   }
 }

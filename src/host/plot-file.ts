@@ -1,6 +1,7 @@
-import { access, constants, rename, stat, writeFile } from 'node:fs/promises';
+import { access, constants, lstat, stat } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import { UserError } from '../errors.js';
+import { writeWholeFile } from './files/exclusive-write.js';
 
 // `--plot FILE.svg|png`: the picture of a bench result. The SVG is ours (bench/plot-svg.ts); a PNG
 // is that SVG rasterised by @resvg/resvg-js (prebuilt binaries per platform, no system packages),
@@ -36,13 +37,22 @@ export async function svgToPng(svg: string): Promise<Buffer> {
   return r.render().asPng();
 }
 
+/**
+ * Writes the picture whole (an exclusive, unguessable temporary file renamed over the target:
+ * a symlink planted at a predictable `<plot>.<pid>.tmp` was followed, and a failed write left the
+ * temporary behind). The target itself: a regular file is replaced (the picture asked for, e.g.
+ * drawn again); a folder, FIFO, device or symbolic link there is refused, never replaced.
+ */
 export async function writePlotFile(path: string, svg: string): Promise<void> {
   const format = plotFormat(path);
+  const there = await lstat(path).catch(() => null);
+  if (there && !there.isFile()) {
+    const what = there.isSymbolicLink() ? 'a symbolic link' : there.isDirectory() ? 'a folder' : 'not a regular file';
+    throw new UserError(`--plot ${path}: is ${what}; give the path of a new or regular file`);
+  }
   const data = format === 'svg' ? svg : await svgToPng(svg);
-  const tmp = `${path}.${process.pid}.tmp`;
   try {
-    await writeFile(tmp, data);
-    await rename(tmp, path);
+    await writeWholeFile(path, data);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new UserError(`--plot ${path}: cannot write (${code === 'ENOENT' ? 'its directory does not exist' : code ?? (err as Error).message})`);

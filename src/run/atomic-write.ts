@@ -1,23 +1,20 @@
-import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { writeWholeFile } from '../host/files/exclusive-write.js';
 import { asDiskFull } from '../errors.js';
 import { dirname } from 'node:path';
 
 // Records (run.json, bench result.json) are written whole or not at all: tmp + rename, so a reader
 // never sees half a document, even when the writer is SIGKILLed mid-write.
 
-let tmpCounter = 0;
-// Stryker disable next-line UpdateOperator: equivalent: counting down keeps every name of this process unique too
-export const tmpName = (path: string) => `${path}.${process.pid}.${++tmpCounter}.tmp`;
 
 export async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = tmpName(path);
   try {
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(tmp, text);
-    await rename(tmp, path);
+    // Exclusive, unguessable temporary (src/host/files): a file or link planted at a predictable
+    // name in the state dir is never followed or removed; a full disk leaves no temporary behind.
+    await writeWholeFile(path, text);
   } catch (err) {
-    // A full disk leaves a short tmp file behind: removed, and the error names the record, not `write`.
-    await unlink(tmp).catch(() => undefined);
+    // The error names the record, not `write`.
     throw asDiskFull(err, path);
   }
 }

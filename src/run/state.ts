@@ -1,7 +1,8 @@
-import { mkdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { tmpName, writeAtomic } from './atomic-write.js';
+import { writeAtomic } from './atomic-write.js';
+import { writeWholeFileSync } from '../host/files/exclusive-write.js';
 import { asDiskFull, UserError } from '../errors.js';
 import type { RunView } from '../doctor/types.js';
 import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
@@ -95,16 +96,10 @@ export function writeRunSync(stateDir: string, rec: RunRecord): void {
   if (listedLive(rec)) markLiveSync(stateDir, rec.id);
   const path = runJsonPath(stateDir, rec.id);
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = tmpName(path);
   try {
-    writeFileSync(tmp, `${JSON.stringify(rec, null, 2)}\n`);
-    renameSync(tmp, path);
+    // Exclusive, unguessable temporary: nothing planted in the state dir is followed or removed.
+    writeWholeFileSync(path, `${JSON.stringify(rec, null, 2)}\n`);
   } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // never written
-    }
     throw asDiskFull(err, path);
   }
 }

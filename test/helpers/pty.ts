@@ -20,6 +20,10 @@ export function openTerminal(argv: string[], env: Record<string, string | undefi
   const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...env, TERM: 'xterm-256color' } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   const waiters = new Set<() => void>();
+  // One byte stream decoded as such: a multi-byte character (a bar's █) split between two reads of
+  // the terminal must not become two U+FFFD (it did: '████��████' in a fresh clone, by chance).
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
   child.stdout!.on('data', (d) => {
     out += d;
     for (const w of [...waiters]) w();

@@ -31,6 +31,7 @@ export function startUp(args: string[], env: Record<string, string | undefined>,
   let out = '';
   let err = '';
   const waiters: { pred: (e: Ev) => boolean; resolve: (e: Ev) => void }[] = [];
+  child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d) => (err += d));
   createInterface({ input: child.stdout! }).on('line', (line) => {
     out += `${line}\n`;
