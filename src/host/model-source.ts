@@ -64,20 +64,53 @@ async function cachedSnapshot(dir: string): Promise<{ dir: string; files: string
   return null;
 }
 
-/** HEAD the hub's model URL with a short timeout; a token from HF_TOKEN is sent as huggingface_hub would (_auth.py get_token). */
+/**
+ * A URL with its user:password@ as `***@`: HF_ENDPOINT may carry a mirror's credentials, which
+ * are never printed (nor put in --json). Pure; a text that is no URL comes back as it is.
+ */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password) return url;
+    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1***@');
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * HEAD the hub's model URL with a short timeout. Credentials are sent as huggingface_hub sends
+ * them (it calls requests, whose prepare_auth takes user:password from the URL as HTTP Basic
+ * auth, set after, and so over, the Bearer header of HF_TOKEN; _auth.py get_token): fetch itself
+ * refuses a URL with credentials, which made a reachable mirror "unreachable", its password printed.
+ */
 async function askHub(url: string, env: Env, timeoutMs: number): Promise<{ url: string; status: number | null; error: string | null }> {
   const token = env.HF_TOKEN || env.HUGGING_FACE_HUB_TOKEN;
+  const shown = redactUrl(url);
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  let target = url;
   try {
-    const res = await fetch(url, { method: 'HEAD', redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), headers: token ? { authorization: `Bearer ${token}` } : {} });
-    return { url, status: res.status, error: null };
+    const u = new URL(url);
+    if (u.username || u.password) {
+      headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+      u.username = '';
+      u.password = '';
+      target = u.toString();
+    }
+  } catch {
+    // not a URL: fetch says so below
+  }
+  try {
+    const res = await fetch(target, { method: 'HEAD', redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), headers });
+    return { url: shown, status: res.status, error: null };
   } catch (err) {
     const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-    if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return { url, status: null, error: `no answer within ${timeoutMs} ms` };
+    if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return { url: shown, status: null, error: `no answer within ${timeoutMs} ms` };
     const code = e?.cause?.code;
     const error = code === 'ECONNREFUSED' ? 'connection refused'
-      : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? `cannot resolve ${new URL(url).hostname} (${code})`
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? `cannot resolve ${new URL(target).hostname} (${code})`
       : code ?? e?.cause?.message ?? e?.message ?? String(err);
-    return { url, status: null, error };
+    return { url: shown, status: null, error: redactUrl(error).split(url).join(shown) };
   }
 }
 
@@ -107,6 +140,6 @@ export async function probeModelSource(model: string, env: Env, o: { cwd?: strin
   const hub = snap || offline ? null : await askHub(hubModelUrl(env, model), env, o.timeoutMs ?? HUB_TIMEOUT_MS);
   return {
     kind: 'hub', model, cacheRoot, snapshotDir: snap?.dir ?? null, snapshotFiles: snap?.files ?? [], offline,
-    endpoint: hubEndpoint(env), hub, proxy,
+    endpoint: redactUrl(hubEndpoint(env)), hub, proxy,
   };
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CheckOutcome } from '../doctor/types.js';
 import type { RunView } from '../doctor/types.js';
@@ -93,6 +94,10 @@ export async function startRun(planned: PlannedRun, o: StartRunOptions): Promise
     // A detached run has no `up` holding the lock any more: its live processes refuse a second up.
     const lives = await liveRuns(o.stateDir);
     refuseLiveRuns(lives, { name: o.name, recipeRef: o.recipeRef });
+    // A name that is a run's id would make `--run NAME` (teardown, restart) pick that other run.
+    if (o.name && (lives.some((v) => v.record.id === o.name) || existsSync(runDir(o.stateDir, o.name)))) {
+      throw new UserError(`--name: ${o.name} is the id of a run in ${o.stateDir}; --run ${o.name} would mean that run: choose another name`);
+    }
     if (o.name) {
       const moved = await portsBesideOrRefuse(recipe, plan, lives);
       if (moved.recipe !== recipe) {
