@@ -39,6 +39,8 @@ export interface LifecycleHost {
   ready(): void;
   /** Its log says it waits on a download lock (the failure policy judges it). */
   lockWait(w: LockWait): void;
+  /** Its log says the model cannot be loaded and no retry mends it (a file that does not parse). */
+  modelError?(error: string): void;
   /** It ended, however (its exit already recorded: `exit`, the record's exitCode, signal, endedAt). */
   exited(info: ExitInfo): void;
   /** False once the run is stopping, failed or detached. */
@@ -153,6 +155,8 @@ export class ProcessLifecycle {
       changed: () => h.persist(),
       gateOpened: () => h.gateOpened(),
       lockWait: (w: LockWait) => h.lockWait(w),
+      // A restart is judged by its own deadline.
+      modelError: (error: string) => void (this.restart ? undefined : h.modelError?.(error)),
       ready: () => h.ready(),
       running: () => h.running(),
       exited: () => this.exit !== null,

@@ -37,7 +37,20 @@ export type LineSignal =
   | { kind: 'kv'; tokens: number }
   | { kind: 'loading' }
   | { kind: 'lock-wait'; lockPath: string; elapsedS: number | null }
+  | { kind: 'model-error'; error: string }
   | null;
+
+/**
+ * The frontend cannot read a file of the model (ai-dynamo 1.6.1's frontend logs, and retries with
+ * a doubling delay forever: test/fixtures/samples/logs/frontend-1.6.1-model-materialization-failed.log):
+ *   WARN dynamo_llm::discovery::controller: Model materialization failed; scheduling retry group=[...]
+ *   attempt=1 retry_ms=1000 error="tokenizer: /root/.cache/dynamo/mdc/.../tokenizer.json: EOF while parsing a value at line 7 column 11"
+ * A retry cannot mend a file that does not parse (serde_json's messages: EOF while parsing,
+ * expected ..., invalid ..., trailing ..., key must be a string, control character ...), nor one
+ * that is not there: those are fatal; any other materialization error may be passing (kept waiting).
+ */
+const MATERIALIZATION_FAILED = /Model materialization failed\b.*?\berror="?(.*?)"?\s*$/;
+const UNMENDABLE = /: (EOF while parsing|expected |invalid |trailing |key must be a string|control character|No such file|missing field)/;
 
 /** The plan's ready.logPattern (group 1: token count with thousands separators). */
 export function compileLogPattern(source: string): RegExp {
@@ -56,6 +69,8 @@ export function classifyLine(raw: string, kvPattern: RegExp | null): LineSignal 
       if (tokens !== null) return { kind: 'kv', tokens };
     }
   }
+  const mat = MATERIALIZATION_FAILED.exec(line);
+  if (mat && UNMENDABLE.test(mat[1])) return { kind: 'model-error', error: mat[1] };
   const lock = LOCK_WAIT.exec(line);
   if (lock) return { kind: 'lock-wait', lockPath: lock[1], elapsedS: lock[2] ? Number(lock[2]) : null };
   if (LOADING.test(line)) return { kind: 'loading' };

@@ -11,6 +11,7 @@ import { RunWriter } from './run-writer.js';
 import { runDir } from './paths.js';
 import { realSupervisorDeps, type SupervisorDeps } from './supervisor-deps.js';
 import { startable } from './policy/start-order.js';
+import { modelErrorFailure } from './policy/failure.js';
 import { LockWaits } from './lock-waits.js';
 import { readyEvents } from './run-ready.js';
 import { stopThenEscalate } from './signals.js';
@@ -70,6 +71,8 @@ export class Supervisor extends EventEmitter implements RunCore {
         writeNow: () => this.writer.writeNow(),
         gateOpened: () => this.startEligible(),
         lockWait: (w) => this.locks.said(p, w),
+        // The frontend cannot load the model and retries forever: the start fails now, naming the file (not at the deadline, blaming a worker).
+        modelError: (error) => void (this.everReady ? undefined : this.fail({ ...modelErrorFailure(p.name, error), diagnosis: null })),
         ready: () => this.onReady(p),
         exited: (info) => void onProcessExit(this, p, info),
         running: () => !this.finishing,

@@ -66,6 +66,15 @@ export function lockWaitFailure(p: FailureView, lockPath: string, procs: readonl
   };
 }
 
+/** The frontend logged a model file it cannot parse: the start fails at once, naming it (its path in Dynamo's model cache, whose source is the model's own file). */
+export function modelErrorFailure(process: string, error: string): FailureReport {
+  return {
+    reason: `${process} cannot load the model: ${error}`,
+    process,
+    hint: 'a file of the model is truncated or not what it should be (an interrupted download, a file cut short): download the model again (`hf download MODEL`), or fix the file in the model folder; then run up again',
+  };
+}
+
 /** What a process not yet ready is waiting for, in words. */
 export function describeWait(p: FailureView): string {
   if (p.viaFrontend && (p.state === 'starting' || p.state === 'loading')) {

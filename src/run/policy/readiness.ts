@@ -125,6 +125,8 @@ export interface ReadinessHost {
   gateOpened(): void;
   /** The log says the process waits for the Hugging Face download lock (the failure policy judges it). */
   lockWait(w: LockWait): void;
+  /** The log says the model cannot be loaded, and no retry will mend it (a file that does not parse). */
+  modelError?(error: string): void;
   /** Every step holds; the state is already `ready`. */
   ready(): void;
   /** False once the run is stopping, failed or detached: no more transitions. */
@@ -193,6 +195,8 @@ export class ProcessReadiness {
       this.lockWait = { lockPath: sig.lockPath, elapsedS: sig.elapsedS };
       if (h.state() === 'starting') h.setState('loading');
       h.lockWait(this.lockWait);
+    } else if (sig.kind === 'model-error') {
+      h.modelError?.(sig.error);
     }
   }
 
