@@ -39,7 +39,7 @@ describe('stored results with escape sequences and control characters', () => {
       const r = await runCli(args, env);
       expect([args, r.code]).toEqual([args, 0]);
       expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
-      expect(r.stdout).toContain('preset routinghere');
+      expect(r.stdout).toContain('routinghere');
     }
     const j = await runCli(['bench', 'show', ROUTING, '--json'], env);
     expect(JSON.parse(j.stdout).preset).toBe(`routing${ESC}`);
