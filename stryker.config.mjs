@@ -12,11 +12,11 @@ export const SCOPE = [
   // src/host: only the pure parsers and rules; the adapters that run programs (nvidia-smi.ts,
   // python.ts, ucx.ts, ...) are exercised by the e2e tests through the built CLI, which never
   // holds a mutant.
-  'src/host/parse-*.ts',
-  'src/host/cuda-rules.ts',
-  'src/host/gpu-class.ts',
-  'src/host/engine-procs.ts',
-  'src/host/hf-paths.ts',
+  'src/host/**/parse-*.ts',
+  'src/host/gpu/cuda-rules.ts',
+  'src/host/gpu/gpu-class.ts',
+  'src/host/procs/engine-procs.ts',
+  'src/host/hf/hf-paths.ts',
 ];
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */

@@ -32,7 +32,7 @@ const doctorRuns = () => {
 
 /** The longest event-loop stall while listing every process, in this process (best of 3 scans). */
 async function stall() {
-  const { listProcesses } = await import(join(ROOT, 'dist', 'host', 'processes.js'));
+  const { listProcesses } = await import(join(ROOT, 'dist', 'host', 'procs', 'processes.js'));
   const results = [];
   for (let i = 0; i < 3; i++) {
     const h = monitorEventLoopDelay({ resolution: 1 });

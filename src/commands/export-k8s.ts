@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { UserError } from '../errors.js';
-import { loadRecipe } from '../host/recipes.js';
+import { loadRecipe } from '../host/files/recipes.js';
 import { buildPlan } from '../plan/build.js';
 import { newRunId, runDir } from '../run/paths.js';
 import { planToComponents } from '../export/components.js';
@@ -41,7 +41,7 @@ export default async function exportK8s(ctx: CommandContext, recipeRef: string |
   const namespace = opts.namespace === undefined ? undefined : checkNamespace(opts.namespace);
   const hfSecret = opts.hfSecret === false ? null : checkSecretName(opts.hfSecret ?? 'hf-token-secret');
   const givenImage = opts.image === undefined ? undefined : checkImage(opts.image);
-  if (opts.output !== undefined) await (await import('../host/output-file.js')).checkOutputFile(opts.output, Boolean(opts.force));
+  if (opts.output !== undefined) await (await import('../host/files/output-file.js')).checkOutputFile(opts.output, Boolean(opts.force));
 
   const ref = recipeRef ?? 'agg';
   const sets = [...(opts.set ?? [])];
@@ -52,7 +52,7 @@ export default async function exportK8s(ctx: CommandContext, recipeRef: string |
   const { EMBEDDED_MODEL, isEmbeddedModel } = await import('../plan/embedded-model.js');
   const swapped = isEmbeddedModel(recipe.model);
   if (swapped) recipe = { ...recipe, model: CLUSTER_MOCKER_MODEL };
-  const python = (await (await import('../host/python.js')).resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, device: recipe.device, env: ctx.env })).interpreter;
+  const python = (await (await import('../host/python/python.js')).resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, device: recipe.device, env: ctx.env })).interpreter;
   const dir = runDir(ctx.stateDir, newRunId(recipe.name));
   // The same validated plan as `up` (no GPU facts: the cluster's GPUs are not this machine's).
   const plan = buildPlan({ recipe, runDir: dir, python, source: ref });
@@ -81,7 +81,7 @@ export default async function exportK8s(ctx: CommandContext, recipeRef: string |
   }
 
   if (opts.output !== undefined) {
-    await (await import('../host/output-file.js')).writeOutputFile(opts.output, text, Boolean(opts.force));
+    await (await import('../host/files/output-file.js')).writeOutputFile(opts.output, text, Boolean(opts.force));
   } else {
     ctx.stdout.write(text);
   }
@@ -94,14 +94,14 @@ export default async function exportK8s(ctx: CommandContext, recipeRef: string |
 
 /** nvcr.io/nvidia/ai-dynamo/<runtime>:<the Dynamo version the Python probe finds>. */
 async function installedImage(ctx: CommandContext, python: string, engine: 'vllm' | 'mocker'): Promise<string> {
-  const { probePython } = await import('../host/python.js');
+  const { probePython } = await import('../host/python/python.js');
   const facts = await probePython(python, engine, ctx.env, PROBE_TIMEOUT_MS, ['dynamo']);
   const dyn = facts.modules.dynamo;
   const fix = `pass --image ${defaultImage(engine, '<Dynamo version>')}`;
   if (!facts.ok || !dyn?.ok) {
     // The Dynamo `setup` installed names the version too, whichever engine it was set up for
     // (issue 31: with only a mocker environment, `export k8s agg` asked for --image).
-    const [{ listManagedEnvs }, { compareVersions }] = await Promise.all([import('../host/managed-env.js'), import('../plan/dynamo-releases.js')]);
+    const [{ listManagedEnvs }, { compareVersions }] = await Promise.all([import('../host/python/managed-env.js'), import('../plan/dynamo-releases.js')]);
     const newest = listManagedEnvs(ctx.env).map((e) => e.marker.release).filter(isReleaseVersion).sort(compareVersions).pop();
     if (newest) return defaultImage(engine, newest);
   }

@@ -6,11 +6,11 @@ import { EXIT } from './context.js';
 // `dynamo-dev kv MODEL|CONFIG.json`: KV arithmetic from a model's config.json (offline).
 
 export default async function kv(ctx: CommandContext, modelOrConfig: string, opts: KvOptions & { json?: boolean }): Promise<number> {
-  const { findModelConfig } = await import('../host/model-config.js');
+  const { findModelConfig } = await import('../host/hf/model-config.js');
   const found = await findModelConfig(modelOrConfig, ctx.env);
   // --fraction alone: the GPU's total is what nvidia-smi says (GPU 0, as a recipe's default).
   if (opts.fraction !== undefined && opts.gpuMib === undefined) {
-    const { probeGpu } = await import('../host/nvidia-smi.js');
+    const { probeGpu } = await import('../host/gpu/nvidia-smi.js');
     const g = await probeGpu(ctx.env, 5000).catch(() => null);
     const total = g?.ok ? g.gpus.find((x) => x.index === 0)?.memoryTotalMiB ?? null : null;
     if (total === null) {

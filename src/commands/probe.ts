@@ -7,13 +7,13 @@ import {
   listModels,
   normalizeBaseUrl,
   streamChat,
-} from '../host/openai-stream.js';
+} from '../host/net/openai-stream.js';
 import { probeDocument } from '../probe/document.js';
 import { runProbe, type ProbeSettings } from '../probe/run.js';
 import { estimatedPrefixTokens, summarize } from '../probe/stats.js';
 import { judge, verdictExitCode, type VerdictContext } from '../probe/verdict.js';
 import { findRunView } from '../run/state.js';
-import { workerNamesOfRun } from '../host/worker-identity.js';
+import { workerNamesOfRun } from '../probe/worker-identity.js';
 import type { RunView } from '../doctor/types.js';
 import { createProgress } from '../ui/probe-progress.js';
 import { formatProbeHeader, formatProbeReport } from '../ui/probe-report.js';

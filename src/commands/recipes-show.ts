@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { loadRecipe, readRecipeSource } from '../host/recipes.js';
+import { loadRecipe, readRecipeSource } from '../host/files/recipes.js';
 import type { CommandContext } from './context.js';
 
 export default async function recipesShow(ctx: CommandContext, name: string): Promise<number> {

@@ -1,5 +1,5 @@
 import chalk from 'chalk';
-import { listBuiltinRecipes } from '../host/recipes.js';
+import { listBuiltinRecipes } from '../host/files/recipes.js';
 import { wrapWords } from '../ui/fit.js';
 import type { CommandContext } from './context.js';
 

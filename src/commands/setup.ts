@@ -38,8 +38,8 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     throw new UserError(`--release: "${opts.release}" is not a release; give X.Y.Z, e.g. --release 1.6.1`);
   }
   const [{ probeGpu }, { chooseSetup: chooseGpuSetup, chooseCpuSetup, oldestCapability }, setupPlan, installer, { readManagedEnv }, { buildOf, archRange }] = await Promise.all([
-    import('../host/nvidia-smi.js'), import('../plan/setup-choice.js'), import('../plan/setup-install.js'),
-    import('../host/installer.js'), import('../host/managed-env.js'), import('../plan/dynamo-releases.js'),
+    import('../host/gpu/nvidia-smi.js'), import('../plan/setup-choice.js'), import('../plan/setup-install.js'),
+    import('../host/python/installer.js'), import('../host/python/managed-env.js'), import('../plan/dynamo-releases.js'),
   ]);
   const emit = (e: Record<string, unknown>) => {
     if (ctx.json) ctx.stdout.write(`${JSON.stringify({ ...e, ts: new Date().toISOString() })}\n`);

@@ -2,7 +2,7 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { UserError } from '../errors.js';
 import { refuseConflicts } from './conflicts.js';
-import { loadRecipe } from '../host/recipes.js';
+import { loadRecipe } from '../host/files/recipes.js';
 import type { Plan } from '../plan/types.js';
 import { formatNdjson, type UpEvent } from '../run/events.js';
 import type { StartEvent } from '../run/start-run.js';
@@ -53,7 +53,7 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   if (!startsNothing && !ctx.json) ctx.stdout.write((await import('../ui/up-report.js')).formatHeader(recipe.name, recipe.model));
   // --python, $DYNAMO_DEV_PYTHON, the recipe's python, or the environment `dynamo-dev setup` made.
   const [{ resolvePython }, { planRun, hiddenKvLineWarning }, { requireModel, PROBE_TIMEOUT_MS }] = await Promise.all([
-    import('../host/python.js'), import('../run/plan-run.js'), import('../run/preflight.js'),
+    import('../host/python/python.js'), import('../run/plan-run.js'), import('../run/preflight.js'),
   ]);
   const from = await resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, device: recipe.device, env: ctx.env, timeoutMs: PROBE_TIMEOUT_MS });
   const planned = await planRun({ recipe, source: recipeRef ?? 'agg', python: from, env: ctx.env, stateDir: ctx.stateDir, name: opts.name, dryRun: startsNothing });

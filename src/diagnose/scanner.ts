@@ -7,7 +7,7 @@ import { TYPICAL_LINES } from './typical-lines.js';
 import type { FileFinding, Finding, ScanResult } from './types.js';
 
 // The finding accumulator (pure): fed raw lines, keeps per file and code the count and the first
-// occurrence, and per file the last KV size. No I/O: src/host/log-scan.ts streams files into it.
+// occurrence, and per file the last KV size. No I/O: src/host/logs/log-scan.ts streams files into it.
 
 /**
  * Lines where a Dynamo worker names its own worker id (no finding: what a router diagnostic's

@@ -3,7 +3,7 @@ import type { Check, RunView } from './types.js';
 // What doctor can start before its recipe is loaded (yaml and zod alone take ~70 ms to load): the
 // probes of the machine that need no recipe, and the Python probe, the longest of all (an
 // interpreter start plus importing torch and vLLM), on a guess of the interpreter and engine
-// that is checked once the recipe is known. Pure: the starting is in host/facts.ts.
+// that is checked once the recipe is known. Pure: the starting is in doctor/facts.ts.
 
 export type EarlyFact = 'python' | 'gpu' | 'computeApps' | 'processes' | 'compat' | 'ucx';
 

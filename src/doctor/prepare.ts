@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadRecipe } from '../host/recipes.js';
+import { loadRecipe } from '../host/files/recipes.js';
 import { buildPlan } from '../plan/build.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';

@@ -8,7 +8,7 @@ import type { LostProcess } from '../run/losses.js';
 import type { OtherRun } from '../run/other-runs.js';
 import type { NoLogs } from './prepare.js';
 import type { ScanResult } from '../diagnose/types.js';
-import type { LiveHolder } from '../host/ports-beside.js';
+import type { LiveHolder } from './ports-beside.js';
 import type { NixlProbeFacts } from '../host/ucx/nixl-probe.js';
 import type { HostCpuFacts } from '../host/system/cpu.js';
 

@@ -176,7 +176,7 @@ export interface FrontendFacts {
   modelReady?: HttpProbe | null;
 }
 
-/** Where the recipe's model comes from, as found on this machine (host/model-source.ts; judged by model.available). */
+/** Where the recipe's model comes from, as found on this machine (host/hf/model-source.ts; judged by model.available). */
 export type ModelSourceFacts =
   | { kind: 'embedded'; model: string; dir: string }
   | {

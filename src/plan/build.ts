@@ -21,7 +21,7 @@ export interface PlanInput {
   model?: { bytesPerToken: number; weightsMiB: number | null } | null;
   /** Interpreter override (--python, $DYNAMO_DEV_PYTHON). */
   python?: string;
-  /** Where `python` came from (host/python.ts resolvePython); recorded in the plan. */
+  /** Where `python` came from (host/python/python.ts resolvePython); recorded in the plan. */
   pythonFrom?: NonNullable<Plan['python']>;
   /** Where the recipe came from (file or built-in name): errors name it, so the user knows which file to edit. */
   source?: string;

@@ -100,7 +100,7 @@ export function buildKvReport(input: {
     if (opts.fraction === undefined) throw new UserError('--fraction: needed with --gpu-mib (the worker\'s --gpu-memory-utilization, e.g. 0.38)');
     if (!(opts.fraction > 0 && opts.fraction <= 1)) throw new UserError(`--fraction: ${opts.fraction} is not a fraction; use a number in (0, 1], e.g. 0.38`);
     const weights = opts.weightsMib ?? input.weightsMiB;
-    // Stryker disable next-line ConditionalExpression: weightsMiB is number | null (host/model-config.ts) and --weights-mib a number, so weights is never undefined
+    // Stryker disable next-line ConditionalExpression: weightsMiB is number | null (host/hf/model-config.ts) and --weights-mib a number, so weights is never undefined
     if (weights === null || weights === undefined) {
       throw new UserError(`--weights-mib: no weight files (*.safetensors, *.bin) beside ${input.configPath}; pass --weights-mib N`);
     }

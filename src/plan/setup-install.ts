@@ -3,7 +3,7 @@ import { join } from 'node:path';
 // What `dynamo-dev setup` runs to build a managed environment, as data (pure): where it lives,
 // the command lines for uv or venv + pip, how a failed install is read (the placeholder package
 // that only NVIDIA's index serves), the requirements of the fallback, and the progress the
-// installers print. src/host/installer.ts runs these; nothing here touches the machine.
+// installers print. src/host/python/installer.ts runs these; nothing here touches the machine.
 
 export type Installer = 'uv' | 'pip';
 export type SetupEngine = 'vllm' | 'mocker';

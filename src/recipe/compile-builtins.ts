@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRecipe } from './load.js';
-import { builtinRecipeDir, COMPILED_BUILTINS } from '../host/recipes.js';
+import { builtinRecipeDir, COMPILED_BUILTINS } from '../host/files/recipes.js';
 
 // Build step (npm run build, after tsc): every built-in recipe validated once, written with its
 // source text to dist/recipes.json. Loading a built-in recipe then needs neither the YAML parser
-// nor the schema library (~80 ms of every doctor and up start); host/recipes.ts uses an entry
+// nor the schema library (~80 ms of every doctor and up start); host/files/recipes.ts uses an entry
 // only while its text is still the recipe file's, and parses the file otherwise.
 
 const out: Record<string, { text: string; recipe: unknown }> = {};

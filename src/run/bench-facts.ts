@@ -3,7 +3,7 @@ import type { Recipe } from '../recipe/schema.js';
 import type { CheckView, GateFacts } from '../bench/gates/types.js';
 import { plannedWorkers } from '../doctor/checks/frontend.models.js';
 import { kvEventsApplied, type KvEventsApplied } from '../bench/kv-events-metric.js';
-import { getText } from '../host/http.js';
+import { getText } from '../host/net/http.js';
 
 // The facts a bench variant's gates judge, read from its live run: doctor's own checks of the run
 // (kv.allocated, kv.events, frontend.models), the download-lock findings in its logs, and (after the
@@ -34,7 +34,7 @@ export interface RunFacts {
 
 export async function readRunFacts(o: RunFactsInput): Promise<RunFacts> {
   const [{ createFacts }, { runChecks }, { selectChecks }] = await Promise.all([
-    import('../host/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
+    import('../doctor/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
   ]);
   const timeoutMs = o.timeoutMs ?? 5000;
   const facts = createFacts({ env: o.env, recipe: o.recipe, plan: o.plan, stateDir: o.stateDir, runId: o.runId, python: o.python, timeoutMs });

@@ -1,6 +1,6 @@
 import { UserError, isUserError } from '../errors.js';
 import type { Engine, LoadShape } from '../bench/presets.js';
-import type { AiperfProgram } from '../host/aiperf.js';
+import type { AiperfProgram } from '../host/python/aiperf.js';
 import type { BenchDoc, PreparedVariant } from './bench.js';
 
 // Everything `bench` checks and learns before the first variant starts (issue 23): the variants
@@ -60,12 +60,12 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
 
   // The engine a preset runs on: vLLM with a GPU, else Dynamo's mocker (CPU only).
   let engine: Engine = 'vllm';
-  const gpu = await import('../host/nvidia-smi.js').then((m) => m.probeGpu(i.env, 5000)).catch(() => null);
+  const gpu = await import('../host/gpu/nvidia-smi.js').then((m) => m.probeGpu(i.env, 5000)).catch(() => null);
   if (preset && !(gpu?.ok && gpu.gpus.length > 0) && i.device !== 'cpu') engine = 'mocker';
   const specs = preset ? presetVariants(preset, engine, varies) : expandVariants(recipes, varies);
 
   // Every variant's recipe loads (an unknown --vary key fails here, naming it) before anything starts.
-  const [{ loadRecipe }, { modelSource }] = await Promise.all([import('../host/recipes.js'), import('../plan/embedded-model.js')]);
+  const [{ loadRecipe }, { modelSource }] = await Promise.all([import('../host/files/recipes.js'), import('../plan/embedded-model.js')]);
   const variants: PreparedVariant[] = [];
   for (const v of specs) {
     const sets = [...(i.set ?? []), ...Object.entries(v.sets).map(([k, val]) => `${k}=${val}`)];
@@ -88,7 +88,7 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   // The interpreter of each variant as up will choose it (host/python.ts resolvePython): --python,
   // else the recipe's python when it has Dynamo, else the environment `dynamo-dev setup` made. The
   // machine facts, AIPerf's `python -m aiperf` and the gates' checks ask the same one.
-  const { resolvePython } = await import('../host/python.js');
+  const { resolvePython } = await import('../host/python/python.js');
   const chosen = new Map<string, string>();
   for (const v of variants) {
     const key = `${v.recipeObj.engine}\0${v.recipeObj.python}`;
@@ -108,7 +108,7 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
     }
   }
 
-  const { findAiperf, aiperfFix } = await import('../host/aiperf.js');
+  const { findAiperf, aiperfFix } = await import('../host/python/aiperf.js');
   const aiperf = await findAiperf(i.env, python(variants[0]));
   if (!aiperf) throw new UserError(`AIPerf is not installed: no \`aiperf\` on PATH, no AIPerf environment from setup, and \`${python(variants[0])} -m aiperf\` has none; bench measures with it`, aiperfFix('dynamo-dev'));
 
@@ -118,7 +118,7 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
 
   const store = await import('./bench-store.js');
   const id = store.newBenchId(preset?.name ?? recipes.join('+'));
-  const { probeDynamoVersion, probeVllmVersion, probePythonVersion } = await import('../host/python.js');
+  const { probeDynamoVersion, probeVllmVersion, probePythonVersion } = await import('../host/python/python.js');
   // The engine the variants ran: a preset's (by the machine), else the recipes' own (a mocker
   // recipe is not a vLLM run); recipes of both engines are 'mixed'.
   const engines = [...new Set(variants.map((v) => v.recipeObj.engine))];

@@ -1,6 +1,6 @@
 import { isUserError } from '../errors.js';
 import { DEFAULT_GRACE_S } from '../defaults.js';
-import type { AiperfProgram } from '../host/aiperf.js';
+import type { AiperfProgram } from '../host/python/aiperf.js';
 import { runBench, startedFrom, type BenchDoc, type BenchEvent, type BenchPlan, type PreparedVariant, type Started } from './bench.js';
 import { onStopSignals } from './signals.js';
 import { teardown } from './teardown.js';
@@ -39,7 +39,7 @@ export async function startVariant(v: PreparedVariant, o: VariantStartOptions): 
 
 async function start(v: PreparedVariant, o: VariantStartOptions, events: UpEvent[]): Promise<number> {
   const [{ resolvePython }, { planRun, hiddenKvLineWarning }, { requireModel, PROBE_TIMEOUT_MS }, { startRun }] = await Promise.all([
-    import('../host/python.js'), import('./plan-run.js'), import('./preflight.js'), import('./start-run.js'),
+    import('../host/python/python.js'), import('./plan-run.js'), import('./preflight.js'), import('./start-run.js'),
   ]);
   const recipe = v.recipeObj;
   const from = await resolvePython({ given: o.python, recipePython: recipe.python, engine: recipe.engine, env: o.env, timeoutMs: PROBE_TIMEOUT_MS });

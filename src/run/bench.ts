@@ -11,7 +11,7 @@ import { firstFailed, judgeGates, type GateResult } from '../bench/gates/registr
 import { aiperfArgs, aiperfEnv } from '../bench/aiperf-argv.js';
 import { metricsFromExport, type RunMetrics } from '../bench/aiperf-export.js';
 import { samplesFromRecords, type RequestSamples } from '../bench/aiperf-records.js';
-import { findExport, readRecords, runAiperf, type AiperfProgram, type AiperfRun } from '../host/aiperf.js';
+import { findExport, readRecords, runAiperf, type AiperfProgram, type AiperfRun } from '../host/python/aiperf.js';
 import { plannedWorkerNames, readRunFacts } from './bench-facts.js';
 import { benchDir, writeBenchResult } from './bench-store.js';
 import type { BenchResult } from '../bench/result.js';

@@ -47,7 +47,7 @@ export const toDiagnosis = (f: Finding, title?: string): Diagnosis => ({
 export async function diagnoseLog(path: string, ctx: FixContext = {}): Promise<{ top: Diagnosis | null; all: Diagnosis[] }> {
   try {
     const [{ scanPaths }, { signatureFor }, { chooseFix }] = await Promise.all([
-      import('../host/log-scan.js'), import('../diagnose/signatures.js'), import('../diagnose/choose-fix.js'),
+      import('../host/logs/log-scan.js'), import('../diagnose/signatures.js'), import('../diagnose/choose-fix.js'),
     ]);
     // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, without missingOk a missing log throws and the catch below returns the same empty diagnosis
     const scan = await scanPaths([path], { missingOk: true });

@@ -1,4 +1,4 @@
-import { pythonModule, withKind } from '../host/engine-procs.js';
+import { pythonModule, withKind } from '../host/procs/engine-procs.js';
 import type { EngineKind, ProcessInfo } from '../host/types.js';
 
 // Which engine processes `teardown --orphans` may stop. Pure: fed a process list, so the rules

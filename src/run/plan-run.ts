@@ -1,4 +1,4 @@
-import type { ResolvedPython } from '../host/python.js';
+import type { ResolvedPython } from '../host/python/python.js';
 import { buildPlan } from '../plan/build.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
@@ -50,18 +50,18 @@ async function planner(env: NodeJS.ProcessEnv, recipe: Recipe, from: ResolvedPyt
   let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
   // Flags and env follow the installed Dynamo; read concurrently with the GPU and model probes.
   let host: import('../plan/cpu.js').HostCpu | null = null;
-  const version = import('../host/python.js').then((m) => m.probeDynamoVersion(python, env, PROBE_TIMEOUT_MS)).catch(() => null);
+  const version = import('../host/python/python.js').then((m) => m.probeDynamoVersion(python, env, PROBE_TIMEOUT_MS)).catch(() => null);
   if (recipe.engine !== 'mocker' && recipe.device === 'cpu') {
     // The CPU device: host RAM and cores instead of a GPU (plan/cpu.ts).
     [host, model] = await Promise.all([
       import('../host/system/cpu.js').then((m) => m.probeHostCpu()),
-      import('../host/model-config.js').then((m) => m.modelKvInfo(recipe.model, env)),
+      import('../host/hf/model-config.js').then((m) => m.modelKvInfo(recipe.model, env)),
     ]);
   } else if (recipe.engine !== 'mocker') {
     const [gpu, info] = await Promise.all([
-      import('../host/nvidia-smi.js').then((m) => m.probeGpu(env, PROBE_TIMEOUT_MS)).catch(() => null),
+      import('../host/gpu/nvidia-smi.js').then((m) => m.probeGpu(env, PROBE_TIMEOUT_MS)).catch(() => null),
       // Not cached just means no KV estimate: the first start downloads it.
-      import('../host/model-config.js').then((m) => m.modelKvInfo(recipe.model, env)),
+      import('../host/hf/model-config.js').then((m) => m.modelKvInfo(recipe.model, env)),
     ]);
     if (gpu?.ok) gpuTotalMiB = gpu.gpus.find((g) => g.index === recipe.gpu)?.memoryTotalMiB ?? null;
     model = info;

@@ -18,7 +18,7 @@ export const PROBE_TIMEOUT_MS = 5000;
  */
 export async function requireModel(ctx: { env: NodeJS.ProcessEnv }, recipe: Recipe): Promise<CheckOutcome> {
   const t0 = Date.now();
-  const [{ probeModelSource, modelEnv }, check] = await Promise.all([import('../host/model-source.js'), import('../doctor/checks/model.available.js')]);
+  const [{ probeModelSource, modelEnv }, check] = await Promise.all([import('../host/hf/model-source.js'), import('../doctor/checks/model.available.js')]);
   const r = check.judgeModelSource(await probeModelSource(recipe.model, modelEnv(ctx.env, recipe)), recipe.engine);
   if (r.status === 'fail') throw new UserError(check.modelFailureLine(r));
   return { id: check.default.id, title: check.default.title, durationMs: Date.now() - t0, ...r };
@@ -39,7 +39,7 @@ export interface PreflightInput {
 /** The preflight's verdict; 'interrupted' when Ctrl-C, SIGTERM or SIGHUP came first (said by an `interrupted` event). */
 export async function preflight(i: PreflightInput, emit: (e: UpEvent) => void): Promise<boolean | 'interrupted'> {
   const [{ createFacts }, { runChecks }, { selectChecks, preflightIds }] = await Promise.all([
-    import('../host/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
+    import('../doctor/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
   ]);
   const facts = createFacts({ env: i.env, recipe: i.recipe, plan: i.plan, stateDir: i.stateDir, python: i.python, timeoutMs: PROBE_TIMEOUT_MS });
   const checks = selectChecks({ only: preflightIds(i.plan) });

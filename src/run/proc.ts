@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
-import { eachPid, listPids, readSmallSync, readStatSync } from '../host/proc-files.js';
-import { parseCmdline, type ProcStat } from '../host/parse-proc.js';
+import { eachPid, listPids, readSmallSync, readStatSync } from '../host/procs/proc-files.js';
+import { parseCmdline, type ProcStat } from '../host/procs/parse-proc.js';
 import type { DescendantRecord } from './types.js';
 
 export type { ProcStat };

@@ -1,4 +1,4 @@
-import { getJson, modelIdsOf, modelReadinessOf, postJson, workerInstancesOf } from '../host/http.js';
+import { getJson, modelIdsOf, modelReadinessOf, postJson, workerInstancesOf } from '../host/net/http.js';
 import type { HttpProbe } from '../host/types.js';
 import { parseTokenCount, stripAnsi } from '../diagnose/line.js';
 import { realClock, type Clock } from './clock.js';
@@ -127,9 +127,9 @@ export interface PollOptions {
   backoffToMs?: number;
 }
 
-/** One GET with a JSON answer; never throws (host/http.ts getJson is the real one). */
+/** One GET with a JSON answer; never throws (host/net/http.ts getJson is the real one). */
 export type HttpGetter = (url: string, timeoutMs: number) => Promise<HttpProbe>;
-/** One POST of a JSON body with a JSON answer; never throws (host/http.ts postJson). */
+/** One POST of a JSON body with a JSON answer; never throws (host/net/http.ts postJson). */
 export type HttpPoster = (url: string, body: unknown, timeoutMs: number) => Promise<HttpProbe>;
 
 /** What a poll touches, injectable so readiness runs in tests without a server or real waits. */

@@ -2,7 +2,7 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { runLiveness, type RunLiveness } from './liveness.js';
 import { runDir } from './paths.js';
 import { readStat, scanFor, type ProcStat } from './proc.js';
-import { eachPid, listPids } from '../host/proc-files.js';
+import { eachPid, listPids } from '../host/procs/proc-files.js';
 import type { RunRecord } from './types.js';
 
 // What of the recorded runs is alive: one look at /proc per command, shared by every record

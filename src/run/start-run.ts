@@ -211,7 +211,7 @@ async function superviseDetached(o: SupervisionOptions, emit: (e: UpEvent) => vo
 
 /** `up --name`: the recipe with first ports past those the live runs hold and those in use (host/ports-beside.ts, doctor's choice too). */
 async function portsBesideOrRefuse(recipe: Recipe, plan: Plan, lives: readonly RunView[]): Promise<{ recipe: Recipe; line: string }> {
-  const c = await (await import('../host/ports-beside.js')).portsBeside(recipe, plan, lives);
+  const c = await (await import('../doctor/ports-beside.js')).portsBeside(recipe, plan, lives);
   if (!c.ok) throw new UserError(`--name: ${c.message}; ${c.fix}`);
   return c;
 }

@@ -235,7 +235,7 @@ export async function collectStatus(stateDir: string, o: { runId?: string; all?:
   }
   // Only when something of a lost process still lives is nvidia-smi asked (it costs ~100 ms).
   if (!shown.some((d) => d.lost.some((x) => x.leftPids.length > 0))) return shown;
-  const { probeComputeApps } = await import('../host/nvidia-smi.js');
+  const { probeComputeApps } = await import('../host/gpu/nvidia-smi.js');
   // Stryker disable next-line ArrowFunction: equivalent, undefined and null both fail the ok test below (and probeComputeApps reports failures as ok: false)
   const apps = await probeComputeApps(o.env ?? process.env, 3000).catch(() => null);
   if (!apps?.ok) return shown;

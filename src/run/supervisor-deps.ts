@@ -3,7 +3,7 @@ import type { FixContext } from '../diagnose/choose-fix.js';
 import { realClock, type Clock } from './clock.js';
 import { diagnoseLog, type Diagnosis } from './diagnosis.js';
 import { followFile, type FollowOptions, type Follower } from './follow.js';
-import { getJson, postJson } from '../host/http.js';
+import { getJson, postJson } from '../host/net/http.js';
 import { descendants, readCmdline, readPidNamespace, readStartTicks } from './proc.js';
 import type { HttpGetter, HttpPoster } from './readiness.js';
 import { spawnLogged, type Spawned } from './spawn.js';
@@ -41,7 +41,7 @@ export interface SupervisorDeps {
   self: { pid: number; startTicks: number | null; bootId?: string | null; pidNamespace?: string | null };
   /** Who holds a file lock (a Hugging Face download lock a worker waits for). */
   lockHolders(path: string): Promise<{ pid: number; cmd: string | null }[]>;
-  /** The model's download locks some process holds now (host/hf-cache.ts heldModelLocks). */
+  /** The model's download locks some process holds now (host/hf/hf-cache.ts heldModelLocks). */
   heldModelLocks(model: string, env: Readonly<Record<string, string | undefined>>): Promise<{ path: string; holders: { pid: number; cmd: string | null }[] }[]>;
   /** Who asked this run to stop (teardown's note), or null. */
   stopRequest(stateDir: string, runId: string): string | null;
@@ -67,8 +67,8 @@ export function realSupervisorDeps(): SupervisorDeps {
     mkdirs: (dir) => void mkdirSync(dir, { recursive: true }),
     marked: async (marker, minTicks) => (await markedProcesses(marker, minTicks)).map((s) => ({ pid: s.pid, startTicks: s.startTicks, cmd: readCmdline(s.pid) })),
     self: { pid: process.pid, startTicks: readStartTicks(process.pid), bootId: readBootId(), pidNamespace: readPidNamespace('self') },
-    lockHolders: (path) => import('../host/hf-cache.js').then((m) => m.lockHolders(path)),
-    heldModelLocks: (model, env) => import('../host/hf-cache.js').then((m) => m.heldModelLocks(model, env)),
+    lockHolders: (path) => import('../host/hf/hf-cache.js').then((m) => m.lockHolders(path)),
+    heldModelLocks: (model, env) => import('../host/hf/hf-cache.js').then((m) => m.heldModelLocks(model, env)),
     stopRequest: readStopRequest,
     restartRequests: takeRestartRequests,
     restartEvent: appendRestartEvent,

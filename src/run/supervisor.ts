@@ -1,4 +1,4 @@
-import { isLocalModelPath } from '../host/hf-paths.js';
+import { isLocalModelPath } from '../host/hf/hf-paths.js';
 import { isEmbeddedModel } from '../plan/embedded-model.js';
 import { EventEmitter } from 'node:events';
 import { DiskFullError } from '../errors.js';

@@ -248,7 +248,7 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   let orphanCount = 0;
   const otherRuns: NonNullable<TeardownOutcome['otherRuns']> = [];
   if (o.orphans) {
-    const [{ listProcesses }, { classifyEngineCmd }] = await Promise.all([import('../host/processes.js'), import('../host/engine-procs.js')]);
+    const [{ listProcesses }, { classifyEngineCmd }] = await Promise.all([import('../host/procs/processes.js'), import('../host/procs/engine-procs.js')]);
     const [procs, stillLive] = await Promise.all([(o.listProcesses ?? listProcesses)(), listRunViews(o.stateDir)]);
     let found = selectOrphans(procs, {
       uid: typeof process.getuid === 'function' ? process.getuid() : null,

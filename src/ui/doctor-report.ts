@@ -1,7 +1,7 @@
 import chalk from 'chalk';
 import type { Tally } from '../doctor/runner.js';
 import type { CheckOutcome } from '../doctor/types.js';
-import type { SystemFacts } from '../host/system.js';
+import type { SystemFacts } from '../host/system/system.js';
 import { MARK, paintStatus } from './marks.js';
 import { wrapFix, wrapParts, wrapWords } from './fit.js';
 

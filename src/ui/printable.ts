@@ -1,4 +1,4 @@
-import { cleanText } from '../host/http-body.js';
+import { cleanText } from '../host/net/http-body.js';
 
 // Text from a document we did not write (a stored bench result: anyone who can write the state
 // directory, or copy a result in, wrote it) is made printable before a renderer sees it: escape

@@ -1,7 +1,7 @@
 import chalk from 'chalk';
 import type { Writable } from 'node:stream';
 import { formatDuration } from '../format-duration.js';
-import type { InstallEvent } from '../host/installer.js';
+import type { InstallEvent } from '../host/python/installer.js';
 import type { InstallProgress } from '../plan/setup-install.js';
 import { FRAMES } from './up-process-row.js';
 import { keepWhole, truncateWords, wrapFix, wrapWords } from './fit.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listPids, readSmallSync } from '../../src/host/proc-files.js';
+import { listPids, readSmallSync } from '../../src/host/procs/proc-files.js';
 import { fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
 
 // doctor --recipe disagg-same-gpu judges the KV transport by the active NIXL probe, through the

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listPids, readSmallSync } from '../../src/host/proc-files.js';
+import { listPids, readSmallSync } from '../../src/host/procs/proc-files.js';
 import { ancestors, readCmdline, readStat } from '../../src/run/proc.js';
 import { RUN_MARKER } from '../../src/run/run-scan.js';
 import { records } from './runs.js';

@@ -26,7 +26,7 @@ beforeEach((ctx) => {
 // throws EPERM as the kernel would for a process we may not signal; the code under test reports the
 // failed signal and the test's own assertions decide whether the mutant is caught.
 //
-// /proc/<pid>/stat is parsed here on purpose rather than with src/host/parse-proc.ts: that parser is
+// /proc/<pid>/stat is parsed here on purpose rather than with src/host/procs/parse-proc.ts: that parser is
 // mutated during the run, and the net must not depend on code under test.
 
 interface Stat {

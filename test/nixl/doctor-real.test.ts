@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { listPids, readSmallSync } from '../../src/host/proc-files.js';
+import { listPids, readSmallSync } from '../../src/host/procs/proc-files.js';
 import { complaints, probeReport } from '../../src/host/ucx/parse-nixl-probe.js';
 import { probeNixl } from '../../src/host/ucx/nixl-probe.js';
 import { fakeEnv, FIXTURES, runCli, tempHomes } from '../helpers/cli.js';

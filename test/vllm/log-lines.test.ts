@@ -5,7 +5,7 @@ import { classifyLine, compileLogPattern } from '../../src/run/readiness.js';
 import { KV_LINE_PATTERN } from '../../src/plan/types.js';
 import { isEngineCoreLine } from '../../src/diagnose/line.js';
 import { scanText } from '../../src/diagnose/scanner.js';
-import { classifyEngineCmd } from '../../src/host/engine-procs.js';
+import { classifyEngineCmd } from '../../src/host/procs/engine-procs.js';
 import { HERE, pyEnv, vllmPython } from './real.js';
 
 // The lines readiness and diagnose wait for, written by the installed vLLM 0.31.0 and Dynamo 1.6.1

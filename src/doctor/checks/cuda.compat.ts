@@ -1,7 +1,7 @@
 import { CPU_DEVICE_SKIP } from './gpu.driver.js';
-import { judgeBuild, minDriverFor } from '../../host/cuda-rules.js';
-import { gpuClass } from '../../host/gpu-class.js';
-import { isCompatDir } from '../../host/parse-compat.js';
+import { judgeBuild, minDriverFor } from '../../host/gpu/cuda-rules.js';
+import { gpuClass } from '../../host/gpu/gpu-class.js';
+import { isCompatDir } from '../../host/gpu/parse-compat.js';
 import { archGap, fitFix, installedBuild, installFix, type MachineView } from '../../plan/release-fixes.js';
 import { type Check, type CheckResult, PYTHON_PROBE_TIMEOUT_MS, fail, pass, skip, warn } from '../types.js';
 

@@ -1,4 +1,4 @@
-import { modelReadinessOf, workerInstancesOf } from '../../host/http.js';
+import { modelReadinessOf, workerInstancesOf } from '../../host/net/http.js';
 import { flagValue } from '../../plan/argv.js';
 import type { Plan } from '../../plan/types.js';
 import type { RunRecord } from '../../run/types.js';

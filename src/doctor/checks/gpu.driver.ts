@@ -1,5 +1,5 @@
-import { gpuClass } from '../../host/gpu-class.js';
-import { NOT_INSTALLED_MESSAGE } from '../../host/parse-nvidia-smi.js';
+import { gpuClass } from '../../host/gpu/gpu-class.js';
+import { NOT_INSTALLED_MESSAGE } from '../../host/gpu/parse-nvidia-smi.js';
 import type { Gpu } from '../../host/types.js';
 import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';
 

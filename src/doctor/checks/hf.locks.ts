@@ -1,4 +1,4 @@
-import { isLocalModelPath } from '../../host/hf-paths.js';
+import { isLocalModelPath } from '../../host/hf/hf-paths.js';
 import { EMBEDDED_MODEL_DIR, isEmbeddedModel } from '../../plan/embedded-model.js';
 import { fail, pass, skip, warn, type Check } from '../types.js';
 

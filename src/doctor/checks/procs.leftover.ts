@@ -1,4 +1,4 @@
-import { classifyEngineCmd } from '../../host/engine-procs.js';
+import { classifyEngineCmd } from '../../host/procs/engine-procs.js';
 import type { EngineKind, ProcessInfo } from '../../host/types.js';
 import { fail, pass, warn, type Check } from '../types.js';
 import type { OtherRun } from '../../run/other-runs.js';

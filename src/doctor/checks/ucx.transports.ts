@@ -1,4 +1,4 @@
-import { evaluateTls, UCX_INFO_NOT_FOUND } from '../../host/parse-ucx.js';
+import { evaluateTls, UCX_INFO_NOT_FOUND } from '../../host/ucx/parse-ucx.js';
 import { fail, pass, skip, warn, NIXL_PROBE_TIMEOUT_MS, type Check, type CheckResult, type Facts } from '../types.js';
 import { usesNixl } from '../../plan/nixl.js';
 import type { UcxFacts } from '../../host/types.js';

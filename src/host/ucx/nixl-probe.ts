@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listPids, readStatSync } from '../proc-files.js';
+import { listPids, readStatSync } from '../procs/proc-files.js';
 import { complaints, dataLane, parseProtoTables, probeReport, ucxVersionLine, type DataLane, type NixlProbeReport, type ProbeComplaints } from './parse-nixl-probe.js';
 
 // Runs nixl-probe.py (shipped beside this file: the build copies it into dist/host/ucx/) in the

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runBench, startedFrom, type BenchDeps, type BenchDoc, type PreparedVariant } from '../../../src/run/bench.js';
 import { parseBenchResult } from '../../../src/bench/result.js';
-import type { AiperfProgram } from '../../../src/host/aiperf.js';
+import type { AiperfProgram } from '../../../src/host/python/aiperf.js';
 import type { Plan } from '../../../src/plan/types.js';
 import { FIXTURES } from '../../helpers/cli.js';
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { LogSet, RunView } from '../../../src/doctor/types.js';
-import { scanPaths } from '../../../src/host/log-scan.js';
+import { scanPaths } from '../../../src/host/logs/log-scan.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import type { Plan } from '../../../src/plan/types.js';
 import type { RunRecord } from '../../../src/run/types.js';

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../helpers/cli.js';
 import { Scanner, scanText } from '../../../src/diagnose/scanner.js';
-import { HELPER_FROM_MS, helperPays, PART, partsInOrder, scanPaths, SPLIT_FROM, type FilePart, type NumberedPart } from '../../../src/host/log-scan.js';
+import { HELPER_FROM_MS, helperPays, PART, partsInOrder, scanPaths, SPLIT_FROM, type FilePart, type NumberedPart } from '../../../src/host/logs/log-scan.js';
 
 // A log of SPLIT_FROM bytes or more is read in parts of PART bytes by this thread and a worker
 // thread, each taking the next part from a shared counter (only the build has a worker: the sources
@@ -74,7 +74,7 @@ describe('a log big enough to be read in parts by two threads', () => {
   it('reads as one pass: counts, first lines, the engine quote, the last KV size, line count, bytes', async () => {
     const one = scanText(big, readFileSync(big, 'utf8'));
     expect(await scanPaths([big])).toEqual(one); // every part in this thread
-    const built = (await import(join(ROOT, 'dist', 'host', 'log-scan.js'))) as typeof import('../../../src/host/log-scan.js');
+    const built = (await import(join(ROOT, 'dist', 'host', 'logs', 'log-scan.js'))) as typeof import('../../../src/host/logs/log-scan.js');
     expect(await built.scanPaths([big], { helperFromMs: 0 })).toEqual(one); // parts shared with the built worker, started after part 1
     expect(await built.scanPaths([big])).toEqual(one); // a worker only if the rest outlasts its start (HELPER_FROM_MS)
     const codes = Object.fromEntries(one.findings.map((f) => [f.code, [f.count, f.line, f.text]]));
@@ -92,7 +92,7 @@ describe('a log big enough to be read in parts by two threads', () => {
     const count = Math.ceil(Buffer.byteLength(text) / PART);
     const claims = new Int32Array(new SharedArrayBuffer(4));
     Atomics.store(claims, 0, 1); // part 0 is taken: the worker reads parts 1..count-1
-    const w = new Worker(join(ROOT, 'dist', 'host', 'log-scan-worker.js'), { workerData: { file: big, count, claims } });
+    const w = new Worker(join(ROOT, 'dist', 'host', 'logs', 'log-scan-worker.js'), { workerData: { file: big, count, claims } });
     const [answer] = (await once(w, 'message')) as [NumberedPart[]];
     expect(answer.map((p) => p.index)).toEqual([...Array(count).keys()].slice(1));
     expect(Atomics.load(claims, 0)).toBeGreaterThanOrEqual(count);

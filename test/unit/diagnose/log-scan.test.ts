@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../../src/errors.js';
-import { diagnoseFile, scanPaths } from '../../../src/host/log-scan.js';
+import { diagnoseFile, scanPaths } from '../../../src/host/logs/log-scan.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
 const LOGS = join(SAMPLES, 'logs');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SAMPLES } from '../../helpers/cli.js';
 import { scanText } from '../../../src/diagnose/scanner.js';
-import { scanPaths } from '../../../src/host/log-scan.js';
+import { scanPaths } from '../../../src/host/logs/log-scan.js';
 import { mulberry32 } from '../../../src/probe/random.js';
 
 // A file is read in 512 KiB chunks into the WebAssembly scan's buffers; a line cut by a chunk's end

@@ -4,7 +4,7 @@ import ports from '../../../src/doctor/checks/ports.free.js';
 import procs from '../../../src/doctor/checks/procs.leftover.js';
 import { describeShare, ownersOf, runShare } from '../../../src/doctor/run-share.js';
 import type { BesideChoice, RunView } from '../../../src/doctor/types.js';
-import { livePorts, portsBeside } from '../../../src/host/ports-beside.js';
+import { livePorts, portsBeside } from '../../../src/doctor/ports-beside.js';
 import type { PortFact, ProcessInfo } from '../../../src/host/types.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import type { RunRecord } from '../../../src/run/types.js';

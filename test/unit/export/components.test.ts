@@ -6,7 +6,7 @@ import { localEnvReason } from '../../../src/export/local-only.js';
 import { formatNote } from '../../../src/export/notes.js';
 import { render } from '../../../src/export/render.js';
 import { headerLines, toYaml } from '../../../src/export/yaml.js';
-import { loadRecipe } from '../../../src/host/recipes.js';
+import { loadRecipe } from '../../../src/host/files/recipes.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import type { Plan } from '../../../src/plan/types.js';
 import type { Recipe } from '../../../src/recipe/schema.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { planToComponents } from '../../../src/export/components.js';
 import { render, type ApiVersion } from '../../../src/export/render.js';
 import { checkManifest } from '../../../src/export/schema.js';
-import { listBuiltinRecipes, loadRecipe } from '../../../src/host/recipes.js';
+import { listBuiltinRecipes, loadRecipe } from '../../../src/host/files/recipes.js';
 import { buildPlan } from '../../../src/plan/build.js';
 
 const RUN = '/state/runs/r1';

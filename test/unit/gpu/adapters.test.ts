@@ -2,10 +2,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { probeCompat } from '../../../src/host/compat.js';
-import { probeComputeApps, probeGpu } from '../../../src/host/nvidia-smi.js';
-import { probeDynamoVersion, probePython, probeVllmVersion, venvDistVersion } from '../../../src/host/python.js';
-import { runProgram } from '../../../src/host/run-program.js';
+import { probeCompat } from '../../../src/host/gpu/compat.js';
+import { probeComputeApps, probeGpu } from '../../../src/host/gpu/nvidia-smi.js';
+import { probeDynamoVersion, probePython, probeVllmVersion, venvDistVersion } from '../../../src/host/python/python.js';
+import { runProgram } from '../../../src/host/procs/run-program.js';
 import { FIXTURES, SAMPLES } from '../../helpers/cli.js';
 
 // The adapters run the fakes in test/fixtures as real child processes: PATH and PYTHONPATH are

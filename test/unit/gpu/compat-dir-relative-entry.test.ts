@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ldLibraryPathCompatDirs } from '../../../src/host/parse-compat.js';
+import { ldLibraryPathCompatDirs } from '../../../src/host/gpu/parse-compat.js';
 
 // ld.so takes a relative LD_LIBRARY_PATH entry relative to the working directory, so
 // `LD_LIBRARY_PATH=cuda-12.9/compat` started from /usr/local loads the forward-compat libcuda

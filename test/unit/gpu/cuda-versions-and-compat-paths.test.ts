@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareVersions, cudaTag, judgeBuild, minDriverFor, parseVersion } from '../../../src/host/cuda-rules.js';
-import { ldLibraryPathCompatDirs, libcudaEntries, parseLdconfig } from '../../../src/host/parse-compat.js';
+import { compareVersions, cudaTag, judgeBuild, minDriverFor, parseVersion } from '../../../src/host/gpu/cuda-rules.js';
+import { ldLibraryPathCompatDirs, libcudaEntries, parseLdconfig } from '../../../src/host/gpu/parse-compat.js';
 
 // CUDA and driver version arithmetic at its edges (FACTS §2), and where a forward-compat libcuda
 // can come from on a 32-bit system or an LD_LIBRARY_PATH typed by hand.

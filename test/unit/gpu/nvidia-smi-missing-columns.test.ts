@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseComputeApps, parseQueryGpu } from '../../../src/host/parse-nvidia-smi.js';
+import { parseComputeApps, parseQueryGpu } from '../../../src/host/gpu/parse-nvidia-smi.js';
 
 // nvidia-smi prints a placeholder for a value it cannot read, and a line cut short loses its last
 // columns: the GPU and the process stay listed, with what is known.

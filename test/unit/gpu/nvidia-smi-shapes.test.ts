@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classifyFailure, cleanValue, parseComputeApps, parseCudaVersion, parseMiB, parseQueryGpu } from '../../../src/host/parse-nvidia-smi.js';
+import { classifyFailure, cleanValue, parseComputeApps, parseCudaVersion, parseMiB, parseQueryGpu } from '../../../src/host/gpu/parse-nvidia-smi.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
 // nvidia-smi output in the shapes other drivers, MIG and hand-made CSVs give, next to the values

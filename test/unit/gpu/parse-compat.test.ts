@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isCompatDir, ldLibraryPathCompatDirs, libcudaEntries, parseLdconfig } from '../../../src/host/parse-compat.js';
+import { isCompatDir, ldLibraryPathCompatDirs, libcudaEntries, parseLdconfig } from '../../../src/host/gpu/parse-compat.js';
 import { FIXTURES } from '../../helpers/cli.js';
 
 const ld = (f: string) => readFileSync(join(FIXTURES, 'gpu', f), 'utf8');

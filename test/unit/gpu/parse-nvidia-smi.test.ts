@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   classifyFailure, cleanValue, parseComputeApps, parseCudaVersion, parseDriverVersion, parseMiB, parseQueryGpu,
-} from '../../../src/host/parse-nvidia-smi.js';
+} from '../../../src/host/gpu/parse-nvidia-smi.js';
 import { FIXTURES, SAMPLES } from '../../helpers/cli.js';
 
 const sample = (f: string) => readFileSync(join(SAMPLES, 'nvidia-smi', f), 'utf8');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import check, { importRoot, whereText } from '../../../src/doctor/checks/python.env.js';
-import { probePython } from '../../../src/host/python.js';
+import { probePython } from '../../../src/host/python/python.js';
 import { FIXTURES } from '../../helpers/cli.js';
 import type { PythonFacts, PythonModule } from '../../../src/host/types.js';
 import { fakeFacts, recipeFrom } from '../../helpers/facts.js';

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { hfCacheRoot, modelDir } from '../../../src/host/hf-paths.js';
+import { hfCacheRoot, modelDir } from '../../../src/host/hf/hf-paths.js';
 
 // Where huggingface_hub keeps models when nothing is configured (FACTS §6): doctor looks for the
 // model and its download locks there, so a wrong folder reads as "not downloaded" and misses locks.

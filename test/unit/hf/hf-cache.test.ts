@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { holdersOf, probeHfModel } from '../../../src/host/hf-cache.js';
-import { parseProcLocks } from '../../../src/host/parse-proc.js';
+import { holdersOf, probeHfModel } from '../../../src/host/hf/hf-cache.js';
+import { parseProcLocks } from '../../../src/host/procs/parse-proc.js';
 import { killChildren } from '../../helpers/children.js';
 
 const MODEL = 'Qwen/Qwen3-0.6B';

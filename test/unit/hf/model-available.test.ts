@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import check, { judgeModelSource, modelFailureLine } from '../../../src/doctor/checks/model.available.js';
-import { hubEndpoint, hubModelUrl, modelEnv, offlineBy, probeModelSource } from '../../../src/host/model-source.js';
+import { hubEndpoint, hubModelUrl, modelEnv, offlineBy, probeModelSource } from '../../../src/host/hf/model-source.js';
 import type { ModelSourceFacts } from '../../../src/host/types.js';
 import { fakeFacts } from '../../helpers/facts.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyEngineCmd, pythonModule } from '../../../src/host/engine-procs.js';
+import { classifyEngineCmd, pythonModule } from '../../../src/host/procs/engine-procs.js';
 
 // Command lines at the edges of "is this our engine": interpreters with unusual names, option
 // forms of python's own command line, and blanks as /proc/PID/cmdline and ps give them.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyEngineCmd, engineProcesses, pythonModule } from '../../../src/host/engine-procs.js';
+import { classifyEngineCmd, engineProcesses, pythonModule } from '../../../src/host/procs/engine-procs.js';
 import type { ProcessInfo } from '../../../src/host/types.js';
 
 describe('classifyEngineCmd: engine processes', () => {

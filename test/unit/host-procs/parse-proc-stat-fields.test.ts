@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseProcStat } from '../../../src/host/parse-proc.js';
+import { parseProcStat } from '../../../src/host/procs/parse-proc.js';
 
 // The hand-walked fields of /proc/PID/stat: exactly 22 fields are enough (starttime is field 22),
 // 21 are not; runs of whitespace and a trailing newline change nothing.

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   parseCmdline, parsePasswd, parseProcLocks, parseProcNetTcp, parseProcStat, parseUptime, splitDev,
-} from '../../../src/host/parse-proc.js';
+} from '../../../src/host/procs/parse-proc.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
 describe('parseProcStat', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseProcLocks } from '../../../src/host/parse-proc.js';
+import { parseProcLocks } from '../../../src/host/procs/parse-proc.js';
 
 // Since Linux 5.14 /proc/locks prints waiters as a tree: each level one blank further in before
 // its "-> " (fs/locks.c lock_get_status: `"%lld: "`, then the prefix right-aligned in a field

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseProcStat } from '../../../src/host/parse-proc.js';
+import { parseProcStat } from '../../../src/host/procs/parse-proc.js';
 
 // The pid of a /proc/PID/stat text is what stop and teardown signal: a text whose pid is not a
 // plain number, or whose comm never closes, must read as no process at all. kill(-1) signals every

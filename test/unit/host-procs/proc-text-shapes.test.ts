@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePasswd, parseProcLocks, parseProcNetTcp, parseProcStat, parseUptime } from '../../../src/host/parse-proc.js';
+import { parsePasswd, parseProcLocks, parseProcNetTcp, parseProcStat, parseUptime } from '../../../src/host/procs/parse-proc.js';
 
 // /proc and /etc text at the edges of proc(5): a busy machine (two-digit slots and lock ids), a
 // stat line cut at field 22, IPv6 listeners, and the passwd lines a real system has.

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { engineProcesses } from '../../../src/host/engine-procs.js';
-import { listProcesses } from '../../../src/host/processes.js';
+import { engineProcesses } from '../../../src/host/procs/engine-procs.js';
+import { listProcesses } from '../../../src/host/procs/processes.js';
 import { killChildren } from '../../helpers/children.js';
 
 // The real interpreter, not a pyenv/asdf shim that would exec it later (the command line would change under us).

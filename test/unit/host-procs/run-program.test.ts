@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runProgram } from '../../../src/host/run-program.js';
+import { runProgram } from '../../../src/host/procs/run-program.js';
 import { readStartTicks } from '../../../src/run/proc.js';
 
 // The runner every probe's external program goes through: output, exit, and every way it can fail.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyEngineCmd, pythonModule } from '../../../src/host/engine-procs.js';
+import { classifyEngineCmd, pythonModule } from '../../../src/host/procs/engine-procs.js';
 
 // python stops reading its own options at the script name: a `-m dynamo.x` after it is the
 // script's argument. Counting such a user script as a Dynamo process would make procs.leftover

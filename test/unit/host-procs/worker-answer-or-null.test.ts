@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { workerAnswer } from '../../../src/host/worker-answer.js';
+import { workerAnswer } from '../../../src/host/logs/worker-answer.js';
 
 // A worker that cannot answer must never hang the command nor lose the work: the answer is then
 // null and the caller does the work on its own thread.

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../../src/errors.js';
-import { findModelConfig } from '../../../src/host/model-config.js';
+import { findModelConfig } from '../../../src/host/hf/model-config.js';
 import { FIXTURES } from '../../helpers/cli.js';
 
 const QWEN = join(FIXTURES, 'configs', 'Qwen3-0.6B.config.json');

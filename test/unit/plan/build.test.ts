@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadRecipe } from '../../../src/host/recipes.js';
+import { loadRecipe } from '../../../src/host/files/recipes.js';
 import { buildPlan, planPorts, resolveFractions } from '../../../src/plan/build.js';
 import { validateRecipe } from '../../../src/recipe/load.js';
 import { UserError } from '../../../src/errors.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { loadRecipe, listBuiltinRecipes } from '../../../src/host/recipes.js';
+import { loadRecipe, listBuiltinRecipes } from '../../../src/host/files/recipes.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import { generateScript, shellQuote, toEre } from '../../../src/plan/script.js';
 

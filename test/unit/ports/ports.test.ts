@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { holderCandidates, probePorts } from '../../../src/host/ports.js';
+import { holderCandidates, probePorts } from '../../../src/host/net/ports.js';
 import { freePort } from '../../helpers/ports.js';
 import { killChildren } from '../../helpers/children.js';
 

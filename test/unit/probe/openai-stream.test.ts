@@ -9,7 +9,7 @@ import {
   errorDetailFrom,
   listModels,
   streamChat,
-} from '../../../src/host/openai-stream.js';
+} from '../../../src/host/net/openai-stream.js';
 
 // The HTTP adapter against an in-process server that streams like the frontend, with chunks cut
 // mid-line and a delay before the first token.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cleanText, MAX_JSON_DEPTH, nestsDeeperThan, parseServerJson } from '../../../src/host/http-body.js';
+import { cleanText, MAX_JSON_DEPTH, nestsDeeperThan, parseServerJson } from '../../../src/host/net/http-body.js';
 
 describe('cleanText: server text a terminal prints as it is', () => {
   it('bidirectional controls go (a right-to-left override would reorder the rest of the line)', () => {

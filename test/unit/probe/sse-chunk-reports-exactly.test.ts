@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { interpretChunk } from '../../../src/host/parse-sse.js';
+import { interpretChunk } from '../../../src/host/net/parse-sse.js';
 
 // What one chunk of the frontend's stream tells the probe, field by field: an end or an error is
 // nothing else (no token, no usage, not the end unless [DONE]); worker ids stay exact above 2^53 in

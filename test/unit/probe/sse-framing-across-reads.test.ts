@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseDecoder, SseTooLargeError } from '../../../src/host/parse-sse.js';
+import { SseDecoder, SseTooLargeError } from '../../../src/host/net/parse-sse.js';
 
 // How the probe's stream decoder frames events when the frontend's bytes arrive in arbitrary reads
 // (WHATWG event-stream rules; the Dynamo frontend ends lines with \n and events with a blank line,

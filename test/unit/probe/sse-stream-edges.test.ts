@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseDecoder, SseTooLargeError, interpretChunk } from '../../../src/host/parse-sse.js';
+import { SseDecoder, SseTooLargeError, interpretChunk } from '../../../src/host/net/parse-sse.js';
 
 // The server-sent-event rules at their edges (WHATWG event stream: lines end in \n, \r\n or \r; a
 // field without a colon; one blank after the colon), and the chunk contents a probe must not

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseDecoder, SseTooLargeError, interpretChunk } from '../../../src/host/parse-sse.js';
+import { SseDecoder, SseTooLargeError, interpretChunk } from '../../../src/host/net/parse-sse.js';
 
 // Chunks shaped like the Dynamo frontend's (FACTS §4): compact JSON, nvext.worker_id on the first
 // chunk and on the usage chunk, usage in a final chunk with empty choices, then [DONE].

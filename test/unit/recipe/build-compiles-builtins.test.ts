@@ -8,7 +8,7 @@ const at = vi.hoisted(() => {
   const root = `${process.env.TMPDIR ?? '/tmp'}/dd-compile-builtins-${process.pid}`;
   return { root, recipes: `${root}/recipes`, out: `${root}/recipes.json` };
 });
-vi.mock('../../../src/host/recipes.js', () => ({ builtinRecipeDir: at.recipes, COMPILED_BUILTINS: at.out }));
+vi.mock('../../../src/host/files/recipes.js', () => ({ builtinRecipeDir: at.recipes, COMPILED_BUILTINS: at.out }));
 // The folder listed in reverse name order, as a file system may list it.
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();

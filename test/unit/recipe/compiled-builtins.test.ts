@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtinRecipeDir, compiledEntry, type CompiledBuiltins } from '../../../src/host/recipes.js';
+import { builtinRecipeDir, compiledEntry, type CompiledBuiltins } from '../../../src/host/files/recipes.js';
 import { parseRecipe } from '../../../src/recipe/load.js';
 import { ROOT } from '../../helpers/cli.js';
 
@@ -13,7 +13,7 @@ const names = readdirSync(builtinRecipeDir).filter((f) => f.endsWith('.yaml')).m
 
 describe('built-in recipes compiled at build time', () => {
   it.each(names)('%s: the built CLI loads exactly what parsing its YAML gives', async (name) => {
-    const { loadRecipe } = (await import(join(ROOT, 'dist', 'host', 'recipes.js'))) as typeof import('../../../src/host/recipes.js');
+    const { loadRecipe } = (await import(join(ROOT, 'dist', 'host', 'files', 'recipes.js'))) as typeof import('../../../src/host/files/recipes.js');
     const text = readFileSync(join(builtinRecipeDir, `${name}.yaml`), 'utf8');
     expect(await loadRecipe(name)).toEqual(parseRecipe(text, `${name} (built-in)`));
     // --set overrides are applied by parsing, as before.
@@ -22,7 +22,7 @@ describe('built-in recipes compiled at build time', () => {
 
   it('loading a built-in in the built CLI loads no YAML parser (a recipe file still does)', () => {
     const probe = `import Module from 'node:module';
-const m = await import(${JSON.stringify(join(ROOT, 'dist', 'host', 'recipes.js'))});
+const m = await import(${JSON.stringify(join(ROOT, 'dist', 'host', 'files', 'recipes.js'))});
 await m.loadRecipe(process.argv[1]);
 console.log(Object.keys(Module._cache).some((k) => k.includes('/node_modules/yaml/')));`;
     const yamlLoaded = (ref: string) => execFileSync(process.execPath, ['--input-type=module', '-e', probe, ref], { encoding: 'utf8' }).trim();

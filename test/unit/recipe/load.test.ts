@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { applySet, parseRecipe } from '../../../src/recipe/load.js';
 import { recipeError } from '../../helpers/recipe-errors.js';
-import { builtinRecipeDir } from '../../../src/host/recipes.js';
+import { builtinRecipeDir } from '../../../src/host/files/recipes.js';
 
 const minimal = 'name: t\nworkers:\n  - role: agg\n    gpuMemoryUtilization: 0.38\n';
 

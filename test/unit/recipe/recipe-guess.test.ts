@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recipeGuess } from '../../../src/host/recipes.js';
+import { recipeGuess } from '../../../src/host/files/recipes.js';
 
 const BUILTINS = ['agg', 'agg-router', 'agg-router-approx', 'disagg-same-gpu', 'mocker'];
 const none = () => false;

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { getJson, modelIdsOf, modelReadinessOf, postJson, probeFrontend, workerInstancesOf } from '../../../src/host/http.js';
+import { getJson, modelIdsOf, modelReadinessOf, postJson, probeFrontend, workerInstancesOf } from '../../../src/host/net/http.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
 const real = (name: string): unknown => JSON.parse(readFileSync(join(SAMPLES, 'http', name), 'utf8'));

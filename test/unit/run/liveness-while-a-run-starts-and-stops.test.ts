@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { processPids, runLiveness } from '../../../src/run/liveness.js';
 import { lostProcesses } from '../../../src/run/losses.js';
 import { selectOrphans } from '../../../src/run/orphans.js';
-import { classifyEngineCmd } from '../../../src/host/engine-procs.js';
+import { classifyEngineCmd } from '../../../src/host/procs/engine-procs.js';
 import type { ProcStat } from '../../../src/run/proc.js';
 import type { ProcessInfo } from '../../../src/host/types.js';
 import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';

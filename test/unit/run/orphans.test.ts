@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { orphanName, selectOrphans } from '../../../src/run/orphans.js';
-import { classifyEngineCmd } from '../../../src/host/engine-procs.js';
+import { classifyEngineCmd } from '../../../src/host/procs/engine-procs.js';
 import type { ProcessInfo } from '../../../src/host/types.js';
 
 const p = (pid: number, ppid: number, uid: number | null, cmd: string): ProcessInfo => ({

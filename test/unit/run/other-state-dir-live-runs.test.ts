@@ -6,7 +6,7 @@ import type { RunLiveness } from '../../../src/run/liveness.js';
 import { readBootId, realMarkerReader, RUN_MARKER } from '../../../src/run/run-scan.js';
 import { writeRun } from '../../../src/run/state.js';
 import { teardown } from '../../../src/run/teardown.js';
-import { listProcesses } from '../../../src/host/processes.js';
+import { listProcesses } from '../../../src/host/procs/processes.js';
 import type { RunRecord } from '../../../src/run/types.js';
 import { tempHomes } from '../../helpers/cli.js';
 import { isAlive, killStarted, spawnLone, spawnTree, waitUntil, writeFakeRun } from '../../helpers/proc-trees.js';

@@ -17,9 +17,9 @@ const statLine = (s: ProcStat) => readFileSync(join(FIXTURES, 'proc', 'stat.runn
   .replace(/^6126 \(cat\) R 6113 6113 4091 /, `${s.pid} (${s.comm}) ${s.state} ${s.ppid} ${s.pgid} ${s.session} `)
   .replace(' 44844 ', ` ${s.startTicks} `);
 
-vi.mock('../../../src/host/proc-files.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../../src/host/proc-files.js')>();
-  const { parseProcStat } = await import('../../../src/host/parse-proc.js');
+vi.mock('../../../src/host/procs/proc-files.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../../src/host/procs/proc-files.js')>();
+  const { parseProcStat } = await import('../../../src/host/procs/parse-proc.js');
   const readSmallSync = (path: string): string | null => {
     const m = /^\/proc\/(\d+)\/(stat|cmdline|task\/(\d+)\/children)$/.exec(path);
     if (!m) return null;

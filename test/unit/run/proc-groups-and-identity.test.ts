@@ -7,7 +7,7 @@ import { deadPid, killStarted, track, waitUntil } from '../../helpers/proc-trees
 import {
   childrenOf, groupExists, isGoneState, isSameProcess, readCmdline, readStat, readStartTicks, scanFor,
 } from '../../../src/run/proc.js';
-import { parseProcStat } from '../../../src/host/parse-proc.js';
+import { parseProcStat } from '../../../src/host/procs/parse-proc.js';
 
 // Process identity and group liveness on the live /proc, with processes this file starts (and
 // SIGKILLs in afterEach): what teardown and status rely on to tell a run's processes from the

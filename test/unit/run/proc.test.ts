@@ -8,7 +8,7 @@ import {
   mergeDescendants, readStartTicks, type ProcStat,
 } from '../../../src/run/proc.js';
 import { killStarted, track, waitUntil } from '../../helpers/proc-trees.js';
-import { parseCmdline, parseProcStat } from '../../../src/host/parse-proc.js';
+import { parseCmdline, parseProcStat } from '../../../src/host/procs/parse-proc.js';
 
 const sample = (name: string) => readFileSync(join(FIXTURES, 'proc', name), 'utf8');
 afterEach(() => killStarted());

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { eachPid, listPids } from '../../../src/host/proc-files.js';
+import { eachPid, listPids } from '../../../src/host/procs/proc-files.js';
 import {
   ancestors, ancestorsIn, childrenOf, descendants, descendantsIn, groupExists, scanFor, scanProc, scanProcAsync,
   type ProcStat,

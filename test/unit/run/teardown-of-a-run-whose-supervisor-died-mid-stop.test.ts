@@ -4,7 +4,7 @@ import { supervisorStopping } from '../../../src/run/liveness.js';
 import { viewOf } from '../../../src/run/state.js';
 import { formatRunPlan } from '../../../src/ui/teardown-report.js';
 import type { RunsScan } from '../../../src/run/run-scan.js';
-import type { ProcStat } from '../../../src/host/parse-proc.js';
+import type { ProcStat } from '../../../src/host/procs/parse-proc.js';
 import type { ProcessRecord, RunRecord } from '../../../src/run/types.js';
 import { recordedProcess } from '../../helpers/stopping-run.js';
 

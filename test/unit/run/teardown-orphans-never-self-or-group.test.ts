@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { teardown } from '../../../src/run/teardown.js';
-import { listProcesses } from '../../../src/host/processes.js';
+import { listProcesses } from '../../../src/host/procs/processes.js';
 import { readCmdline } from '../../../src/run/proc.js';
 import type { ProcessInfo } from '../../../src/host/types.js';
 import { tempHomes } from '../../helpers/cli.js';

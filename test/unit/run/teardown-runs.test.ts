@@ -10,7 +10,7 @@ import type { StopSnapshot } from '../../../src/run/stop.js';
 import { tempHomes } from '../../helpers/cli.js';
 import { deadPid, isAlive, killStarted, spawnLone, spawnTree, track, waitUntil, writeFakeRun } from '../../helpers/proc-trees.js';
 import { readCmdline, readStartTicks } from '../../../src/run/proc.js';
-import { listProcesses } from '../../../src/host/processes.js';
+import { listProcesses } from '../../../src/host/procs/processes.js';
 
 // `teardown` as a function (src/run/teardown.ts) on real process trees and a real state directory:
 // what it stops, what it tells as it goes, what it writes back, and what it says when the record

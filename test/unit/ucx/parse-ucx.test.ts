@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   evaluateTls, expandTlsEntry, parseUcxInfoDevices, parseUcxTls, parseUcxVersion,
-} from '../../../src/host/parse-ucx.js';
+} from '../../../src/host/ucx/parse-ucx.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
 const sample = (f: string) => readFileSync(join(SAMPLES, 'ucx', f), 'utf8');

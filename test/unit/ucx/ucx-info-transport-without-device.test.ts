@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseUcxInfoDevices } from '../../../src/host/parse-ucx.js';
+import { parseUcxInfoDevices } from '../../../src/host/ucx/parse-ucx.js';
 
 // Older ucx_info -d prints a transport's name once ("#   Transport: rc_mlx5") and then one
 // "#   Device: ..." section per device, skipping a device whose interface configuration cannot be

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateTls, parseUcxInfoDevices } from '../../../src/host/parse-ucx.js';
+import { evaluateTls, parseUcxInfoDevices } from '../../../src/host/ucx/parse-ucx.js';
 
 // ucx_info -d prints "capabilities:" once it has opened an interface, then
 // "< failed to query interface >" when uct_iface_query fails (openucx/ucx

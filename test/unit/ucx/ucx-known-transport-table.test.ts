@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateTls } from '../../../src/host/parse-ucx.js';
+import { evaluateTls } from '../../../src/host/ucx/parse-ucx.js';
 
 // Without ucx_info, UCX_TLS is judged against every transport name UCX's alias table
 // (openucx/ucx src/ucp/core/ucp_context.c, ucp_tl_aliases[]) and the active-message tables know.

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UCX_INFO_NOT_FOUND } from '../../../src/host/parse-ucx.js';
-import { probeUcx } from '../../../src/host/ucx.js';
+import { UCX_INFO_NOT_FOUND } from '../../../src/host/ucx/parse-ucx.js';
+import { probeUcx } from '../../../src/host/ucx/ucx.js';
 import { FIXTURES } from '../../helpers/cli.js';
 
 const withFake = (scenario: string, extra: Record<string, string> = {}) => ({

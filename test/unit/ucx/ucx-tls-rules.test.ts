@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { evaluateTls, expandTlsEntry, parseUcxInfoDevices, parseUcxTls } from '../../../src/host/parse-ucx.js';
+import { evaluateTls, expandTlsEntry, parseUcxInfoDevices, parseUcxTls } from '../../../src/host/ucx/parse-ucx.js';
 import { SAMPLES } from '../../helpers/cli.js';
 
 // What a UCX_TLS value leaves NIXL, as UCX itself reads it: the alias table of openucx/ucx

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import check from '../../../src/doctor/checks/ucx.transports.js';
-import { UCX_INFO_NOT_FOUND } from '../../../src/host/parse-ucx.js';
+import { UCX_INFO_NOT_FOUND } from '../../../src/host/ucx/parse-ucx.js';
 import type { UcxFacts, UcxTransport } from '../../../src/host/types.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import { fakeFacts, recipeFrom } from '../../helpers/facts.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Recipe } from '../../../src/recipe/schema.js';
 import check from '../../../src/doctor/checks/ucx.transports.js';
-import { parseUcxInfoDevices, UCX_INFO_NOT_FOUND } from '../../../src/host/parse-ucx.js';
+import { parseUcxInfoDevices, UCX_INFO_NOT_FOUND } from '../../../src/host/ucx/parse-ucx.js';
 import type { UcxFacts } from '../../../src/host/types.js';
 import { fakeFacts, recipeFrom } from '../../helpers/facts.js';
 import { SAMPLES } from '../../helpers/cli.js';

@@ -5,7 +5,7 @@ import { formatFailureReport, formatRunLine, formatStopped } from '../../../src/
 import { formatOutcome } from '../../../src/ui/doctor-report.js';
 import { formatPlanText } from '../../../src/ui/plan-text.js';
 import { buildPlan } from '../../../src/plan/build.js';
-import { loadRecipe } from '../../../src/host/recipes.js';
+import { loadRecipe } from '../../../src/host/files/recipes.js';
 import type { RunStatusDoc } from '../../../src/run/status-doc.js';
 
 // A path or command a person copies from status, up (its run line, failure report, stop report),

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import chalk from 'chalk';
 import { SAMPLES } from '../../helpers/cli.js';
-import { scanPaths } from '../../../src/host/log-scan.js';
+import { scanPaths } from '../../../src/host/logs/log-scan.js';
 import { renderDiagnosis } from '../../../src/ui/diagnose-report.js';
 import { visibleLength, wrapFix, wrapWords } from '../../../src/ui/fit.js';
 import type { Finding, ScanResult } from '../../../src/diagnose/types.js';

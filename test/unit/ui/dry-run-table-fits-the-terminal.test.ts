@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import chalk from 'chalk';
 import { formatPlanText, processTable } from '../../../src/ui/plan-text.js';
 import { buildPlan } from '../../../src/plan/build.js';
-import { loadRecipe } from '../../../src/host/recipes.js';
+import { loadRecipe } from '../../../src/host/files/recipes.js';
 
 // `up --dry-run`'s process table on a terminal stays within its width: the ports and starts cells
 // wrap onto more lines of their row (never inside a word, "KV line" kept together); only a

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Plan } from '../../../src/plan/types.js';
-import { loadRecipe } from '../../../src/host/recipes.js';
+import { loadRecipe } from '../../../src/host/files/recipes.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import { barCells, formatGpuPicture, gpuPicture } from '../../../src/ui/gpu-bar.js';
 

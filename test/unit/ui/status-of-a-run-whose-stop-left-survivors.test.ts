@@ -4,7 +4,7 @@ import { runLiveness } from '../../../src/run/liveness.js';
 import { buildRunStatus } from '../../../src/run/status-doc.js';
 import { formatRunTable } from '../../../src/ui/status-table.js';
 import { visibleLength } from '../../../src/ui/fit.js';
-import type { ProcStat } from '../../../src/host/parse-proc.js';
+import type { ProcStat } from '../../../src/host/procs/parse-proc.js';
 import type { RunRecord } from '../../../src/run/types.js';
 import { recordedProcess, stoppingRecord } from '../../helpers/stopping-run.js';
 

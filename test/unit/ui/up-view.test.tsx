@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Plan } from '../../../src/plan/types.js';
 import { render } from 'ink-testing-library';
-import { loadRecipe } from '../../../src/host/recipes.js';
+import { loadRecipe } from '../../../src/host/files/recipes.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import type { UpEvent } from '../../../src/run/events.js';
 import { UpView } from '../../../src/ui/up-view.js';

@@ -1,4 +1,4 @@
-import type { ComputeApp, Gpu, GpuFailureReason } from './types.js';
+import type { ComputeApp, Gpu, GpuFailureReason } from '../types.js';
 
 // Pure parsers for nvidia-smi output (FACTS §1). Fed raw text; tested on the real samples in
 // test/fixtures/samples/nvidia-smi. Formats drift between drivers, so every parser is tolerant:

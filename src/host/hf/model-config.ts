@@ -1,8 +1,8 @@
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { readBounded } from './files/bounded-read.js';
-import { readMainRef } from './hf/refs.js';
-import { UserError } from '../errors.js';
+import { readBounded } from '../files/bounded-read.js';
+import { readMainRef } from './refs.js';
+import { UserError } from '../../errors.js';
 import { hfCacheRoot, modelDir } from './hf-paths.js';
 
 // Finds a model's config.json offline: a path to config.json, a model folder, or a hub id in the
@@ -91,7 +91,7 @@ async function weightsMiB(dir: string): Promise<number | null> {
 
 /** What the plan's KV estimate needs from the cached model; null when not cached or odd. */
 export async function modelKvInfo(model: string, env: NodeJS.ProcessEnv): Promise<{ bytesPerToken: number; weightsMiB: number | null } | null> {
-  const { kvBytesPerToken, kvShapeFromConfig } = await import('../plan/kv-math.js');
+  const { kvBytesPerToken, kvShapeFromConfig } = await import('../../plan/kv-math.js');
   try {
     const cfg = await findModelConfig(model, env);
     return { bytesPerToken: kvBytesPerToken(kvShapeFromConfig(cfg.config, cfg.path)), weightsMiB: cfg.weightsMiB };

@@ -1,4 +1,4 @@
-import type { GpuClass } from './types.js';
+import type { GpuClass } from '../types.js';
 
 // Which GPUs can use the CUDA forward-compatibility libraries (FACTS §2): only data-center GPUs,
 // select NGC-ready RTX SKUs and Jetson. GeForce and laptop GPUs never can: loading a compat

@@ -1,8 +1,8 @@
 import {
   classifyFailure, COMPUTE_APPS_FIELDS, GPU_QUERY_FIELDS, NOT_INSTALLED_MESSAGE, parseComputeApps, parseCudaVersion, parseDriverVersion, parseQueryGpu,
 } from './parse-nvidia-smi.js';
-import { runProgram } from './run-program.js';
-import type { ComputeAppsFacts, GpuFacts } from './types.js';
+import { runProgram } from '../procs/run-program.js';
+import type { ComputeAppsFacts, GpuFacts } from '../types.js';
 
 // The nvidia-smi adapter. Never throws: a missing program, a dead driver, a timeout are facts.
 

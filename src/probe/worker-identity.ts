@@ -1,8 +1,8 @@
 import { open } from 'node:fs/promises';
-import { getJson } from './http.js';
-import { readListeners, socketOwners } from './ports.js';
-import { listProcesses } from './processes.js';
-import { nameWorkers, ownWorkerIdInLog, workerEndpointsOf } from '../probe/worker-names.js';
+import { getJson } from '../host/net/http.js';
+import { readListeners, socketOwners } from '../host/net/ports.js';
+import { listProcesses } from '../host/procs/processes.js';
+import { nameWorkers, ownWorkerIdInLog, workerEndpointsOf } from './worker-names.js';
 import type { RunRecord } from '../run/types.js';
 
 // Reads what names the run's workers by their Dynamo worker ids (the rules: probe/worker-names.ts):

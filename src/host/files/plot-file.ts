@@ -1,7 +1,7 @@
 import { access, constants, lstat, stat } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
-import { UserError } from '../errors.js';
-import { writeWholeFile } from './files/exclusive-write.js';
+import { UserError } from '../../errors.js';
+import { writeWholeFile } from './exclusive-write.js';
 
 // `--plot FILE.svg|png`: the picture of a bench result. The SVG is ours (bench/plot-svg.ts); a PNG
 // is that SVG rasterised by @resvg/resvg-js (prebuilt binaries per platform, no system packages),

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { readBoundedSync } from './files/bounded-read.js';
-import { envPython, envsRoot, MARKER_FILE, parseMarker, type EnvMarker } from '../plan/setup-install.js';
+import { readBoundedSync } from '../files/bounded-read.js';
+import { envPython, envsRoot, MARKER_FILE, parseMarker, type EnvMarker } from '../../plan/setup-install.js';
 
 // The environments `dynamo-dev setup` made, read from their marker files (setup writes the marker
 // last and atomically, so a folder without one is an interrupted or failed build and never counts).

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, fstatSync, openSync, closeSync, readSync } from 'node:fs';
-import { RECORDS_FILE } from '../bench/aiperf-records.js';
-import { EXPORT_FILE } from '../bench/aiperf-export.js';
+import { RECORDS_FILE } from '../../bench/aiperf-records.js';
+import { EXPORT_FILE } from '../../bench/aiperf-export.js';
 import { delimiter, join } from 'node:path';
-import { runProgram } from './run-program.js';
+import { runProgram } from '../procs/run-program.js';
 import { readAiperfEnv } from './installer.js';
-import { AIPERF_VERSION, aiperfFolderName, envsRoot } from '../plan/setup-install.js';
+import { AIPERF_VERSION, aiperfFolderName, envsRoot } from '../../plan/setup-install.js';
 import { homedir } from 'node:os';
 
 // AIPerf (NVIDIA's load generator, `aiperf profile`): the one adapter that finds and runs it.

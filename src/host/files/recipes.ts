@@ -2,19 +2,19 @@ import { open, readFile, readdir } from 'node:fs/promises';
 import { constants as fsConstants, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UserError } from '../errors.js';
-import { MAX_RECIPE_BYTES } from '../recipe/limits.js';
-import type { Recipe } from '../recipe/schema.js';
-import { nearest } from '../recipe/suggest.js';
+import { UserError } from '../../errors.js';
+import { MAX_RECIPE_BYTES } from '../../recipe/limits.js';
+import type { Recipe } from '../../recipe/schema.js';
+import { nearest } from '../../recipe/suggest.js';
 
 // yaml and zod (the recipe schema) load only when a recipe is parsed: ~70 ms of start-up that
 // doctor spends with its probes already running.
 
-/** recipes/ at the package root (dist/host/ -> ../../recipes; src/host/ in tests likewise). */
-export const builtinRecipeDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'recipes');
+/** recipes/ at the package root (dist/host/files/ -> ../../../recipes; src/host/files/ in tests likewise). */
+export const builtinRecipeDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'recipes');
 
 /** The built-in recipes validated at build time (recipe/compile-builtins.ts): dist/recipes.json; none beside src/. */
-export const COMPILED_BUILTINS = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'recipes.json');
+export const COMPILED_BUILTINS = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'recipes.json');
 
 export type CompiledBuiltins = Record<string, { text: string; recipe: Recipe }>;
 
@@ -128,6 +128,6 @@ export async function loadRecipe(ref: string, sets: string[] = []): Promise<Reci
     const ready = await compiledBuiltin(ref, text);
     if (ready) return ready;
   }
-  const { parseRecipe } = await import('../recipe/load.js');
+  const { parseRecipe } = await import('../../recipe/load.js');
   return parseRecipe(text, source, sets);
 }

@@ -5,11 +5,11 @@ import {
 import { realpath, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { candidateLines, newLineRecords, WASM_BUFFER_BYTES, WasmLineScan } from '../diagnose/needle-scan.js';
-import { newMatches } from '../diagnose/needle-search.js';
-import { NEEDLE_SEARCH, Scanner, type FileState } from '../diagnose/scanner.js';
-import type { Finding, ScanResult } from '../diagnose/types.js';
-import { UserError } from '../errors.js';
+import { candidateLines, newLineRecords, WASM_BUFFER_BYTES, WasmLineScan } from '../../diagnose/needle-scan.js';
+import { newMatches } from '../../diagnose/needle-search.js';
+import { NEEDLE_SEARCH, Scanner, type FileState } from '../../diagnose/scanner.js';
+import type { Finding, ScanResult } from '../../diagnose/types.js';
+import { UserError } from '../../errors.js';
 import { workerAnswer, type WorkerAnswer } from './worker-answer.js';
 
 // Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should

@@ -1,14 +1,14 @@
-import { NIXL_PROBE_TIMEOUT_MS, PYTHON_PROBE_TIMEOUT_MS, type BesideChoice, type Facts, type LogSet, type RunView } from '../doctor/types.js';
+import { NIXL_PROBE_TIMEOUT_MS, PYTHON_PROBE_TIMEOUT_MS, type BesideChoice, type Facts, type LogSet, type RunView } from './types.js';
 import type {
   CompatFacts, ComputeAppsFacts, FrontendFacts, GpuFacts, HfModelFacts, ModelSourceFacts, PortFact, ProcessInfo, PythonFacts, UcxFacts,
-} from './types.js';
+} from '../host/types.js';
 import type { Plan } from '../plan/types.js';
-import type { NixlProbeFacts } from './ucx/nixl-probe.js';
+import type { NixlProbeFacts } from '../host/ucx/nixl-probe.js';
 import type { Recipe } from '../recipe/schema.js';
 import { planPorts } from '../plan/build.js';
-import type { EarlyFact, ProbeTarget } from '../doctor/early-probes.js';
-import type { DoctorRuns, NoLogs } from '../doctor/prepare.js';
-import { NO_LOGS } from '../doctor/log-view.js';
+import type { EarlyFact, ProbeTarget } from './early-probes.js';
+import type { DoctorRuns, NoLogs } from './prepare.js';
+import { NO_LOGS } from './log-view.js';
 
 export interface FactsOptions {
   /** The live run whose own plan is judged; absent: a plan not started yet (up's preflight, --recipe). */
@@ -50,7 +50,7 @@ export interface EarlyProbes {
 const EARLY_HEAD_START_MS = 2000;
 
 const pythonProbe = (interpreter: string, engine: 'vllm' | 'mocker', env: NodeJS.ProcessEnv, timeoutMs: number, headStartMs = 0) =>
-  import('./python.js').then((m) => m.probePython(interpreter, engine, env, Math.max(timeoutMs, PYTHON_PROBE_TIMEOUT_MS) + headStartMs));
+  import('../host/python/python.js').then((m) => m.probePython(interpreter, engine, env, Math.max(timeoutMs, PYTHON_PROBE_TIMEOUT_MS) + headStartMs));
 
 /**
  * Starts the wanted recipe-free probes now, the Python probe first (it takes longest: an
@@ -65,15 +65,15 @@ export function startEarlyProbes(o: { env: NodeJS.ProcessEnv; timeoutMs: number;
   if (o.wants.has('python')) {
     const facts = pythonProbe(o.python.interpreter, o.python.engine, o.env, o.timeoutMs, EARLY_HEAD_START_MS);
     early.python = { ...o.python, facts };
-    first = import('./python.js'); // the others are spawned once the Python probe has been
+    first = import('../host/python/python.js'); // the others are spawned once the Python probe has been
   }
   const t = o.timeoutMs + EARLY_HEAD_START_MS;
   const after = <M, T>(load: () => Promise<M>, run: (m: M) => Promise<T>): Promise<T> => first.then(load).then(run);
-  if (o.wants.has('gpu')) early.gpu = after(() => import('./nvidia-smi.js'), (m) => m.probeGpu(o.env, t));
-  if (o.wants.has('computeApps')) early.computeApps = after(() => import('./nvidia-smi.js'), (m) => m.probeComputeApps(o.env, t));
-  if (o.wants.has('ucx')) early.ucx = after(() => import('./ucx.js'), (m) => m.probeUcx(o.env, t));
-  if (o.wants.has('compat')) early.compat = after(() => import('./compat.js'), (m) => m.probeCompat(o.env, t));
-  if (o.wants.has('processes')) early.processes = after(() => import('./processes.js'), (m) => m.listProcesses());
+  if (o.wants.has('gpu')) early.gpu = after(() => import('../host/gpu/nvidia-smi.js'), (m) => m.probeGpu(o.env, t));
+  if (o.wants.has('computeApps')) early.computeApps = after(() => import('../host/gpu/nvidia-smi.js'), (m) => m.probeComputeApps(o.env, t));
+  if (o.wants.has('ucx')) early.ucx = after(() => import('../host/ucx/ucx.js'), (m) => m.probeUcx(o.env, t));
+  if (o.wants.has('compat')) early.compat = after(() => import('../host/gpu/compat.js'), (m) => m.probeCompat(o.env, t));
+  if (o.wants.has('processes')) early.processes = after(() => import('../host/procs/processes.js'), (m) => m.listProcesses());
   return early;
 }
 
@@ -83,7 +83,7 @@ export function startEarlyProbes(o: { env: NodeJS.ProcessEnv; timeoutMs: number;
  * buffers where nvidia-smi sees a GPU (the script falls back to DRAM, saying why), DRAM otherwise.
  */
 async function nixlProbe(o: FactsOptions, facts: Facts, withoutTls: boolean): Promise<NixlProbeFacts> {
-  const [{ probeNixl }, { nixlWorker }] = await Promise.all([import('./ucx/nixl-probe.js'), import('../plan/nixl.js')]);
+  const [{ probeNixl }, { nixlWorker }] = await Promise.all([import('../host/ucx/nixl-probe.js'), import('../plan/nixl.js')]);
   const worker = nixlWorker(o.plan);
   const env: Record<string, string | undefined> = { ...o.env, ...(worker?.env ?? {}) };
   if (withoutTls) delete env.UCX_TLS;
@@ -107,7 +107,7 @@ function once<T>(f: () => Promise<T>): () => Promise<T> {
  */
 export async function findDoctorRuns(stateDir: string, runId?: string): Promise<DoctorRuns> {
   const [{ findRunView, liveAndRecentViews }, { uidsOf }, { ownRunView, runPids }] = await Promise.all([
-    import('../run/state.js'), import('./proc-files.js'), import('../doctor/prepare.js'),
+    import('../run/state.js'), import('../host/procs/proc-files.js'), import('./prepare.js'),
   ]);
   // The live runs and the newest one: never the whole history (status --all reads that).
   const views = await liveAndRecentViews(stateDir, 1);
@@ -138,7 +138,7 @@ export function createFacts(o: FactsOptions): Facts {
   const runs = once<DoctorRuns>(async () => o.runs ?? findDoctorRuns(o.stateDir, o.runId));
   const logRun = once(async () => {
     if (o.logRun) return o.logRun;
-    const { chooseLogRun } = await import('../doctor/prepare.js');
+    const { chooseLogRun } = await import('./prepare.js');
     return chooseLogRun({ runs: await runs(), runId: o.runId, now: Date.now() });
   });
   const run = once<RunView | null>(async () => (await logRun()).run);
@@ -149,33 +149,33 @@ export function createFacts(o: FactsOptions): Facts {
     self: { uid: typeof process.getuid === 'function' ? process.getuid() : null, pid: process.pid },
     planRunId: o.planRunId ?? null,
     beside: o.beside ?? null,
-    gpu: once<GpuFacts>(async () => early.gpu ?? (await import('./nvidia-smi.js')).probeGpu(o.env, o.timeoutMs)),
-    computeApps: once<ComputeAppsFacts>(async () => early.computeApps ?? (await import('./nvidia-smi.js')).probeComputeApps(o.env, o.timeoutMs)),
-    processes: once<ProcessInfo[]>(async () => early.processes ?? (await import('./processes.js')).listProcesses()),
+    gpu: once<GpuFacts>(async () => early.gpu ?? (await import('../host/gpu/nvidia-smi.js')).probeGpu(o.env, o.timeoutMs)),
+    computeApps: once<ComputeAppsFacts>(async () => early.computeApps ?? (await import('../host/gpu/nvidia-smi.js')).probeComputeApps(o.env, o.timeoutMs)),
+    processes: once<ProcessInfo[]>(async () => early.processes ?? (await import('../host/procs/processes.js')).listProcesses()),
     python: once<PythonFacts>(async () => {
       const guess = early.python;
       return guess && guess.interpreter === o.python && guess.engine === o.recipe.engine
         ? guess.facts
         : pythonProbe(o.python, o.recipe.engine, o.env, o.timeoutMs);
     }),
-    compat: once<CompatFacts>(async () => early.compat ?? (await import('./compat.js')).probeCompat(o.env, o.timeoutMs)),
-    hfModel: once<HfModelFacts>(async () => (await import('./hf-cache.js')).probeHfModel(o.recipe.model, o.env)),
+    compat: once<CompatFacts>(async () => early.compat ?? (await import('../host/gpu/compat.js')).probeCompat(o.env, o.timeoutMs)),
+    hfModel: once<HfModelFacts>(async () => (await import('../host/hf/hf-cache.js')).probeHfModel(o.recipe.model, o.env)),
     // As a worker sees it: the recipe's own environment may set HF_HUB_OFFLINE or HF_ENDPOINT.
     modelSource: once<ModelSourceFacts>(async () => {
-      const m = await import('./model-source.js');
+      const m = await import('../host/hf/model-source.js');
       return m.probeModelSource(o.recipe.model, m.modelEnv(o.env, o.recipe));
     }),
-    ucx: once<UcxFacts>(async () => early.ucx ?? (await import('./ucx.js')).probeUcx(o.env, o.timeoutMs)),
+    ucx: once<UcxFacts>(async () => early.ucx ?? (await import('../host/ucx/ucx.js')).probeUcx(o.env, o.timeoutMs)),
     nixl: once<NixlProbeFacts>(async () => nixlProbe(o, facts, false)),
     nixlWithoutTls: once<NixlProbeFacts>(async () => nixlProbe(o, facts, true)),
-    hostCpu: once(async () => (await import('./system/cpu.js')).probeHostCpu()),
+    hostCpu: once(async () => (await import('../host/system/cpu.js')).probeHostCpu()),
     // The holders of taken ports are looked for in the one process list doctor shares.
-    ports: once<PortFact[]>(async () => (await import('./ports.js')).probePorts(planPorts(o.plan), { processes: () => facts.processes() })),
+    ports: once<PortFact[]>(async () => (await import('../host/net/ports.js')).probePorts(planPorts(o.plan), { processes: () => facts.processes() })),
     run,
     liveRun: once<RunView | null>(async () => (await runs()).live),
     liveRuns: once<RunView[]>(async () => (await runs()).lives),
     logs: once<LogSet | null>(async () => {
-      const { scanPaths } = await import('./log-scan.js');
+      const { scanPaths } = await import('../host/logs/log-scan.js');
       if (o.logPaths && o.logPaths.length > 0) {
         const scan = await scanPaths(o.logPaths);
         return { source: 'paths', label: o.logPaths.join(' '), files: Object.keys(scan.kvTokens).map((path) => ({ path, process: null, role: null })), scan };
@@ -192,7 +192,7 @@ export function createFacts(o: FactsOptions): Facts {
     frontend: once<FrontendFacts | null>(async () => {
       const view = await run();
       if (!view || !view.live) return null;
-      return (await import('./http.js')).probeFrontend(view.record.frontendUrl, o.timeoutMs, view.record.model);
+      return (await import('../host/net/http.js')).probeFrontend(view.record.frontendUrl, o.timeoutMs, view.record.model);
     }),
     async stillRunning(procs) {
       const { readStartTicks } = await import('../run/proc.js');

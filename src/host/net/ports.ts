@@ -1,10 +1,10 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { classifyEngineCmd } from './engine-procs.js';
-import { cmdOf, eachPid, SCAN_SLICE_MS } from './proc-files.js';
-import { parseProcNetTcp, type TcpListener } from './parse-proc.js';
-import type { PortFact, ProcessInfo } from './types.js';
+import { classifyEngineCmd } from '../procs/engine-procs.js';
+import { cmdOf, eachPid, SCAN_SLICE_MS } from '../procs/proc-files.js';
+import { parseProcNetTcp, type TcpListener } from '../procs/parse-proc.js';
+import type { PortFact, ProcessInfo } from '../types.js';
 
 // Whether the plan's ports are free, and who holds the ones that are not.
 
@@ -117,7 +117,7 @@ export async function probePorts(
   const wanted = new Set(held.map((l) => l.inode));
   let owners = new Map<string, number>();
   if (wanted.size > 0) {
-    const procs = await (o.processes ?? (async () => (await import('./processes.js')).listProcesses()))();
+    const procs = await (o.processes ?? (async () => (await import('../procs/processes.js')).listProcesses()))();
     const uids = held.every((l) => Number.isInteger(l.uid)) ? new Set(held.map((l) => l.uid)) : null;
     owners = await socketOwners(wanted, holderCandidates(procs), uids);
   }

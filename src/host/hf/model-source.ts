@@ -1,9 +1,9 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { readMainRef } from './hf/refs.js';
-import { EMBEDDED_MODEL_DIR, isEmbeddedModel } from '../plan/embedded-model.js';
+import { readMainRef } from './refs.js';
+import { EMBEDDED_MODEL_DIR, isEmbeddedModel } from '../../plan/embedded-model.js';
 import { hfCacheRoot, isLocalModelPath, modelDir } from './hf-paths.js';
-import type { ModelSourceFacts } from './types.js';
+import type { ModelSourceFacts } from '../types.js';
 
 // Where the recipe's model would come from, read before anything starts: the local folder's files,
 // or the Hugging Face cache's snapshot and, when the model is not cached, whether the hub answers

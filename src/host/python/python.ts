@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { runProgram } from './run-program.js';
-import type { PythonFacts } from './types.js';
+import { runProgram } from '../procs/run-program.js';
+import type { PythonFacts } from '../types.js';
 
 // Asks the user's Python interpreter, in ONE call, which of the modules dynamo-dev starts are
 // importable and at which versions, plus torch's CUDA build. Never throws: a missing interpreter,
@@ -275,7 +275,7 @@ export async function resolvePython(o: {
   if (o.given) return { interpreter: o.given, source: 'given', managed: null };
   const recipe: ResolvedPython = { interpreter: o.recipePython, source: 'recipe', managed: null };
   const [{ listManagedEnvs }, { preferEnv }, { compareVersions }] = await Promise.all([
-    import('./managed-env.js'), import('../plan/setup-install.js'), import('../plan/dynamo-releases.js'),
+    import('./managed-env.js'), import('../../plan/setup-install.js'), import('../../plan/dynamo-releases.js'),
   ]);
   const best = preferEnv(listManagedEnvs(o.env), o.engine, compareVersions, o.device ?? 'gpu');
   if (!best) return recipe;

@@ -1,4 +1,4 @@
-import { CPU_BUILDS, CPU_OVERRIDES_FILE, CPU_REQUIREMENTS_FILE, cpuFiles, cpuSteps } from '../plan/setup-cpu.js';
+import { CPU_BUILDS, CPU_OVERRIDES_FILE, CPU_REQUIREMENTS_FILE, cpuFiles, cpuSteps } from '../../plan/setup-cpu.js';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, constants, createWriteStream, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statfsSync, statSync, unlinkSync, writeFileSync, type WriteStream } from 'node:fs';
@@ -8,10 +8,10 @@ import {
   advance, AIPERF_MARKER_FILE, AIPERF_VERSION, aiperfSteps, dynamoOnly, envPython, envsRoot, parseAiperfMarker, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
   parseMarker, requirementsFor, requirementsInstall, venvStep, verifyStep,
   type EnvMarker, type InstallProgress, type InstallTools, type PlaceholderFailure, type SetupEngine, type Step,
-} from '../plan/setup-install.js';
-import { readBoundedSync } from './files/bounded-read.js';
-import { readStatSync } from './proc-files.js';
-import { runProgram } from './run-program.js';
+} from '../../plan/setup-install.js';
+import { readBoundedSync } from '../files/bounded-read.js';
+import { readStatSync } from '../procs/proc-files.js';
+import { runProgram } from '../procs/run-program.js';
 
 // The installer behind `dynamo-dev setup`: the only code that builds an environment. It runs the
 // steps plan/setup-install.ts describes (uv, or venv + pip), writes every line they print to the

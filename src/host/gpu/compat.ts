@@ -1,8 +1,8 @@
 import { access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { ldLibraryPathCompatDirs, libcudaEntries, parseLdconfig } from './parse-compat.js';
-import { runProgram } from './run-program.js';
-import type { CompatFacts } from './types.js';
+import { runProgram } from '../procs/run-program.js';
+import type { CompatFacts } from '../types.js';
 
 // Where a forward-compat libcuda.so.1 could be loaded from: LD_LIBRARY_PATH and ld.so.cache.
 // ldconfig missing or failing is a fact (ldconfigError), never a throw.

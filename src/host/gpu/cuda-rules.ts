@@ -1,5 +1,5 @@
 import { supportsForwardCompat } from './gpu-class.js';
-import type { GpuClass } from './types.js';
+import type { GpuClass } from '../types.js';
 
 // CUDA version rules (FACTS §2): pure data and judgements, no I/O.
 

@@ -1,6 +1,6 @@
 import { parseUcxInfoDevices, parseUcxLibraryPath, parseUcxVersion, UCX_INFO_NOT_FOUND } from './parse-ucx.js';
-import { runProgram } from './run-program.js';
-import type { UcxFacts } from './types.js';
+import { runProgram } from '../procs/run-program.js';
+import type { UcxFacts } from '../types.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { parseCmdline, parsePasswd, parseUptime, type ProcStat } from './parse-proc.js';
 import { eachPid, listPids, readSmallSync, readStatSync, readText } from './proc-files.js';
-import type { ProcessInfo } from './types.js';
+import type { ProcessInfo } from '../types.js';
 
 export { classifyEngineCmd, engineProcesses } from './engine-procs.js';
 export { readProcStat } from './proc-files.js';

@@ -1,8 +1,8 @@
-import type { RunView } from '../doctor/types.js';
+import type { RunView } from './types.js';
 import { basesOf, choosePortBases, formatPorts, portsByKind, withBases, SETTING, type PortBases, type PortKind } from '../plan/port-choice.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
-import { portFree } from './ports.js';
+import { portFree } from '../host/net/ports.js';
 
 // `up --name`'s port choice beside live runs (commands/up.ts), shared with doctor so that
 // `doctor --recipe R` checks the very ports `up R --name NAME` would take now, not R's nominal ones.

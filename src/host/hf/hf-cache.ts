@@ -1,10 +1,10 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { hfCacheRoot, isLocalModelPath, modelDir as modelDirOf, modelLocksDir } from './hf-paths.js';
-import { readMainRef } from './hf/refs.js';
-import { parseProcLocks, splitDev, type ProcLock } from './parse-proc.js';
-import { cmdOf, readText } from './proc-files.js';
-import type { HfLockFile, HfModelFacts, LockHolder } from './types.js';
+import { readMainRef } from './refs.js';
+import { parseProcLocks, splitDev, type ProcLock } from '../procs/parse-proc.js';
+import { cmdOf, readText } from '../procs/proc-files.js';
+import type { HfLockFile, HfModelFacts, LockHolder } from '../types.js';
 
 // The model's state in the Hugging Face cache and who holds its download locks (FACTS §6).
 

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, writeFile } from 'node:fs/promises';
-import { UserError } from '../errors.js';
-import { writeWholeFile } from './files/exclusive-write.js';
+import { UserError } from '../../errors.js';
+import { writeWholeFile } from './exclusive-write.js';
 
 // `-o FILE` for generated files: never overwrites by surprise, never leaves half a file.
 

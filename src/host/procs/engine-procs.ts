@@ -1,4 +1,4 @@
-import type { EngineKind, ProcessInfo } from './types.js';
+import type { EngineKind, ProcessInfo } from '../types.js';
 
 // Which processes are Dynamo / vLLM engine processes, judged from the FULL command line (FACTS §3:
 // the kernel's comm is cut to 15 characters, "VLLM::EngineCor", so it can never be used).

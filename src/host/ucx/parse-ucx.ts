@@ -1,4 +1,4 @@
-import type { UcxTransport } from './types.js';
+import type { UcxTransport } from '../types.js';
 
 // Pure UCX knowledge: parsers for `ucx_info -d` / `ucx_info -v` and the UCX_TLS selection rules
 // (FACTS §5), so ucx.transports can tell whether NIXL's UCX backend will find an active-message

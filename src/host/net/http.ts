@@ -1,6 +1,6 @@
 import { BodyTooLargeError, cleanDeep, cleanText, parseServerJson, readCapped } from './http-body.js';
-import { modelReadyUrl } from '../plan/model-ready.js';
-import type { FrontendFacts, HttpProbe } from './types.js';
+import { modelReadyUrl } from '../../plan/model-ready.js';
+import type { FrontendFacts, HttpProbe } from '../types.js';
 
 /**
  * GET a URL and read its JSON body (a non-JSON body is kept as text), at most 8 MiB, every string
