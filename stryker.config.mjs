@@ -13,8 +13,8 @@ export const SCOPE = [
   // python.ts, ucx.ts, ...) are exercised by the e2e tests through the built CLI, which never
   // holds a mutant.
   'src/host/**/parse-*.ts',
-  'src/host/gpu/cuda-rules.ts',
-  'src/host/gpu/gpu-class.ts',
+  // The recipe build step (was src/recipe/compile-builtins.ts); the CUDA rules and GPU class are in src/plan.
+  'src/host/files/compile-builtins.ts',
   'src/host/procs/engine-procs.ts',
   'src/host/hf/hf-paths.ts',
 ];

@@ -4,7 +4,7 @@ import { checkPlot, printStored, terminalOf, type StoredOptions } from './bench-
 /** `dynamo-dev bench compare A B`: two stored results side by side, ratios against A's first measured variant. */
 export default async function benchCompare(ctx: CommandContext, a: string, b: string, opts: StoredOptions): Promise<number> {
   await checkPlot(opts);
-  const [{ readBenchResult }, { renderComparison }, { printableDeep }] = await Promise.all([import('../run/bench-store.js'), import('../bench/render.js'), import('../ui/printable.js')]);
+  const [{ readBenchResult }, { renderComparison }, { printableDeep }] = await Promise.all([import('../run/bench-store.js'), import('../ui/bench-render.js'), import('../ui/printable.js')]);
   const [da, db] = await Promise.all([readBenchResult(ctx.stateDir, a), readBenchResult(ctx.stateDir, b)]);
   // --json: both whole documents, in the order given.
   return printStored(ctx, { results: [da, db] }, renderComparison(printableDeep(da), printableDeep(db), await terminalOf(ctx)), opts);

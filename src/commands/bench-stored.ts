@@ -1,6 +1,6 @@
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
-import type { Rendered, Terminal } from '../bench/render.js';
+import type { Rendered, Terminal } from '../ui/bench-render.js';
 import type { BenchResult } from '../bench/result.js';
 
 // What `bench show` and `bench compare` share: print the stored result(s) as text or the whole

@@ -109,7 +109,7 @@ async function progressTracker(
  * interrupt; a write that fails is said, the report stands.
  */
 async function showResult(ctx: CommandContext, id: string, plot: string | undefined, note: (text: string) => void) {
-  const [store, { renderResult }, { terminalOf }] = await Promise.all([import('../run/bench-store.js'), import('../bench/render.js'), import('./bench-stored.js')]);
+  const [store, { renderResult }, { terminalOf }] = await Promise.all([import('../run/bench-store.js'), import('../ui/bench-render.js'), import('./bench-stored.js')]);
   const stored = await store.readBenchResult(ctx.stateDir, id);
   const rendered = renderResult(stored, await terminalOf(ctx));
   if (ctx.json) ctx.stdout.write(`${JSON.stringify(stored, null, 2)}\n`);

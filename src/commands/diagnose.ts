@@ -13,13 +13,13 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   let paths = given;
   if (given.length === 0) {
     const { pickRun } = await import('../run/pick-run.js');
-    const { existsSync } = await import('node:fs');
+    const { existingPaths } = await import('../host/files/exists.js');
     const rec = await pickRun(ctx.stateDir, opts.run, 'logs to diagnose');
     run = {
       id: rec.id,
       processes: rec.processes.map((p) => ({ name: p.name, state: p.state, exitCode: p.exitCode, signal: p.signal, log: p.log, started: p.pid !== null })),
     };
-    paths = rec.processes.map((p) => p.log).filter((l) => existsSync(l));
+    paths = existingPaths(rec.processes.map((p) => p.log));
     if (paths.length === 0) throw new UserError(`run ${rec.id} has no log files yet (${rec.processes.map((p) => p.log).join(', ')})`);
   }
   const { scanPaths, LOG_NAMES_TEXT } = await import('../host/logs/log-scan.js');

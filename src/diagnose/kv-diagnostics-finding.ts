@@ -1,7 +1,7 @@
 import { KV_DIAGNOSTICS_CHECK, kvDiagnosticsGap, kvDiagnosticsGapText } from '../plan/kv-diagnostics.js';
 import type { Plan } from '../plan/types.js';
 import type { Finding } from './types.js';
-import type { SignatureSpec } from './signatures.js';
+import type { SignatureSpec } from './signature-spec.js';
 
 // diagnose of a run whose Dynamo logs no kv_event_publisher_disabled (before 1.4.0) while its
 // router expects KV events: "no finding" would read as "events arrive", which those logs cannot

@@ -1,67 +1,15 @@
-import type { Signature } from './types.js';
 import { KV_DIAGNOSTICS_SIGNATURE } from './kv-diagnostics-finding.js';
+import { TEARDOWN, type SignatureSpec } from './signature-spec.js';
+import { CRASH_SIGNATURES } from './signatures-crash.js';
 
-/** Lookahead alternatives (regex source) of ERROR lines healthy Dynamo frontends write: see log.error. */
-const BENIGN_ERRORS = [
-  // The runtime's internal channels closing under its shutdown, in whatever words the task logs it.
-  String.raw`dynamo_runtime::[\w:]+: .*\bchannel closed\b`,
-  String.raw`dynamo_llm::http::service::service_v2: http response sent status=4\d\d\b`,
-  // A worker's system server answering "notready" (503) to a /health or /live probe before it
-  // registered: the prober's doing (dynamo-dev up polls it; so do orchestrators), not the worker's
-  // failure (FACTS §10: `ERROR tower_http::trace::on_failure: response failed classification=Status
-  // code: 503 Service Unavailable latency=0 ms`, one per request, seen on ai-dynamo 1.6.1).
-  String.raw`tower_http::trace::on_failure: response failed classification=Status code: 503 Service Unavailable\b`,
-];
+export { SEVERITY_RANK, type SignatureSpec } from './signature-spec.js';
 
 // The finding table of CLI.md ("Finding codes") as data. Texts and fixes come from FACTS.md; the
 // order matters: a line yields at most one finding, the first signature (in this order) it matches.
+// The first half: machine and setup causes (CUDA, GPU memory, downloads, UCX, KV events, ports,
+// discovery); signatures-crash.ts the second (crashes, fallbacks).
 
-export interface SignatureSpec extends Signature {
-  /**
-   * Codes that explain this one when they appear in the same file: then this finding is a mere
-   * consequence and is not reported for that file ('*' = any other error). "Engine core
-   * initialization failed" follows every engine start failure; it is news only when nothing
-   * else explains it.
-   */
-  symptomOf?: readonly string[] | '*';
-  /**
-   * Literal(s) a raw line must contain before the patterns are tried (each pattern's match must
-   * contain one). Together they form the prefilter searched over whole chunks of bytes
-   * (needle-search.ts): printable ASCII, at least 7 characters each ("supported HW", not "HW").
-   */
-  needles: readonly string[];
-  /**
-   * A last-resort cause: reported for a file only when no specific error explains it, nor a
-   * fallback of a lower rank (1: a Rust panic, 2: an uncaught exception, 3: a bare ERROR line),
-   * yet it explains the '*' symptoms (EngineDeadError) itself.
-   */
-  fallback?: 1 | 2 | 3;
-  /**
-   * Which occurrence a file's finding quotes: the first (default), or the last one, preferring the
-   * engine core's lines (`(EngineCore... pid=N)`): the root cause of a crash is the engine's final
-   * exception, while the worker's own traceback that follows only says the engine died.
-   */
-  quote?: 'first' | 'last-engine';
-}
-
-// The line shapes of an exception in vLLM's logs (vllm/v1/engine/core.py run_engine_core logs
-// "EngineCore encountered a fatal error." with logger.exception, and vllm/logging_utils/formatter.py
-// NewLineFormatter repeats the `ERROR MM-DD HH:MM:SS [core.py:710] ` prefix on every traceback line;
-// multiprocessing then prints the re-raised exception bare). Only ERROR/CRITICAL records count:
-// a warning that mentions an exception is no crash.
-// Before vLLM 0.8 the file:line had no opening bracket (`ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] `).
-const LOGGED = String.raw`(?:(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+\] )?`;
-/**
- * `RuntimeError: ...`, `torch.AcceleratorError: ...`, `vllm.v1.engine.exceptions.EngineDeadError: ...`, at the start of the
- * line; also Ray's wrapper of a worker's exception, `ray.exceptions.RayTaskError(ValueError): ...`.
- */
-// Not a bare `Error: ...`: that is how a Rust program's main reports the error it returns (Dynamo's `Error: task 20
-// panicked ...`), after the ERROR line that logged it.
-const exceptionLine = (names: string): RegExp => new RegExp(String.raw`^\s*${LOGGED}(?!Error: )(?:[A-Za-z_][\w]*\.)*(?:${names})(?:\([\w.]+\))?: \S`);
-
-const TEARDOWN = 'dynamo-dev teardown --orphans';
-
-export const SIGNATURES: readonly SignatureSpec[] = [
+const SETUP_SIGNATURES: readonly SignatureSpec[] = [
   {
     code: 'cuda.error804',
     severity: 'error',
@@ -355,139 +303,9 @@ export const SIGNATURES: readonly SignatureSpec[] = [
       'and the server it names refused the connection or is not running.',
     fix: 'start etcd and NATS where the quoted line says (or point ETCD_ENDPOINTS / NATS_SERVER at them), or run on one machine without them: file discovery with the TCP request plane and ZMQ events (dynamo-dev\'s recipes: discovery: file)',
   },
-  {
-    code: 'nccl.error',
-    severity: 'error',
-    needles: ['NCCL error', 'ncclUnhandledCuda', 'ncclSystemError', 'ncclInternalError', 'ncclRemoteError', 'ncclInvalid'],
-    // torch ProcessGroupNCCL "NCCL error in: FILE:LINE, unhandled cuda error ...", vLLM pynccl_wrapper NCCL_CHECK
-    // "NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)". Not the source line that raises it.
-    patterns: [/\bNCCL error(?: in)?: (?!\{)/, /\bnccl(?:UnhandledCuda|System|Internal|Remote)Error\b/, /\bncclInvalid(?:Usage|Argument)\b/],
-    title: 'NCCL (GPU collective communication) failed',
-    explanation:
-      'NCCL, which tensor/pipeline-parallel workers use to exchange tensors, failed while setting up or running a collective; ' +
-      'the kind is in the quoted line (a CUDA call inside NCCL, a system call such as shared memory or sockets, a remote peer). ' +
-      'Details are logged only with NCCL_DEBUG=INFO.',
-    fix: 'start again with NCCL_DEBUG=INFO exported and read the NCCL WARN lines before the error',
-  },
-  {
-    code: 'cuda.illegal-address',
-    severity: 'error',
-    needles: ['illegal memory access', 'cudaErrorIllegalAddress'],
-    patterns: [/CUDA error: an illegal memory access was encountered/, /cudaErrorIllegalAddress/],
-    title: 'CUDA illegal memory access: a GPU kernel crashed',
-    explanation:
-      'A GPU kernel read or wrote outside its memory (cudaErrorIllegalAddress). The CUDA context is then unusable and the engine ' +
-      'dies; CUDA reports such errors asynchronously, so the Python stack trace may point at an unrelated call. Causes: a kernel ' +
-      'bug (attention backend, custom or quantized ops), a torch/vLLM build that does not match the driver, or failing hardware.',
-    fix:
-      'start again with CUDA_LAUNCH_BLOCKING=1 exported to see the kernel that faulted (slow: for diagnosis only); check the ' +
-      'driver and CUDA build with `dynamo-dev doctor --only cuda.compat`; if it repeats, report it to vLLM with the traceback (`dynamo-dev logs PROCESS`)',
-  },
-  {
-    code: 'python.missing-module',
-    severity: 'error',
-    needles: ['ModuleNotFoundError', 'No module named', 'ImportError'],
-    patterns: [
-      /ModuleNotFoundError: No module named/,
-      // `python -m dynamo.frontend` with a top-level package missing: "/usr/bin/python3: No module named dynamo".
-      /^\S*python[\d.]*: No module named \S/,
-      exceptionLine('ImportError'),
-    ],
-    title: 'A Python module is missing or does not load',
-    explanation:
-      'The interpreter that started the process cannot import a module the process needs: it is not the environment Dynamo and ' +
-      'vLLM are installed in (another venv, the system python3), or a package is missing there, or its compiled library does ' +
-      'not load (ImportError: libXYZ.so: cannot open shared object file).',
-    fix:
-      'start with the interpreter of the environment that has Dynamo: --python /path/to/venv/bin/python (or DYNAMO_DEV_PYTHON); ' +
-      'check what it imports with `dynamo-dev doctor --only python.env`',
-  },
-  {
-    code: 'vllm.engine-failed',
-    severity: 'error',
-    needles: ['Engine core initialization failed', 'EngineCore failed to start'],
-    patterns: [/Engine core initialization failed/, /EngineCore failed to start/],
-    title: 'vLLM engine failed to start',
-    explanation: 'The vLLM engine core died during start-up; the root cause is logged above this line (reported separately when it is a known signature).',
-    fix: 'read the lines above it in the log (`dynamo-dev logs PROCESS`), then run `dynamo-dev doctor` for GPU, CUDA, memory and UCX problems',
-    symptomOf: '*',
-  },
-  {
-    code: 'vllm.engine-dead',
-    severity: 'error',
-    needles: ['EngineDeadError'],
-    patterns: [/EngineDeadError/],
-    title: 'vLLM engine core died (a consequence)',
-    explanation:
-      'The worker found its engine core process dead (vllm.v1.engine.exceptions.EngineDeadError, "See stack trace (above) for the ' +
-      'root cause"). The cause is the engine core\'s own error logged above it: reported separately when it is found.',
-    fix: 'read the engine core\'s lines above it (`dynamo-dev logs PROCESS --lines 80`), then run `dynamo-dev doctor` for GPU, CUDA and memory problems',
-    symptomOf: '*',
-  },
-  {
-    code: 'rust.panic',
-    severity: 'error',
-    needles: ["' panicked at", '::unwrap()`'],
-    // Rust's panic message: `thread 'NAME' panicked at FILE:LINE:COL:` with the message on the next line (Rust >= 1.73),
-    // before that `thread 'NAME' panicked at 'MESSAGE', FILE:LINE:COL`; `called `Result::unwrap()` on an `Err` value: ...`.
-    patterns: [/\bthread '[^']*' panicked at\b/, /\bcalled `(?:Result|Option)::unwrap\(\)` on an? `(?:Err|None)` value/],
-    title: 'A Rust panic in Dynamo\'s runtime (no known signature)',
-    explanation:
-      'Dynamo\'s Rust core (dynamo-runtime, dynamo-llm, kvbm) panicked: a thread hit an error it does not handle and the process ' +
-      'ends (a Python traceback that follows, RustPanic or PanicException, is its consequence). The panic line names the Rust ' +
-      'source file and line; the message is on it or on the next line.',
-    fix: 'read the line after the quoted one for the panic message (`dynamo-dev logs PROCESS --lines 80`); RUST_BACKTRACE=1 exported shows where it came from; search the message in the Dynamo issue tracker',
-    fallback: 1,
-  },
-  {
-    code: 'python.exception',
-    severity: 'error',
-    needles: ['Error: ', 'Exception: ', 'Error): '],
-    patterns: [exceptionLine(String.raw`(?:[A-Z]\w*)?(?:Error|Exception)`)],
-    title: 'Uncaught exception (no known signature)',
-    explanation:
-      'An exception ended the process, or was logged at ERROR level, and no known failure signature explains it. The quoted line ' +
-      'is the last exception the engine core logged (else the last one of the process): the root cause, with its traceback above it.',
-    fix: 'read the traceback above the quoted line (`dynamo-dev logs PROCESS --lines 80`); check the machine with `dynamo-dev doctor`; search the exception text in the vLLM and Dynamo issue trackers',
-    fallback: 2,
-    quote: 'last-engine',
-  },
-  {
-    code: 'log.error',
-    severity: 'error',
-    needles: ['ERROR 0', 'ERROR 1', 'CRITICAL 0', 'CRITICAL 1', 'Z ERROR', '[31mERROR', '[ERROR]', '"ERROR"'],
-    // Lines logged at ERROR without an exception class. vLLM's format (logging_utils/formatter.py: `LEVEL MM-DD HH:MM:SS
-    // [file.py:N] msg`; no bracket before 0.8); Dynamo's Rust tracing and Python logging (`TIMESTAMP ERROR target: msg`,
-    // ANSI red `\x1b[31mERROR`, JSON lines `"level":"ERROR"`); `[ERROR]` after a timestamp. A traceback's frames and
-    // headers logged at ERROR are not a cause of their own.
-    patterns: [
-      new RegExp(String.raw`^(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+\] (?!Traceback \(most recent call last\)|The above exception|During handling of the above|\^)\S`),
-      // Not what healthy Dynamo frontends log at ERROR (test/dynamo on the released 1.3.1 and 1.6.1): after "Runtime
-      // shutdown initiated", the runtime's tasks whose channel closed ("Failed to send file watch event error=channel
-      // closed" and "KeyValueStoreManager.watch failed ... err=channel closed" on 1.3.1, "monitor_instance_source: The
-      // Sender is dropped: channel closed" on 1.6.1); and the access line of a 4xx answer ("http response sent
-      // status=404"), a client's error, not the process's.
-      new RegExp(String.raw`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ERROR +(?!${BENIGN_ERRORS.join('|')})\S`),
-      /^(?:\S+ )?\[ERROR\] \S/,
-    ],
-    title: 'An error was logged (no known signature)',
-    explanation:
-      'A line was logged at ERROR level and no known failure signature explains the file. The quoted line is the first such ' +
-      'line: the errors that follow it are usually its consequences.',
-    fix: 'read the lines around the quoted one (`dynamo-dev logs PROCESS --lines 80`); check the machine with `dynamo-dev doctor`; search the message in the vLLM and Dynamo issue trackers',
-    fallback: 3,
-  },
-  {
-    code: 'vllm.kv-size',
-    severity: 'info',
-    // The CPU build says `CPU KV cache size` (vllm/v1/core/kv_cache_utils.py: device_type.upper(); FACTS §10).
-    needles: ['GPU KV cache size', 'CPU KV cache size'],
-    patterns: [/[GC]PU KV cache size: [\d,]+ tokens/],
-    title: 'KV cache allocated',
-    explanation: 'vLLM allocated its KV cache and reported how many tokens it holds (the worker got past memory profiling).',
-    fix: 'nothing to fix; each worker needs at least max-model-len tokens (`dynamo-dev doctor --only kv.allocated`)',
-  },
 ];
+
+export const SIGNATURES: readonly SignatureSpec[] = [...SETUP_SIGNATURES, ...CRASH_SIGNATURES];
 
 /**
  * Not a line pattern: a process of a run that ended badly (exit code, signal, gone), from run.json.
@@ -511,5 +329,4 @@ export function signatureFor(code: string): SignatureSpec | undefined {
   return BY_CODE.get(code);
 }
 
-/** Order of severities in reports: errors first. */
-export const SEVERITY_RANK = { error: 0, warn: 1, info: 2 } as const;
+

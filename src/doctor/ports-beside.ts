@@ -1,4 +1,4 @@
-import type { RunView } from './types.js';
+import type { RunView } from '../run/run-view.js';
 import { basesOf, choosePortBases, formatPorts, portsByKind, withBases, SETTING, type PortBases, type PortKind } from '../plan/port-choice.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';

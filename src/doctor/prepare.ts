@@ -3,7 +3,7 @@ import { loadRecipe } from '../host/files/recipes.js';
 import { buildPlan } from '../plan/build.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
-import type { RunView } from './types.js';
+import type { RunView } from '../run/run-view.js';
 
 export interface DoctorTarget {
   recipe: Recipe;

@@ -3,9 +3,8 @@ import type {
 } from '../host/types.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
-import type { RunRecord, RunStatus } from '../run/types.js';
-import type { LostProcess } from '../run/losses.js';
 import type { OtherRun } from '../run/other-runs.js';
+import type { RunView } from '../run/run-view.js';
 import type { NoLogs } from './prepare.js';
 import type { ScanResult } from '../diagnose/types.js';
 import type { LiveHolder } from './ports-beside.js';
@@ -25,31 +24,8 @@ export interface CheckResult {
   evidence: Record<string, unknown>;
 }
 
-/** The run doctor inspects: the live run, or the one named by --run, or the latest. */
-export interface RunView {
-  record: RunRecord;
-  status: RunStatus;
-  /** True when its supervisor or processes are alive (a live run owns its ports, GPU memory, pids). */
-  live: boolean;
-  /**
-   * Pids the run owns, alive now: its supervisor and its live processes with their engine
-   * descendants. What is left of a lost process (an engine that outlived its worker) is in `lost`.
-   */
-  pids: number[];
-  /** Of those, the ones found only by the run's marker in their environment (no record names them). */
-  marked?: number[];
-  /**
-   * Its live supervisor is stopping it (record `stopping`, supervisor alive: liveness.ts
-   * supervisorStopping). False when that supervisor died mid-stop: the record still says
-   * `stopping` and nothing stops the run. Absent (a view built elsewhere): no such claim.
-   */
-  stopping?: boolean;
-  /** Planned processes the live run has lost (losses.ts); empty for a run that is not live. */
-  lost: LostProcess[];
-  /** Live pids an earlier stop of it could not end with SIGKILL (RunRecord.survivors); absent: none known. */
-  survivors?: number[];
-  logsDir: string;
-}
+/** The run doctor inspects (defined in run/, which builds it: run/run-view.ts). */
+export type { RunView } from '../run/run-view.js';
 
 /** The logs the log-reading checks judge. */
 export interface LogSet {

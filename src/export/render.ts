@@ -1,3 +1,4 @@
+import type { ApiVersion } from './api-version.js';
 import type { EnvVar, ExportComponent, ExportModel } from './components.js';
 
 // ExportModel -> a DynamoGraphDeployment of one API version. Field names, nesting and types come
@@ -10,9 +11,7 @@ import type { EnvVar, ExportComponent, ExportModel } from './components.js';
 // decode types, dynamo-planner for the mocker) agree with. schema.ts checks the result against the
 // same CRD.
 
-export type ApiVersion = 'v1beta1' | 'v1alpha1';
-export const API_VERSIONS: readonly ApiVersion[] = ['v1beta1', 'v1alpha1'];
-export const DEFAULT_API: ApiVersion = 'v1beta1';
+export { API_VERSIONS, DEFAULT_API, type ApiVersion } from './api-version.js';
 
 export interface RenderOptions {
   image: string;

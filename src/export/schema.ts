@@ -1,4 +1,4 @@
-import type { ApiVersion } from './render.js';
+import type { ApiVersion } from './api-version.js';
 
 /** spec.components maxItems (v1beta1) and spec.services maxProperties (v1alpha1) in the operator's CRDs. */
 export const MAX_COMPONENTS = 25;

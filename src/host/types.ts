@@ -101,7 +101,8 @@ export interface CompatFacts {
   ldconfigError: string | null;
 }
 
-export type GpuClass = 'datacenter' | 'consumer' | 'jetson' | 'unknown';
+/** Defined beside the rules that use it (plan/gpu-class.ts: pure knowledge, below host/). */
+export type { GpuClass } from '../plan/gpu-class.js';
 
 export interface LockHolder {
   pid: number;

@@ -1,4 +1,4 @@
-import { compareVersions as compareNums, TOOLKIT_DRIVER_MIN } from '../host/gpu/cuda-rules.js';
+import { compareVersions as compareNums, TOOLKIT_DRIVER_MIN } from './cuda-rules.js';
 import { archRange, archsRun, BUILDS, buildOf, buildRunsOn, compareVersions, parseCapability, type ReleaseBuild } from './dynamo-releases.js';
 
 // Which Dynamo release this machine can run (pure): machine facts + the release table -> the newest

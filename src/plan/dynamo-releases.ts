@@ -222,7 +222,7 @@ export function versionSupport(version: string): VersionSupport {
 //   them ("Cuda compilation tools, release 12.9, V12.9.86") and their .nv_fatbin architectures.
 // The minimum driver is NVIDIA's for the newer of the two CUDA versions (CUDA Toolkit release
 // notes, table 3 "CUDA Toolkit and Corresponding Driver Versions": 12.9 GA >= 575.51.03,
-// 13.0 GA >= 580.65.06; src/host/gpu/cuda-rules.ts TOOLKIT_DRIVER_MIN holds the whole table).
+// 13.0 GA >= 580.65.06; src/plan/cuda-rules.ts TOOLKIT_DRIVER_MIN holds the whole table).
 
 /** A compute capability: "8.6" (sm_86), "12.0" (sm_120). */
 export type ComputeCapability = string;

@@ -1,4 +1,4 @@
-import { compareVersions } from '../host/gpu/cuda-rules.js';
+import { compareVersions } from './cuda-rules.js';
 import { chooseRelease } from './choose-release.js';
 import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport, type ReleaseBuild } from './dynamo-releases.js';
 import type { SetupEngine } from './setup-install.js';

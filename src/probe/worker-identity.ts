@@ -1,7 +1,7 @@
-import { open } from 'node:fs/promises';
 import { getJson } from '../host/net/http.js';
 import { readListeners, socketOwners } from '../host/net/ports.js';
 import { listProcesses } from '../host/procs/processes.js';
+import { readHead } from '../host/files/read-head.js';
 import { nameWorkers, ownWorkerIdInLog, workerEndpointsOf } from './worker-names.js';
 import type { RunRecord } from '../run/types.js';
 
@@ -11,20 +11,6 @@ import type { RunRecord } from '../run/types.js';
 
 /** A log's first bytes are enough: each start names its id within its first lines. */
 const LOG_READ_LIMIT = 16 * 1024 * 1024;
-
-async function readHead(path: string): Promise<string | null> {
-  let fh;
-  try {
-    fh = await open(path, 'r');
-    const buf = Buffer.alloc(Math.min(LOG_READ_LIMIT, (await fh.stat()).size));
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return buf.subarray(0, bytesRead).toString('utf8');
-  } catch {
-    return null;
-  } finally {
-    await fh?.close();
-  }
-}
 
 /** Worker id -> process name of the run (empty when nothing can be told). Never throws. */
 export async function workerNamesOfRun(rec: RunRecord, frontendUrl: string, timeoutMs = 5000): Promise<Map<string, string>> {
@@ -51,7 +37,7 @@ export async function workerNamesOfRun(rec: RunRecord, frontendUrl: string, time
 
     const idInLog = new Map<string, string | null>();
     for (const w of workers) {
-      const text = w.log ? await readHead(w.log) : null;
+      const text = w.log ? await readHead(w.log, LOG_READ_LIMIT) : null;
       idInLog.set(w.name, text === null ? null : ownWorkerIdInLog(text));
     }
     return nameWorkers(endpoints, processOfPort, idInLog);

@@ -1,7 +1,7 @@
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
 import type { CheckView, GateFacts } from '../bench/gates/types.js';
-import { plannedWorkers } from '../doctor/checks/frontend.models.js';
+import { plannedWorkers } from '../plan/planned-workers.js';
 import { kvEventsApplied, type KvEventsApplied } from '../bench/kv-events-metric.js';
 import { getText } from '../host/net/http.js';
 
@@ -33,9 +33,7 @@ export interface RunFacts {
 }
 
 export async function readRunFacts(o: RunFactsInput): Promise<RunFacts> {
-  const [{ createFacts }, { runChecks }, { selectChecks }] = await Promise.all([
-    import('../doctor/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
-  ]);
+  const { createFacts, runChecks, selectChecks } = await import('../doctor/judge.js');
   const timeoutMs = o.timeoutMs ?? 5000;
   const facts = createFacts({ env: o.env, recipe: o.recipe, plan: o.plan, stateDir: o.stateDir, runId: o.runId, python: o.python, timeoutMs });
   const outcomes = await runChecks(selectChecks({ only: [...GATE_CHECKS] }), facts, { timeoutMs });

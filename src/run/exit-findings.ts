@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { endedBadly, exitFindings, mergeExitFindings, type LastLine } from '../diagnose/exits.js';
+import { endedBadly, exitFindings, mergeExitFindings, type LastLine } from './exits.js';
 import { stripAnsi } from '../diagnose/line.js';
 import type { ScanResult } from '../diagnose/types.js';
 import type { LostProcess } from './losses.js';
@@ -7,7 +7,7 @@ import { tailFile } from './log-read.js';
 import type { RunRecord } from './types.js';
 
 /**
- * The scan of a run's logs plus one finding per process that ended badly (diagnose/exits.ts). The
+ * The scan of a run's logs plus one finding per process that ended badly (run/exits.ts). The
  * last line of a log is read only for a process whose log no signature explains (a few KiB from
  * its end); `only` limits it to the logs that were scanned (a single file named to diagnose).
  */

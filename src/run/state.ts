@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { writeAtomic } from './atomic-write.js';
 import { writeWholeFileSync } from '../host/files/exclusive-write.js';
 import { asDiskFull, UserError } from '../errors.js';
-import type { RunView } from '../doctor/types.js';
+import type { RunView } from './run-view.js';
 import { livenessIn, scanRuns, type RunsScan } from './run-scan.js';
 import { supervisorStopping, type RunLiveness } from './liveness.js';
 import { lostProcesses, noteGone, type LostProcess } from './losses.js';

@@ -1,4 +1,4 @@
-import type { RunView } from '../doctor/types.js';
+import type { RunView } from './run-view.js';
 import type { ProcessInfo } from '../host/types.js';
 import { selectOrphans, orphanName } from './orphans.js';
 import { ancestors, readCmdline, readStartTicks } from './proc.js';

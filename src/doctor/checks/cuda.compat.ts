@@ -1,6 +1,6 @@
 import { CPU_DEVICE_SKIP } from './gpu.driver.js';
-import { judgeBuild, minDriverFor } from '../../host/gpu/cuda-rules.js';
-import { gpuClass } from '../../host/gpu/gpu-class.js';
+import { judgeBuild, minDriverFor } from '../../plan/cuda-rules.js';
+import { gpuClass } from '../../plan/gpu-class.js';
 import { isCompatDir } from '../../host/gpu/parse-compat.js';
 import { archGap, fitFix, installedBuild, installFix, type MachineView } from '../../plan/release-fixes.js';
 import { type Check, type CheckResult, PYTHON_PROBE_TIMEOUT_MS, fail, pass, skip, warn } from '../types.js';
@@ -44,7 +44,6 @@ const check: Check = {
   minTimeoutMs: PYTHON_PROBE_TIMEOUT_MS,
   async run(facts): Promise<CheckResult> {
     if (facts.plan.engine === 'mocker') return skip('the mocker engine does not initialise CUDA');
-    if (facts.plan.device === 'cpu') return skip(CPU_DEVICE_SKIP);
     const g = await facts.gpu();
     if (!g.ok) {
       if (g.reason === 'mismatch') {

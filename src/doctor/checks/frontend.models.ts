@@ -1,7 +1,5 @@
-import { modelReadinessOf, workerInstancesOf } from '../../host/net/http.js';
-import { flagValue } from '../../plan/argv.js';
-import type { Plan } from '../../plan/types.js';
-import type { RunRecord } from '../../run/types.js';
+import { modelReadinessOf, workerInstancesOf } from '../../host/net/parse-frontend.js';
+import { plannedWorkers } from '../../plan/planned-workers.js';
 import { fail, pass, skip, warn, type Check } from '../types.js';
 
 // frontend.models: the live run's frontend serves the model with every planned worker behind it.
@@ -18,19 +16,7 @@ const statusOf = (body: unknown): string | null =>
 const messageOf = (body: unknown): string | null =>
   body !== null && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : null;
 
-/**
- * Workers the frontend should count for this run: one per planned worker process, times the
- * mocker's --num-workers (each of its workers registers on its own). Null when the record has no
- * plan to count from.
- */
-export function plannedWorkers(rec: Pick<RunRecord, 'processes'> & { plan?: Plan }): number | null {
-  const procs = rec.plan?.processes ?? rec.processes;
-  if (!procs?.length) return null;
-  return procs.filter((p) => p.role !== 'frontend').reduce((n, p) => {
-    const each = Number(flagValue(p.argv ?? [], '--num-workers'));
-    return n + (Number.isInteger(each) && each > 0 ? each : 1);
-  }, 0);
-}
+export { plannedWorkers } from '../../plan/planned-workers.js';
 
 /** The command that shows the frontend's log (the run's, when doctor knows it). */
 const frontendLog = (runId: string | null) => `\`dynamo-dev logs frontend${runId ? ` --run ${runId}` : ''}\``;

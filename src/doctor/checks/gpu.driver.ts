@@ -1,4 +1,4 @@
-import { gpuClass } from '../../host/gpu/gpu-class.js';
+import { gpuClass } from '../../plan/gpu-class.js';
 import { NOT_INSTALLED_MESSAGE } from '../../host/gpu/parse-nvidia-smi.js';
 import type { Gpu } from '../../host/types.js';
 import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';

@@ -3,7 +3,7 @@ import { dirname, extname, resolve } from 'node:path';
 import { UserError } from '../../errors.js';
 import { writeWholeFile } from './exclusive-write.js';
 
-// `--plot FILE.svg|png`: the picture of a bench result. The SVG is ours (bench/plot-svg.ts); a PNG
+// `--plot FILE.svg|png`: the picture of a bench result. The SVG is ours (ui/bench-plot-svg.ts); a PNG
 // is that SVG rasterised by @resvg/resvg-js (prebuilt binaries per platform, no system packages),
 // imported only when a PNG is asked for. Written beside the target and renamed: never half a file.
 

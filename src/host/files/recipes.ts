@@ -13,7 +13,7 @@ import { nearest } from '../../recipe/suggest.js';
 /** recipes/ at the package root (dist/host/files/ -> ../../../recipes; src/host/files/ in tests likewise). */
 export const builtinRecipeDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'recipes');
 
-/** The built-in recipes validated at build time (recipe/compile-builtins.ts): dist/recipes.json; none beside src/. */
+/** The built-in recipes validated at build time (host/files/compile-builtins.ts): dist/recipes.json; none beside src/. */
 export const COMPILED_BUILTINS = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'recipes.json');
 
 export type CompiledBuiltins = Record<string, { text: string; recipe: Recipe }>;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, fstatSync, openSync, closeSync, readSync } from 'node:fs';
 import { RECORDS_FILE } from '../../bench/aiperf-records.js';
-import { EXPORT_FILE } from '../../bench/aiperf-export.js';
+import { EXPORT_FILE } from './aiperf-export.js';
 import { delimiter, join } from 'node:path';
 import { runProgram } from '../procs/run-program.js';
 import { readAiperfEnv } from './installer.js';

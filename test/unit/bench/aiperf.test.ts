@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aiperfArgs } from '../../../src/bench/aiperf-argv.js';
-import { metricsFromExport } from '../../../src/bench/aiperf-export.js';
+import { metricsFromExport } from '../../../src/host/python/aiperf-export.js';
 import { FIXTURES } from '../../helpers/cli.js';
 
 // Exports written by real runs: aiperf 0.13.0 against `up mocker` on ai-dynamo 1.6.1 (14:12 and

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { errorText, metricsFromExport } from '../../../src/bench/aiperf-export.js';
+import { errorText, metricsFromExport } from '../../../src/host/python/aiperf-export.js';
 import { hitFlags, samplesFromRecords } from '../../../src/bench/aiperf-records.js';
 import { controlOutcome, variantFails } from '../../../src/bench/controls.js';
 import { headlineOf, summarize, twoModes } from '../../../src/bench/summary.js';
 import { loadSeed } from '../../../src/run/bench.js';
-import { renderResult } from '../../../src/bench/render.js';
+import { renderResult } from '../../../src/ui/bench-render.js';
 import type { BenchResult, BenchVariant } from '../../../src/bench/result.js';
 import { FIXTURES } from '../../helpers/cli.js';
 

@@ -5,7 +5,7 @@ import { routerPlan, routerRecipe, runOf } from './helpers.js';
 import { logSet } from './log-sets.js';
 
 // doctor on a stopped run whose worker died before it logged a KV size, with no known failure
-// signature in its log: the only explanation is the exit finding (diagnose/exits.ts, added to the
+// signature in its log: the only explanation is the exit finding (run/exits.ts, added to the
 // run's scan), and the fix is the command that reads that worker's log, with the run's id filled in.
 const A1 = '/runs/r/logs/agg-1.log';
 

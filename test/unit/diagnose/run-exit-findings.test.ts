@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exitFindings, mergeExitFindings } from '../../../src/diagnose/exits.js';
+import { exitFindings, mergeExitFindings } from '../../../src/run/exits.js';
 import { scanText } from '../../../src/diagnose/scanner.js';
 import { proc, record } from './exit-records.js';
 

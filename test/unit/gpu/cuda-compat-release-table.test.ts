@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import check from '../../../src/doctor/checks/cuda.compat.js';
 import type { GpuFacts, PythonFacts } from '../../../src/host/types.js';
-import { TOOLKIT_DRIVER_MIN } from '../../../src/host/gpu/cuda-rules.js';
+import { TOOLKIT_DRIVER_MIN } from '../../../src/plan/cuda-rules.js';
 import { cudaForDriver, whyNot } from '../../../src/plan/choose-release.js';
 import { BUILDS, buildOf } from '../../../src/plan/dynamo-releases.js';
 import { fakeFacts, healthyGpu } from '../../helpers/facts.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   compareVersions, cudaTag, judgeBuild, majorDriverMin, minDriverFor, parseVersion, TOOLKIT_DRIVER_MIN,
-} from '../../../src/host/gpu/cuda-rules.js';
+} from '../../../src/plan/cuda-rules.js';
 
 describe('versions', () => {
   it('compares numerically, not as text', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareVersions, cudaTag, judgeBuild, minDriverFor, parseVersion } from '../../../src/host/gpu/cuda-rules.js';
+import { compareVersions, cudaTag, judgeBuild, minDriverFor, parseVersion } from '../../../src/plan/cuda-rules.js';
 import { ldLibraryPathCompatDirs, libcudaEntries, parseLdconfig } from '../../../src/host/gpu/parse-compat.js';
 
 // CUDA and driver version arithmetic at its edges (FACTS §2), and where a forward-compat libcuda

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gpuClass } from '../../../src/host/gpu/gpu-class.js';
+import { gpuClass } from '../../../src/plan/gpu-class.js';
 
 // More product names as nvidia-smi prints them: every data-center family the table names, and
 // consumer model numbers without the GeForce brand (no space, four digits), next to the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gpuClass } from '../../../src/host/gpu/gpu-class.js';
+import { gpuClass } from '../../../src/plan/gpu-class.js';
 
 // nvidia-smi's plain table cuts a name after 24 characters and adds "..."
 // (samples/nvidia-smi/plain.laptop-570.txt: "NVIDIA GeForce RTX 4060 ..."). A professional Ada card then

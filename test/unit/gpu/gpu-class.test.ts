@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gpuClass, supportsForwardCompat } from '../../../src/host/gpu/gpu-class.js';
+import { gpuClass, supportsForwardCompat } from '../../../src/plan/gpu-class.js';
 
 describe('gpuClass: who may use forward-compat libraries (FACTS §2)', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import check from '../../../src/doctor/checks/cuda.compat.js';
-import { gpuClass } from '../../../src/host/gpu/gpu-class.js';
+import { gpuClass } from '../../../src/plan/gpu-class.js';
 import type { CompatFacts, GpuFacts, PythonFacts } from '../../../src/host/types.js';
 import { fakeFacts, healthyGpu } from '../../helpers/facts.js';
 

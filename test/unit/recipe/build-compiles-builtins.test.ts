@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseRecipe } from '../../../src/recipe/load.js';
 
-// The build step (recipe/compile-builtins.ts, run by `npm run build`) on a recipes folder of our
+// The build step (host/files/compile-builtins.ts, run by `npm run build`) on a recipes folder of our
 // own: what it writes to dist/recipes.json is what doctor and up load for a built-in recipe.
 const at = vi.hoisted(() => {
   const root = `${process.env.TMPDIR ?? '/tmp'}/dd-compile-builtins-${process.pid}`;
@@ -21,7 +21,7 @@ const recipe = (name: string, extra = '') => `name: ${name}\nworkers:\n  - role:
 async function build(files: Record<string, string>): Promise<string> {
   for (const [name, text] of Object.entries(files)) writeFileSync(`${at.recipes}/${name}`, text);
   vi.resetModules();
-  await import('../../../src/recipe/compile-builtins.js');
+  await import('../../../src/host/files/compile-builtins.js');
   return readFileSync(at.out, 'utf8');
 }
 

@@ -1,5 +1,4 @@
-import { supportsForwardCompat } from './gpu-class.js';
-import type { GpuClass } from '../types.js';
+import { supportsForwardCompat, type GpuClass } from './gpu-class.js';
 
 // CUDA version rules (FACTS §2): pure data and judgements, no I/O.
 

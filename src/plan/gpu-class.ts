@@ -1,4 +1,5 @@
-import type { GpuClass } from '../types.js';
+/** Which kind of GPU a name is: decides whether the CUDA forward-compatibility libraries can work. */
+export type GpuClass = 'datacenter' | 'consumer' | 'jetson' | 'unknown';
 
 // Which GPUs can use the CUDA forward-compatibility libraries (FACTS §2): only data-center GPUs,
 // select NGC-ready RTX SKUs and Jetson. GeForce and laptop GPUs never can: loading a compat

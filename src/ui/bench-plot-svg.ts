@@ -1,4 +1,4 @@
-import { ERROR_FLAG_RATE, METRICS, type Summary } from './summary.js';
+import { ERROR_FLAG_RATE, METRICS, type Summary } from '../bench/summary.js';
 import { formatMetric } from '../ui/bench-report.js';
 import { plottedOf } from '../ui/bench-plot-text.js';
 import { wrapWords } from '../ui/fit.js';

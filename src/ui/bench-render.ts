@@ -1,6 +1,6 @@
-import type { BenchResult } from './result.js';
-import { summarize, summarizeCompare, type Summary } from './summary.js';
-import { renderSvg } from './plot-svg.js';
+import type { BenchResult } from '../bench/result.js';
+import { summarize, summarizeCompare, type Summary } from '../bench/summary.js';
+import { renderSvg } from './bench-plot-svg.js';
 import { isolationLine, machineLine, renderCompare, renderReport } from '../ui/bench-report.js';
 import { renderTextPlot } from '../ui/bench-plot-text.js';
 

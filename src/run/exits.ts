@@ -1,9 +1,9 @@
 import { formatClock } from '../format-duration.js';
-import { describeEnd, lossKind, type LostProcess } from '../run/losses.js';
-import type { ProcessRecord, RunRecord } from '../run/types.js';
-import { chooseFix, planContext } from './choose-fix.js';
-import { EXIT_SIGNATURE, signatureFor } from './signatures.js';
-import type { FileFinding, Finding, ScanResult } from './types.js';
+import { describeEnd, lossKind, type LostProcess } from './losses.js';
+import type { ProcessRecord, RunRecord } from './types.js';
+import { chooseFix, planContext } from '../diagnose/choose-fix.js';
+import { EXIT_SIGNATURE, signatureFor } from '../diagnose/signatures.js';
+import type { FileFinding, Finding, ScanResult } from '../diagnose/types.js';
 
 // A run's processes that ended badly, as findings: `diagnose` of a run whose process exited
 // non-zero is never "0 errors", even when no signature matches a line of its log. Pure: the

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseRecipe } from './load.js';
-import { builtinRecipeDir, COMPILED_BUILTINS } from '../host/files/recipes.js';
+import { parseRecipe } from '../../recipe/load.js';
+import { builtinRecipeDir, COMPILED_BUILTINS } from './recipes.js';
 
 // Build step (npm run build, after tsc): every built-in recipe validated once, written with its
 // source text to dist/recipes.json. Loading a built-in recipe then needs neither the YAML parser
