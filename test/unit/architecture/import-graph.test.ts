@@ -171,6 +171,22 @@ describe('the import graph of src/ (ARCHITECTURE.md)', () => {
   });
 });
 
+describe('ARCHITECTURE.md matches the tree', () => {
+  const doc = readFileSync(join(SRC, '..', 'ARCHITECTURE.md'), 'utf8');
+
+  it('names every folder of src/ and every layer of the test', () => {
+    const folders = [...new Set([...graph.keys()].filter((id) => id.includes('/')).map((id) => dirname(id)))];
+    // host/gpu/ is named `gpu/` in host/'s table; the others by their path.
+    const unnamed = folders.filter((f) => !doc.includes(`src/${f}/`) && !(f.startsWith('host/') && doc.includes(`\`${f.slice(5)}/\``)));
+    expect(unnamed, 'add the folder to the code map').toEqual([]);
+    for (const layer of LAYERS) for (const unit of layer) expect(doc).toContain(unit.endsWith('.ts') ? `\`${unit}\`` : `\`${unit}/\``);
+  });
+
+  it('lists the upward imports the test allows', () => {
+    for (const edge of Object.keys(UPWARD)) expect(doc).toContain(edge);
+  });
+});
+
 describe('the rules catch what they are for', () => {
   it('finds a cycle and a self-import', () => {
     const g = new Map<string, Module>([
