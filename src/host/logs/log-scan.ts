@@ -1,16 +1,16 @@
-import { isatty } from 'node:tty';
 import {
-  closeSync, constants as fsConstants, createReadStream, fstatSync, openSync, read as readAsync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Stats,
+  closeSync, constants as fsConstants, createReadStream, fstatSync, openSync, read as readAsync, readSync,
 } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { candidateLines, newLineRecords, WASM_BUFFER_BYTES, WasmLineScan } from '../../diagnose/needle-scan.js';
-import { newMatches } from '../../diagnose/needle-search.js';
+import { WASM_BUFFER_BYTES, WasmLineScan } from '../../diagnose/needle-scan.js';
 import { NEEDLE_SEARCH, Scanner, type FileState } from '../../diagnose/scanner.js';
 import type { Finding, ScanResult } from '../../diagnose/types.js';
 import { UserError } from '../../errors.js';
 import { workerAnswer, type WorkerAnswer } from './worker-answer.js';
+import { LineSplitter } from '../../diagnose/line-splitter.js';
+import { expand, LOG_NAMES_TEXT, statLogPath } from './log-files.js';
+
+export { LOG_NAMES_TEXT, statLogPath };
 
 // Streams log files through the pure Scanner in constant memory. Speed matters (a 1 GiB log should
 // take a few seconds, a state directory with 10,000 logs too): whole chunks of bytes are searched
@@ -30,14 +30,7 @@ import { workerAnswer, type WorkerAnswer } from './worker-answer.js';
 // 512 KiB: measured in round 4 (bench/README.md), when chunks were decoded to strings whole; the
 // reads are as fast with it as with 1 MiB. The WebAssembly scan's buffers are this size.
 const CHUNK = WASM_BUFFER_BYTES;
-/** A "line" longer than this is cut (memory stays bounded on files without newlines). */
-const MAX_LINE = 1 << 20;
-const NL = 10;
 
-/** Files taken from folders: logs, rotated logs, and their .gz. Files named directly are always scanned. */
-const LOG_NAME = /\.(?:log|txt|jsonl|out|err)(?:\.\d+)?(?:\.gz)?$/i;
-/** LOG_NAME for people. */
-export const LOG_NAMES_TEXT = '*.log, *.txt, *.jsonl, *.out, *.err, rotated (*.log.1) and gzipped (*.log.gz)';
 
 export interface ScanOptions {
   /** Skip paths that do not exist instead of failing (run logs of processes that never started). */
@@ -93,119 +86,6 @@ function newScanIo(helperFromMs = HELPER_FROM_MS): ScanIo {
 /** The findings of one log (the supervisor explains a crashed process with it). */
 export async function diagnoseFile(path: string): Promise<Finding[]> {
   return (await scanPaths([path], { missingOk: true })).findings;
-}
-
-/**
- * stat of a log path the user named; a missing or unreadable one is a UserError naming it (null
- * with missingOk for a missing one). `hint` is added to the "no such" message.
- */
-export async function statLogPath(path: string, o: { missingOk?: boolean; label?: string; hint?: string; pipes?: boolean } = {}): Promise<Stats | null> {
-  let st: Stats;
-  try {
-    st = await stat(path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const missing = code === 'ENOENT' || code === 'ENOTDIR';
-    if (o.missingOk && missing) return null;
-    const at = `${o.label ?? ''}${path}`;
-    if (missing) throw new UserError(`${at}: no such file or folder; pass log files or folders${o.hint ?? ''}`);
-    throw new UserError(`${at}: cannot read (${code ?? (err as Error).message})`);
-  }
-  // A device (/dev/zero, /dev/urandom) never ends and a FIFO may never send anything: a log is a file.
-  if (!st.isFile() && !st.isDirectory() && !(o.pipes && st.isFIFO() && isAnonymousPipe(path))) {
-    // /dev/stdin on a terminal is the terminal itself: reading it would wait for typing.
-    const tty = st.isCharacterDevice() && /^\/dev\/(?:stdin|fd\/0)$/.test(path) && isatty(0) ? ' (standard input is a terminal here: pipe a log into it, e.g. cat worker.log | dynamo-dev diagnose /dev/stdin)' : '';
-    throw new UserError(`${o.label ?? ''}${path}: ${kindOf(st)}, not a log file${tty}; pass log files or folders`);
-  }
-  return st;
-}
-
-/**
- * `/dev/stdin` fed by a pipe and bash's `<(...)` (/dev/fd/63) lead through /proc/self/fd to a
- * `pipe:[N]` link: a pipe with a writer, which ends when the writer does. A FIFO made by mkfifo may
- * never get a writer (opening it would wait forever), so only the former is read.
- */
-function isAnonymousPipe(path: string): boolean {
-  let at = path;
-  for (let hop = 0; hop < 8; hop++) {
-    let target: string;
-    try {
-      target = readlinkSync(at);
-    } catch {
-      return false;
-    }
-    if (/^pipe:\[\d+\]$/.test(target)) return true;
-    at = resolve(dirname(at), target);
-  }
-  return false;
-}
-
-function kindOf(st: Stats): string {
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  if (st.isFIFO()) return 'a named pipe';
-  if (st.isSocket()) return 'a socket';
-  return 'not a regular file';
-}
-
-async function expand(path: string, opts: ScanOptions, pipes: Set<string>): Promise<string[]> {
-  const st = await statLogPath(path, { missingOk: opts.missingOk, pipes: opts.pipes });
-  if (!st) return [];
-  if (st.isFIFO()) pipes.add(path);
-  if (st.isDirectory()) {
-    const out: string[] = [];
-    await walk(path, await realpath(path), out);
-    return out;
-  }
-  return [path];
-}
-
-/**
- * Depth-first, names sorted, symlinks followed once (a link loop is visited once). Sync calls
- * (a promise round trip per folder cost more than listing it), yielding every few milliseconds.
- */
-async function walk(dir: string, realDir: string, out: string[]): Promise<void> {
-  const visited = new Set([realDir]);
-  let slice = performance.now();
-  // realD: d's real path, so a folder that is no symlink needs no realpath call of its own.
-  const visit = async (d: string, realD: string): Promise<void> => {
-    const entries = readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const e of entries) {
-      const p = join(d, e.name);
-      let isDir = e.isDirectory();
-      let isFile = e.isFile();
-      if (e.isSymbolicLink()) {
-        let st: Stats;
-        try {
-          st = statSync(p);
-        } catch {
-          continue;
-        }
-        isDir = st.isDirectory();
-        isFile = st.isFile();
-      }
-      if (isDir) {
-        let real = join(realD, e.name);
-        if (e.isSymbolicLink()) {
-          try {
-            real = realpathSync.native(p);
-          } catch {
-            continue; // vanished
-          }
-        }
-        if (visited.has(real)) continue;
-        visited.add(real);
-        if (performance.now() - slice > YIELD_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          slice = performance.now();
-        }
-        await visit(p, real);
-      } else if (isFile && LOG_NAME.test(e.name)) {
-        out.push(p);
-      }
-    }
-  };
-  await visit(dir, realDir);
 }
 
 /** Scans one file (a pipe: read as a stream to its end); returns why it was read only in part (a damaged .gz), else null. */
@@ -388,7 +268,7 @@ function lineStartFrom(fd: number, file: string, at: number, buf: Buffer): numbe
       throw cannotRead(file, err);
     }
     if (n === 0) return pos;
-    const nl = buf.subarray(0, n).indexOf(NL);
+    const nl = buf.subarray(0, n).indexOf(10); // '\n'
     if (nl !== -1) return pos + nl + 1;
     pos += n;
   }
@@ -440,92 +320,4 @@ async function scanRange(fd: number, file: string, splitter: LineSplitter, io: S
 
 function readAt(fd: number, buf: Buffer, position: number, length: number): Promise<number> {
   return new Promise((resolve, reject) => readAsync(fd, buf, 0, length, position, (err, n) => (err ? reject(err) : resolve(n))));
-}
-
-/** Where the needles of a block are and which lines hold them, in JavaScript: one each for the thread (a block is searched and fed at once, without a turn in between). */
-const found = newMatches();
-const jsRecords = newLineRecords();
-
-/** Cuts chunks into lines and feeds the scanner the lines that hold a needle. */
-class LineSplitter {
-  /** Complete lines already passed. */
-  private lines = 0;
-  /** Bytes of an unfinished line carried over from the previous chunk. */
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-  /** Every byte pushed (tells an unreadable .gz from a damaged one). */
-  private seenBytes = 0;
-  constructor(
-    private readonly scanner: Scanner,
-    private readonly file: string,
-    private readonly wasm: WasmLineScan | null,
-  ) {}
-
-  /** `reused`: the caller overwrites chunk afterwards, so whatever is kept must be copied. */
-  push(chunk: Buffer, reused: boolean): void {
-    this.scanner.addBytes(chunk.length);
-    this.seenBytes += chunk.length;
-    let start = 0;
-    if (this.pendingBytes > 0) {
-      const nl = chunk.indexOf(NL);
-      if (nl === -1) {
-        this.keep(chunk, reused);
-        return;
-      }
-      this.pending.push(chunk.subarray(0, nl + 1));
-      const line = Buffer.concat(this.pending);
-      this.pending = [];
-      this.pendingBytes = 0;
-      this.block(line, 0, line.length);
-      start = nl + 1;
-    }
-    const last = chunk.lastIndexOf(NL);
-    if (last >= start) this.block(chunk, start, last + 1);
-    const tail = last >= start ? last + 1 : start;
-    if (tail < chunk.length) this.keep(chunk.subarray(tail), reused);
-  }
-
-  /** Complete lines seen so far. */
-  lineCount(): number {
-    return this.lines;
-  }
-
-  /** Bytes pushed so far. */
-  bytesSeen(): number {
-    return this.seenBytes;
-  }
-
-  end(): void {
-    if (this.pendingBytes === 0) return;
-    const line = Buffer.concat([...this.pending, Buffer.from('\n')]);
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.block(line, 0, line.length);
-  }
-
-  private keep(part: Buffer, reused: boolean): void {
-    this.pending.push(reused ? Buffer.from(part) : part);
-    this.pendingBytes += part.length;
-    if (this.pendingBytes > MAX_LINE) {
-      // An endless line: judge what we have as one line, and count it once.
-      const line = Buffer.concat([...this.pending, Buffer.from('\n')]);
-      this.pending = [];
-      this.pendingBytes = 0;
-      this.block(line, 0, line.length);
-      this.lines--; // the rest of this line follows in the next chunk
-    }
-  }
-
-  /** buf[start, end) holds complete lines, the last one ending with '\n'. */
-  private block(buf: Buffer, start: number, end: number): void {
-    // In WebAssembly (a chunk where it was read, a line carried over from the chunk before copied);
-    // in JavaScript a carried-over line of more than 64 KiB, a block with thousands of needles, and
-    // everything where Node has no WebAssembly.
-    const r = this.wasm?.lines(buf, start, end) ?? candidateLines(NEEDLE_SEARCH, buf, start, end, found, jsRecords);
-    const { rec, base } = r;
-    for (let k = 0, o = r.offset; k < r.count; k++, o += 4) {
-      this.scanner.feedCandidate(this.file, this.lines + rec[o] + 1, buf.toString('utf8', rec[o + 1] - base, rec[o + 2] - base), rec[o + 3]);
-    }
-    this.lines += r.newlines;
-  }
 }
