@@ -111,30 +111,7 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
     throw new UserError(`--seed: ${opts.seed} is not a seed; use a whole number from 0 to 4294967295`);
   }
   const notes: string[] = [];
-  let view: RunView | null = null;
-  if (opts.run && opts.url) throw new UserError('probe: --url probes that frontend, --run a run\'s; choose one');
-  if (opts.run) {
-    view = await findRunView(ctx.stateDir, opts.run); // an unknown run is the user's error (exit 2)
-  } else {
-    try {
-      view = await findRunView(ctx.stateDir);
-    } catch {
-      view = null; // an unreadable state directory must not stop a probe of an explicit --url
-    }
-  }
-  let url: string;
-  let ofRun = false;
-  if (opts.url) {
-    url = checkUrl(opts.url);
-    ofRun = view !== null && normalizeBaseUrl(view.record.frontendUrl) === url;
-  } else if (view) {
-    url = normalizeBaseUrl(view.record.frontendUrl);
-    ofRun = true;
-    if (!view.live) notes.push(`run ${view.record.id} is ${view.status}; probing its frontend URL anyway`);
-  } else {
-    url = DEFAULT_FRONTEND_URL;
-    notes.push(`no run recorded in ${ctx.stateDir}: probing ${DEFAULT_FRONTEND_URL} (use --url for another frontend)`);
-  }
+  const { view, url, ofRun } = await targetOf(ctx, opts, notes);
   const rc = ofRun ? runContext(view) : { kvTokensMin: null, blockSize: null };
   const blockSize = opts.blockSize ?? rc.blockSize;
   const timeoutMs = opts.timeout * 1000;
@@ -143,53 +120,9 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
     return 1;
   };
 
-  let model = opts.model;
-  if (!model) {
-    // Listing models is quick or broken: it gets at most 10 s, whatever --timeout allows a completion.
-    const listTimeoutMs = Math.min(timeoutMs, 10_000);
-    try {
-      const models = await listModels(url, listTimeoutMs, signal);
-      if (models.length === 0) {
-        ctx.stderr.write(`dynamo-dev: the frontend at ${url} lists no model yet: wait until its workers are ready (dynamo-dev status)\n`);
-        return 1;
-      }
-      model = models[0];
-      if (models.length > 1) notes.push(`the frontend lists ${models.length} models; probed the first (${model}); use --model for another`);
-    } catch (err) {
-      if (err instanceof FrontendUnreachableError) return unreachable(err.reason);
-      if (err instanceof FrontendTimeoutError) return unreachable(`no answer to GET /v1/models within ${Number((listTimeoutMs / 1000).toFixed(1))} s`);
-      if (err instanceof RequestAbortedError) {
-        ctx.stderr.write('dynamo-dev: probe interrupted before the first request\n');
-        return EXIT_INTERRUPTED;
-      }
-      if (err instanceof FrontendHttpError) {
-        // Something answers, but not as a Dynamo frontend does (another server on that port, a proxy).
-        ctx.stderr.write(`dynamo-dev: ${err.message}; is ${url} a Dynamo frontend? (dynamo-dev status shows the run's URL)\n`);
-        return 1;
-      }
-      throw err;
-    }
-  }
-
-  // Fresh for every run, also under --seed: it opens each prefix, so no run can hit an earlier one's cache.
-  const nonce = (Date.now() ^ (process.pid << 16)) >>> 0;
-  const settings: ProbeSettings = {
-    prefixes: opts.prefixes,
-    repeats: opts.repeats,
-    prefixTokens: opts.prefixTokens,
-    seed: opts.seed ?? nonce,
-    tag: nonce.toString(36),
-    blockSize,
-  };
-  if (blockSize !== null && settings.prefixTokens < blockSize) {
-    notes.push(`--prefix-tokens ${settings.prefixTokens} is less than one KV block (${blockSize} tokens): no engine can reuse such a prefix; raise --prefix-tokens`);
-  }
-  if (rc.kvTokensMin !== null && settings.prefixes * settings.prefixTokens <= rc.kvTokensMin) {
-    notes.push(
-      `all prefixes together (${settings.prefixes * settings.prefixTokens} tokens) fit in one worker's KV cache (${rc.kvTokensMin} tokens), ` +
-        'so even random routing hits often; raise --prefixes to exceed one worker\'s cache',
-    );
-  }
+  const model = opts.model ?? await firstModel(ctx, url, Math.min(timeoutMs, 10_000), signal, notes, unreachable);
+  if (typeof model === 'number') return model;
+  const settings = settingsOf(opts, blockSize, rc.kvTokensMin, notes);
 
   const stderrTty = Boolean((ctx.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress(ctx.stderr, ctx.json ? 'off' : stderrTty && ctx.env.CI !== 'true' ? 'tty' : 'lines');
@@ -201,7 +134,7 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
   try {
     run = await runProbe({
       settings,
-      send: (prompt, sig) => streamChat({ baseUrl: url, model: model as string, prompt, maxTokens: MAX_TOKENS, timeoutMs, signal: sig }),
+      send: (prompt, sig) => streamChat({ baseUrl: url, model, prompt, maxTokens: MAX_TOKENS, timeoutMs, signal: sig }),
       isFatal: (err) => err instanceof FrontendUnreachableError,
       onProgress: (p) => progress.update(p),
       signal,
@@ -252,4 +185,84 @@ async function probeWith(ctx: CommandContext, opts: ProbeOptions, signal: AbortS
     return 1;
   }
   return verdictExitCode(verdict);
+}
+
+/** Which frontend: --url, --run's, the live (or latest) run's, or the default URL; and whether it is that run's. */
+async function targetOf(ctx: CommandContext, opts: ProbeOptions, notes: string[]): Promise<{ view: RunView | null; url: string; ofRun: boolean }> {
+  let view: RunView | null = null;
+  if (opts.run && opts.url) throw new UserError('probe: --url probes that frontend, --run a run\'s; choose one');
+  if (opts.run) {
+    view = await findRunView(ctx.stateDir, opts.run); // an unknown run is the user's error (exit 2)
+  } else {
+    try {
+      view = await findRunView(ctx.stateDir);
+    } catch {
+      view = null; // an unreadable state directory must not stop a probe of an explicit --url
+    }
+  }
+  if (opts.url) {
+    const url = checkUrl(opts.url);
+    return { view, url, ofRun: view !== null && normalizeBaseUrl(view.record.frontendUrl) === url };
+  }
+  if (view) {
+    if (!view.live) notes.push(`run ${view.record.id} is ${view.status}; probing its frontend URL anyway`);
+    return { view, url: normalizeBaseUrl(view.record.frontendUrl), ofRun: true };
+  }
+  notes.push(`no run recorded in ${ctx.stateDir}: probing ${DEFAULT_FRONTEND_URL} (use --url for another frontend)`);
+  return { view, url: DEFAULT_FRONTEND_URL, ofRun: false };
+}
+
+/**
+ * The first model the frontend lists, or the exit code when there is none to probe. Listing models
+ * is quick or broken: it gets at most 10 s (`listTimeoutMs`), whatever --timeout allows a completion.
+ */
+async function firstModel(
+  ctx: CommandContext, url: string, listTimeoutMs: number, signal: AbortSignal, notes: string[], unreachable: (reason: string) => number,
+): Promise<string | number> {
+  try {
+    const models = await listModels(url, listTimeoutMs, signal);
+    if (models.length === 0) {
+      ctx.stderr.write(`dynamo-dev: the frontend at ${url} lists no model yet: wait until its workers are ready (dynamo-dev status)\n`);
+      return 1;
+    }
+    if (models.length > 1) notes.push(`the frontend lists ${models.length} models; probed the first (${models[0]}); use --model for another`);
+    return models[0];
+  } catch (err) {
+    if (err instanceof FrontendUnreachableError) return unreachable(err.reason);
+    if (err instanceof FrontendTimeoutError) return unreachable(`no answer to GET /v1/models within ${Number((listTimeoutMs / 1000).toFixed(1))} s`);
+    if (err instanceof RequestAbortedError) {
+      ctx.stderr.write('dynamo-dev: probe interrupted before the first request\n');
+      return EXIT_INTERRUPTED;
+    }
+    if (err instanceof FrontendHttpError) {
+      // Something answers, but not as a Dynamo frontend does (another server on that port, a proxy).
+      ctx.stderr.write(`dynamo-dev: ${err.message}; is ${url} a Dynamo frontend? (dynamo-dev status shows the run's URL)\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+/** The probe's settings, with a note where they cannot show what the user wants to see. */
+function settingsOf(opts: ProbeOptions, blockSize: number | null, kvTokensMin: number | null, notes: string[]): ProbeSettings {
+  // Fresh for every run, also under --seed: it opens each prefix, so no run can hit an earlier one's cache.
+  const nonce = (Date.now() ^ (process.pid << 16)) >>> 0;
+  const settings: ProbeSettings = {
+    prefixes: opts.prefixes,
+    repeats: opts.repeats,
+    prefixTokens: opts.prefixTokens,
+    seed: opts.seed ?? nonce,
+    tag: nonce.toString(36),
+    blockSize,
+  };
+  if (blockSize !== null && settings.prefixTokens < blockSize) {
+    notes.push(`--prefix-tokens ${settings.prefixTokens} is less than one KV block (${blockSize} tokens): no engine can reuse such a prefix; raise --prefix-tokens`);
+  }
+  if (kvTokensMin !== null && settings.prefixes * settings.prefixTokens <= kvTokensMin) {
+    notes.push(
+      `all prefixes together (${settings.prefixes * settings.prefixTokens} tokens) fit in one worker's KV cache (${kvTokensMin} tokens), ` +
+        'so even random routing hits often; raise --prefixes to exceed one worker\'s cache',
+    );
+  }
+  return settings;
 }
