@@ -33,15 +33,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   refuseConflicts({ ...opts }, [
     { a: ['only', '--only'], b: ['skip', '--skip'], why: '--only names the checks to run; leave out the ones to skip there' },
   ]);
-  if (opts.list) {
-    if (ctx.json) ctx.stdout.write(`${JSON.stringify({ checks: ALL_CHECKS.map(({ id, title }) => ({ id, title })) })}\n`);
-    else {
-      const { default: chalk } = await import('chalk');
-      const w = Math.max(...ALL_CHECKS.map((c) => c.id.length));
-      for (const c of ALL_CHECKS) ctx.stdout.write(`${chalk.bold(c.id.padEnd(w))}  ${c.title}\n`);
-    }
-    return 0;
-  }
+  if (opts.list) return listChecks(ctx);
   if (opts.device !== undefined) {
     // --device is --set device=...: of --recipe's recipe, else the default recipe's (agg).
     const { deviceSets } = await import('./device-option.js');
@@ -78,21 +70,10 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const report = import('../ui/doctor-report.js');
   const system = ctx.json ? null : probeSystem();
   let target = await resolveDoctorTarget({ recipeRef: opts.recipe, sets: opts.set, run: runView, stateDir: ctx.stateDir, python, noGpu });
-  // A recipe to start while runs are live: `up` alone refuses, `up --name` moves its ports past
-  // theirs. The ports judged are the ones that choice takes now (the same function as up's).
   let beside: BesideChoice | null = null;
-  if (opts.recipe && runs.allLive.length > 0) {
-    const c = await (await import('../doctor/ports-beside.js')).portsBeside(target.recipe, target.plan, runs.allLive);
-    // The --set values are the user's own: named, not repeated (a long command breaks the line at 80 columns).
-    const command = `dynamo-dev up ${opts.recipe} --name NAME`;
-    const runsText = runs.allLive.map(runLabel);
-    if (c.ok) {
-      if (c.recipe !== target.recipe) target = { ...target, recipe: c.recipe, plan: planFor(c.recipe, ctx.stateDir, python, opts.recipe) };
-      beside = { command, withSets: (opts.set?.length ?? 0) > 0, runs: runsText, moved: c.moved, refused: null };
-    } else beside = { command, withSets: (opts.set?.length ?? 0) > 0, runs: runsText, moved: [], refused: { message: c.message, fix: c.fix } };
-  }
+  if (opts.recipe && runs.allLive.length > 0) ({ target, beside } = await besideLiveRuns(ctx, opts, opts.recipe, runs, target, python));
   const logRun = chooseLogRun({ runs, runId: opts.run, recipeName: opts.recipe ? target.recipe.name : undefined, now: Date.now() });
-  const { doctorJson, formatFooter, formatHeader, formatOutcome, titleWidth } = await report;
+  const { doctorJson } = await report;
   const facts = createFacts({
     env: ctx.env,
     recipe: target.recipe,
@@ -130,6 +111,58 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
     return ok ? 0 : 1;
   }
 
+  return renderOnTerminal(ctx, opts, { t0, checks, settled, listeners, running, target, runView, runs, system, report: await report });
+}
+
+/** --list: each check's id and title. */
+async function listChecks(ctx: CommandContext): Promise<number> {
+  if (ctx.json) ctx.stdout.write(`${JSON.stringify({ checks: ALL_CHECKS.map(({ id, title }) => ({ id, title })) })}\n`);
+  else {
+    const { default: chalk } = await import('chalk');
+    const w = Math.max(...ALL_CHECKS.map((c) => c.id.length));
+    for (const c of ALL_CHECKS) ctx.stdout.write(`${chalk.bold(c.id.padEnd(w))}  ${c.title}\n`);
+  }
+  return 0;
+}
+
+type Target = Awaited<ReturnType<typeof resolveDoctorTarget>>;
+type Runs = Awaited<ReturnType<typeof findDoctorRuns>>;
+
+/**
+ * A recipe to start while runs are live: `up` alone refuses, `up --name` moves its ports past
+ * theirs. The ports judged are the ones that choice takes now (the same function as up's).
+ */
+async function besideLiveRuns(
+  ctx: CommandContext, opts: DoctorOptions, recipeRef: string, runs: Runs, target: Target, python: string | undefined,
+): Promise<{ target: Target; beside: BesideChoice }> {
+  const c = await (await import('../doctor/ports-beside.js')).portsBeside(target.recipe, target.plan, runs.allLive);
+  // The --set values are the user's own: named, not repeated (a long command breaks the line at 80 columns).
+  const command = `dynamo-dev up ${recipeRef} --name NAME`;
+  const runsText = runs.allLive.map(runLabel);
+  const withSets = (opts.set?.length ?? 0) > 0;
+  if (!c.ok) return { target, beside: { command, withSets, runs: runsText, moved: [], refused: { message: c.message, fix: c.fix } } };
+  if (c.recipe !== target.recipe) target = { ...target, recipe: c.recipe, plan: planFor(c.recipe, ctx.stateDir, python, recipeRef) };
+  return { target, beside: { command, withSets, runs: runsText, moved: c.moved, refused: null } };
+}
+
+interface Rendering {
+  t0: number;
+  checks: ReturnType<typeof selectChecks>;
+  /** Outcomes as they settle (null: not yet), and who listens for them. */
+  settled: (CheckOutcome | null)[];
+  listeners: Set<(o: CheckOutcome, i: number) => void>;
+  running: Promise<CheckOutcome[]>;
+  target: Target;
+  runView: Runs['live'];
+  runs: Runs;
+  system: ReturnType<typeof probeSystem> | null;
+  report: typeof import('../ui/doctor-report.js');
+}
+
+/** The report on a terminal or a pipe: header, each check as it settles (ink or plain lines), the GPU picture, the footer. */
+async function renderOnTerminal(ctx: CommandContext, opts: DoctorOptions, r: Rendering): Promise<number> {
+  const { checks, settled, listeners, running, target, runView, runs } = r;
+  const { formatFooter, formatHeader, formatOutcome, titleWidth } = r.report;
   // A terminal's width (pipes: none, lines stay whole for grep).
   const columns = (ctx.stdout as NodeJS.WriteStream).isTTY ? (ctx.stdout.columns || Infinity) : Infinity;
   // Several runs live (up --name): the header says which one is judged and how to judge another.
@@ -137,7 +170,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const source = others.length > 0
     ? `${target.source}; ${others.length === 1 ? '1 more run is' : `${others.length} more runs are`} live (${others.map((v) => v.record.name ?? v.record.id).join(', ')}): --run ID|NAME judges ${others.length === 1 ? 'it' : 'one'}`
     : target.source;
-  ctx.stdout.write(formatHeader(await system, source, columns));
+  ctx.stdout.write(formatHeader(await r.system!, source, columns));
   const width = titleWidth(checks);
   let outcomes: CheckOutcome[];
   let footer = formatFooter;
@@ -171,27 +204,29 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   const ok = doctorOk(outcomes, Boolean(opts.strict));
   // Asked about GPU memory: a picture of how the plan would use it.
   const mem = outcomes.find((o) => o.id === 'gpu.memory');
-  if (mem && opts.only?.includes('gpu.memory') && mem.status !== 'skip') {
-    const [{ gpuPicture, formatGpuPicture }, { modelKvInfo }, { buildPlan }, { default: chalk }] = await Promise.all([
-      import('../ui/gpu-bar.js'), import('../host/hf/model-config.js'), import('../plan/build.js'), import('chalk'),
-    ]);
-    const total = typeof mem.evidence.totalMiB === 'number' ? mem.evidence.totalMiB : null;
-    // The plan again with what the check measured and the cached model's size: the picture's split.
-    let plan = target.plan;
-    try {
-      plan = buildPlan({
-        recipe: target.recipe, runDir: target.plan.runDir, gpuTotalMiB: total, model: await modelKvInfo(target.recipe.model, ctx.env), source: target.source,
-      });
-    } catch {
-      // a plan that cannot fit is gpu.memory's or kv's finding, not the picture's
-    }
-    const pic = gpuPicture(plan);
-    if (pic) {
-      const free = typeof mem.evidence.freeMiB === 'number' ? `; nvidia-smi says ${mem.evidence.freeMiB.toLocaleString('en-US')} MiB are free now` : '';
-      ctx.stdout.write(`\n${chalk.bold(`how ${target.source} would use the GPU`)}${free}\n`);
-      ctx.stdout.write(formatGpuPicture(pic, { width: Number.isFinite(columns) ? columns : 100, fancy: ctx.interactive, indent: '  ' }));
-    }
-  }
-  ctx.stdout.write(footer(tally(outcomes), performance.now() - t0, Boolean(opts.strict)));
+  if (mem && opts.only?.includes('gpu.memory') && mem.status !== 'skip') await drawGpuPicture(ctx, target, mem, columns);
+  ctx.stdout.write(footer(tally(outcomes), performance.now() - r.t0, Boolean(opts.strict)));
   return ok ? 0 : 1;
+}
+
+/** How the plan would use the GPU, drawn with what gpu.memory measured and the cached model's size. */
+async function drawGpuPicture(ctx: CommandContext, target: Target, mem: CheckOutcome, columns: number): Promise<void> {
+  const [{ gpuPicture, formatGpuPicture }, { modelKvInfo }, { buildPlan }, { default: chalk }] = await Promise.all([
+    import('../ui/gpu-bar.js'), import('../host/hf/model-config.js'), import('../plan/build.js'), import('chalk'),
+  ]);
+  const total = typeof mem.evidence.totalMiB === 'number' ? mem.evidence.totalMiB : null;
+  // The plan again with what the check measured and the cached model's size: the picture's split.
+  let plan = target.plan;
+  try {
+    plan = buildPlan({
+      recipe: target.recipe, runDir: target.plan.runDir, gpuTotalMiB: total, model: await modelKvInfo(target.recipe.model, ctx.env), source: target.source,
+    });
+  } catch {
+    // a plan that cannot fit is gpu.memory's or kv's finding, not the picture's
+  }
+  const pic = gpuPicture(plan);
+  if (!pic) return;
+  const free = typeof mem.evidence.freeMiB === 'number' ? `; nvidia-smi says ${mem.evidence.freeMiB.toLocaleString('en-US')} MiB are free now` : '';
+  ctx.stdout.write(`\n${chalk.bold(`how ${target.source} would use the GPU`)}${free}\n`);
+  ctx.stdout.write(formatGpuPicture(pic, { width: Number.isFinite(columns) ? columns : 100, fancy: ctx.interactive, indent: '  ' }));
 }
