@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { UserError } from '../errors.js';
+import type { ScanResult } from '../diagnose/types.js';
 import type { RunEnd } from '../ui/diagnose-report.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -42,27 +43,7 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
     if (kv) result = { ...result, findings: [...result.findings, kv] };
   }
   const ms = Math.round(performance.now() - t0);
-  // A fix's placeholders filled where the log tells them, so the command can be pasted: MODEL from
-  // the quoted line (a lock's cache folder) or the run's model; PROCESS and RUN from the run whose
-  // process wrote the log (`dynamo-dev logs agg-0 --lines 80`).
-  const [{ fillFix, modelNamedIn }, { chooseFix, planContext }, { signatureFor }] = await Promise.all([
-    import('../diagnose/fill-fix.js'), import('../diagnose/choose-fix.js'), import('../diagnose/signatures.js'),
-  ]);
-  const writers = new Map<string, { process: string; run: string; model: string; ctx: ReturnType<typeof planContext> }>();
-  for (const r of runs) {
-    const ctx = planContext(r.record.plan);
-    for (const p of r.record.processes) writers.set(resolve(p.log), { process: p.name, run: r.record.id, model: r.record.model, ctx });
-  }
-  result = {
-    ...result,
-    findings: result.findings.map((f) => {
-      const w = writers.get(resolve(f.file));
-      // A run's log: the fix chosen again with what its plan shows (recipe settings, workers sharing the GPU).
-      const sig = signatureFor(f.code);
-      const fix = w && sig && f.code !== 'run.process-exited' ? chooseFix(f.code, f.text, sig.fix, w.ctx) : f.fix;
-      return { ...f, fix: fillFix(fix, { model: modelNamedIn(f.text) ?? w?.model, process: w?.process, run: w?.run }) };
-    }),
-  };
+  result = await withFittedFixes(result, runs);
   // Only folders can yield no file (a file named is always scanned): "no failure found" would
   // then be a false all-clear.
   if (result.files === 0) {
@@ -97,4 +78,32 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   // A process that died on its own is a failure even when its log matches nothing known.
   const crashed = run !== null && run.processes.some(report!.diedOnItsOwn);
   return crashed || result.findings.some((f) => f.severity === 'error') ? EXIT.failed : EXIT.ok;
+}
+
+type RunOfPaths = Awaited<ReturnType<typeof import('../run/state.js')['runsOfPaths']>>[number];
+
+/**
+ * A fix's placeholders filled where the log tells them, so the command can be pasted: MODEL from
+ * the quoted line (a lock's cache folder) or the run's model; PROCESS and RUN from the run whose
+ * process wrote the log (`dynamo-dev logs agg-0 --lines 80`).
+ */
+async function withFittedFixes(result: ScanResult, runs: readonly RunOfPaths[]): Promise<ScanResult> {
+  const [{ fillFix, modelNamedIn }, { chooseFix, planContext }, { signatureFor }] = await Promise.all([
+    import('../diagnose/fill-fix.js'), import('../diagnose/choose-fix.js'), import('../diagnose/signatures.js'),
+  ]);
+  const writers = new Map<string, { process: string; run: string; model: string; ctx: ReturnType<typeof planContext> }>();
+  for (const r of runs) {
+    const ctx = planContext(r.record.plan);
+    for (const p of r.record.processes) writers.set(resolve(p.log), { process: p.name, run: r.record.id, model: r.record.model, ctx });
+  }
+  return {
+    ...result,
+    findings: result.findings.map((f) => {
+      const w = writers.get(resolve(f.file));
+      // A run's log: the fix chosen again with what its plan shows (recipe settings, workers sharing the GPU).
+      const sig = signatureFor(f.code);
+      const fix = w && sig && f.code !== 'run.process-exited' ? chooseFix(f.code, f.text, sig.fix, w.ctx) : f.fix;
+      return { ...f, fix: fillFix(fix, { model: modelNamedIn(f.text) ?? w?.model, process: w?.process, run: w?.run }) };
+    }),
+  };
 }
