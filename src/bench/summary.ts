@@ -1,5 +1,5 @@
 import type { BenchMetrics, BenchResult, BenchRun, BenchVariant, VariantStatus } from './result.js';
-import { hitFlags } from './aiperf-records.js';
+import { hitFlags } from '../host/python/aiperf-records.js';
 import { controlOutcome, type ControlOutcome } from './controls.js';
 
 // Pure: a stored bench result summarised for the report, the plot and compare. Per metric x

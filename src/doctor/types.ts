@@ -56,7 +56,7 @@ export interface Facts {
   python(): Promise<PythonFacts>;
   compat(): Promise<CompatFacts>;
   hfModel(): Promise<HfModelFacts>;
-  /** Where the model comes from: its local folder's files, or the HF cache and the hub's answer (host/model-source.ts). */
+  /** Where the model comes from: its local folder's files, or the HF cache and the hub's answer (host/hf/model-source.ts). */
   modelSource(): Promise<ModelSourceFacts>;
   ucx(): Promise<UcxFacts>;
   /**
@@ -99,7 +99,7 @@ export interface Facts {
 
 /**
  * `doctor --recipe R` while runs are live: `up R` alone is refused then, and `up R --name NAME`
- * takes ports past the live runs' (host/ports-beside.ts): the plan judged is that one.
+ * takes ports past the live runs' (doctor/ports-beside.ts): the plan judged is that one.
  */
 export interface BesideChoice {
   /** What would start it: "dynamo-dev up R --name NAME". */

@@ -10,7 +10,7 @@ import type { GateFacts } from '../bench/gates/types.js';
 import { firstFailed, judgeGates, type GateResult } from '../bench/gates/registry.js';
 import { aiperfArgs, aiperfEnv } from '../bench/aiperf-argv.js';
 import { metricsFromExport, type RunMetrics } from '../host/python/aiperf-export.js';
-import { samplesFromRecords, type RequestSamples } from '../bench/aiperf-records.js';
+import { samplesFromRecords, type RequestSamples } from '../host/python/aiperf-records.js';
 import { findExport, readRecords, runAiperf, type AiperfProgram, type AiperfRun } from '../host/python/aiperf.js';
 import { plannedWorkerNames, readRunFacts } from './bench-facts.js';
 import { benchDir, writeBenchResult } from './bench-store.js';

@@ -1,5 +1,5 @@
 import type { Summary } from '../bench/summary.js';
-import { formatMetric } from './bench-report.js';
+import { formatMetric } from './bench-metric.js';
 import { visibleLength, wrapWords } from './fit.js';
 
 // Pure: the distribution view of a summary (issue 31): every completed request's TTFT per variant

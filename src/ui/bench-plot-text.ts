@@ -1,5 +1,5 @@
 import { METRICS, type MetricKey, type Summary } from '../bench/summary.js';
-import { formatMetric } from './bench-report.js';
+import { formatMetric } from './bench-metric.js';
 import { visibleLength, wrapWords } from './fit.js';
 
 // Pure: the terminal plot of a summary: its headline metrics per variant and concurrency,

@@ -3,6 +3,7 @@ import { renderTransport } from './bench-transport.js';
 import { COMPARE_LETTERS, ERROR_FLAG_RATE, METRICS, summarize, summarizeCompare, type Cell, type ErrorCell, type MetricInfo, type MetricTable, type Summary, type SummaryRow } from '../bench/summary.js';
 import { controlOutcome } from '../bench/controls.js';
 import { renderDistribution } from './bench-distribution.js';
+import { formatMetric } from './bench-metric.js';
 import { formatDuration } from '../format-duration.js';
 import { visibleLength, wrapWords } from './fit.js';
 
@@ -15,12 +16,7 @@ export interface RenderOptions {
   width: number | null;
 }
 
-/** A number as the report shows it: 3 significant-ish digits (212, 38.2, 4.12); a share as a percentage. */
-export function formatMetric(x: number, percent: boolean): string {
-  if (percent) return `${(x * 100).toFixed(1)}%`;
-  const a = Math.abs(x);
-  return x.toFixed(a >= 100 ? 0 : a >= 10 ? 1 : 2);
-}
+export { formatMetric } from './bench-metric.js';
 
 export const formatRatio = (r: number): string => `${r.toFixed(2)}x`;
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, fstatSync, openSync, closeSync, readSync } from 'node:fs';
-import { RECORDS_FILE } from '../../bench/aiperf-records.js';
+import { RECORDS_FILE } from './aiperf-records.js';
 import { EXPORT_FILE } from './aiperf-export.js';
 import { delimiter, join } from 'node:path';
 import { runProgram } from '../procs/run-program.js';
@@ -11,7 +11,7 @@ import { homedir } from 'node:os';
 // AIPerf (NVIDIA's load generator, `aiperf profile`): the one adapter that finds and runs it.
 // Found as `aiperf` on PATH, else as `python -m aiperf` in the interpreter's environment (the
 // managed one `setup` builds, or --python). Its argv is built by src/bench/aiperf-argv.ts and its
-// export parsed by src/bench/aiperf-export.ts; here only the program is found and run.
+// export parsed by src/host/python/aiperf-export.ts; here only the program is found and run.
 
 type Env = Readonly<Record<string, string | undefined>>;
 

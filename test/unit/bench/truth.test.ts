@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { errorText, metricsFromExport } from '../../../src/host/python/aiperf-export.js';
-import { hitFlags, samplesFromRecords } from '../../../src/bench/aiperf-records.js';
+import { hitFlags, samplesFromRecords } from '../../../src/host/python/aiperf-records.js';
 import { controlOutcome, variantFails } from '../../../src/bench/controls.js';
 import { headlineOf, summarize, twoModes } from '../../../src/bench/summary.js';
 import { loadSeed } from '../../../src/run/bench.js';
