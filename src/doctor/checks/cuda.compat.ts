@@ -44,6 +44,7 @@ const check: Check = {
   minTimeoutMs: PYTHON_PROBE_TIMEOUT_MS,
   async run(facts): Promise<CheckResult> {
     if (facts.plan.engine === 'mocker') return skip('the mocker engine does not initialise CUDA');
+    if (facts.plan.device === 'cpu') return skip(CPU_DEVICE_SKIP);
     const g = await facts.gpu();
     if (!g.ok) {
       if (g.reason === 'mismatch') {
