@@ -6,3 +6,5 @@ export { createFacts, type FactsOptions } from './facts.js';
 export { runChecks } from './runner.js';
 export { preflightIds, selectChecks } from './registry.js';
 export { judgeModelSource, modelFailureLine } from './checks/model.available.js';
+export { portsBeside } from './ports-beside.js';
+export type { CheckOutcome } from './types.js';

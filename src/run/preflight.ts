@@ -1,4 +1,4 @@
-import type { CheckOutcome } from '../doctor/types.js';
+import type { CheckOutcome } from '../doctor/judge.js';
 import { UserError } from '../errors.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
@@ -18,6 +18,7 @@ export const PROBE_TIMEOUT_MS = 5000;
  */
 export async function requireModel(ctx: { env: NodeJS.ProcessEnv }, recipe: Recipe): Promise<CheckOutcome> {
   const t0 = Date.now();
+  // The one check alone (not doctor/judge.js, which loads every check): up --dry-run and bench ask it first.
   const [{ probeModelSource, modelEnv }, check] = await Promise.all([import('../host/hf/model-source.js'), import('../doctor/checks/model.available.js')]);
   const r = check.judgeModelSource(await probeModelSource(recipe.model, modelEnv(ctx.env, recipe)), recipe.engine);
   if (r.status === 'fail') throw new UserError(check.modelFailureLine(r));
@@ -38,9 +39,7 @@ export interface PreflightInput {
 
 /** The preflight's verdict; 'interrupted' when Ctrl-C, SIGTERM or SIGHUP came first (said by an `interrupted` event). */
 export async function preflight(i: PreflightInput, emit: (e: UpEvent) => void): Promise<boolean | 'interrupted'> {
-  const [{ createFacts }, { runChecks }, { selectChecks, preflightIds }] = await Promise.all([
-    import('../doctor/facts.js'), import('../doctor/runner.js'), import('../doctor/registry.js'),
-  ]);
+  const { createFacts, runChecks, selectChecks, preflightIds } = await import('../doctor/judge.js');
   const facts = createFacts({ env: i.env, recipe: i.recipe, plan: i.plan, stateDir: i.stateDir, python: i.python, timeoutMs: PROBE_TIMEOUT_MS });
   const checks = selectChecks({ only: preflightIds(i.plan) });
   const pending = new Set(checks.map((c) => c.title));

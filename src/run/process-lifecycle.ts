@@ -13,7 +13,7 @@ import type { ExitInfo, Spawned } from './spawn.js';
 import { processTargets, type StopTarget } from './stop.js';
 import type { SupervisorDeps } from './supervisor-deps.js';
 import { endDiagnosis } from './supervisor-types.js';
-import type { RestartJob } from './process-restart.js';
+import type { RestartJob } from './restart-job.js';
 import type { ProcessRecord, ProcessState } from './types.js';
 
 // One process of a run, from spawn to end: its start (own group, log appended, the run marker in

@@ -1,4 +1,5 @@
 import type { TimerHandle } from './clock.js';
+import type { RestartDone } from './supervisor-types.js';
 import type { Diagnosis } from './diagnosis.js';
 import { policyText } from './policy/restart-policy.js';
 import { readinessPlan } from './policy/readiness.js';
@@ -6,9 +7,9 @@ import type { ProcessLifecycle } from './process-lifecycle.js';
 import { pollHttp } from './readiness.js';
 import type { RestartEvent } from './restart-request.js';
 import type { RunCore } from './run-core.js';
-import { keepSurvivors } from './run-stop.js';
+import { keepSurvivors } from './keep-survivors.js';
+import type { RestartJob } from './restart-job.js';
 import type { ExitInfo } from './spawn.js';
-import type { RestartDone } from './supervisor-types.js';
 import { endedWords } from './ended.js';
 import type { RestartEntry } from './types.js';
 
@@ -18,18 +19,7 @@ import type { RestartEntry } from './types.js';
 // and health, then the frontend counting every worker; for the frontend its whole readiness). The
 // run is `degraded` meanwhile and `ready` again once every process is.
 
-export interface RestartJob {
-  /** stopping: its exit is the restart's own; starting: an exit means it did not come back; ending: given up, being stopped. */
-  phase: 'stopping' | 'starting' | 'ending';
-  /** The readiness polls of the new start (aborted once it ends either way). */
-  abort: AbortController;
-  deadline: TimerHandle | null;
-  t0: number;
-  /** What run.json keeps of this restart (its outcome set at the end). */
-  entry: RestartEntry;
-  note: (e: RestartEvent) => void;
-  settle: (e: RestartDone) => void;
-}
+export type { RestartJob } from './restart-job.js';
 
 export interface RestartWhy {
   by: RestartEntry['by'];

@@ -1,9 +1,9 @@
 import { orphanName } from './orphans.js';
 import { endRestart } from './process-restart.js';
+import { keepSurvivors } from './keep-survivors.js';
 import type { RunCore } from './run-core.js';
 import { markedSince } from './run-scan.js';
 import { ALREADY_GONE, processTargets, type StopResult, type StopSnapshot, type Survivor } from './stop.js';
-import { survivorRecords, withSurvivors } from './survivors.js';
 import type { TimerHandle } from './clock.js';
 
 // Stopping a whole run (a user stop, a failure, teardown): every process's group with SIGTERM ->
@@ -62,21 +62,6 @@ export async function stopAll(run: RunCore): Promise<Stopped> {
   }
   keepSurvivors(run, res.remaining);
   return res;
-}
-
-/**
- * What outlived SIGKILL stays the run's in run.json (pid, start ticks; a process's among its
- * descendants), so once we exit, status still shows the run with them and teardown tries them again.
- */
-export function keepSurvivors(run: RunCore, remaining: Survivor[]): void {
-  const kept = survivorRecords(remaining, new Date());
-  if (kept.length === 0) return;
-  run.record.survivors = kept;
-  for (const p of run.procs) {
-    const d = withSurvivors(p.rec, kept);
-    if (d) p.rec.descendants = d;
-  }
-  run.writer.persist();
 }
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { CheckOutcome } from '../doctor/types.js';
-import type { RunView } from '../doctor/types.js';
+import type { CheckOutcome } from '../doctor/judge.js';
+import type { RunView } from './run-view.js';
 import { DEFAULT_GRACE_S, DEFAULT_READY_TIMEOUT_S } from '../defaults.js';
 import { UserError } from '../errors.js';
 import type { Plan } from '../plan/types.js';
@@ -211,7 +211,7 @@ async function superviseDetached(o: SupervisionOptions, emit: (e: UpEvent) => vo
 
 /** `up --name`: the recipe with first ports past those the live runs hold and those in use (host/ports-beside.ts, doctor's choice too). */
 async function portsBesideOrRefuse(recipe: Recipe, plan: Plan, lives: readonly RunView[]): Promise<{ recipe: Recipe; line: string }> {
-  const c = await (await import('../doctor/ports-beside.js')).portsBeside(recipe, plan, lives);
+  const c = await (await import('../doctor/judge.js')).portsBeside(recipe, plan, lives);
   if (!c.ok) throw new UserError(`--name: ${c.message}; ${c.fix}`);
   return c;
 }

@@ -1,4 +1,4 @@
-import type { RunView } from '../doctor/types.js';
+import type { RunView } from './run-view.js';
 import { UserError } from '../errors.js';
 import { findRunView, listRuns, liveAndRecentViews, readRun } from './state.js';
 import type { RunRecord } from './types.js';
