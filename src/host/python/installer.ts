@@ -1,16 +1,13 @@
 import { CPU_BUILDS, CPU_OVERRIDES_FILE, CPU_REQUIREMENTS_FILE, cpuFiles, cpuSteps } from '../../plan/setup-cpu.js';
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { accessSync, constants, createWriteStream, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statfsSync, statSync, unlinkSync, writeFileSync, type WriteStream } from 'node:fs';
-import { homedir } from 'node:os';
+import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import {
-  advance, AIPERF_MARKER_FILE, AIPERF_VERSION, aiperfSteps, dynamoOnly, envPython, envsRoot, parseAiperfMarker, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
-  parseMarker, requirementsFor, requirementsInstall, venvStep, verifyStep,
+  advance, AIPERF_MARKER_FILE, AIPERF_VERSION, aiperfSteps, dynamoOnly, envPython, parseAiperfMarker, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
+  requirementsFor, requirementsInstall, venvStep, verifyStep,
   type EnvMarker, type InstallProgress, type InstallTools, type PlaceholderFailure, type SetupEngine, type Step,
 } from '../../plan/setup-install.js';
 import { readBoundedSync } from '../files/bounded-read.js';
-import { readStatSync } from '../procs/proc-files.js';
 import { runProgram } from '../procs/run-program.js';
 
 // The installer behind `dynamo-dev setup`: the only code that builds an environment. It runs the
@@ -65,90 +62,9 @@ export function onPath(name: string, env: Env): string | null {
   return null;
 }
 
-export type DirState =
-  | { kind: 'absent' } | { kind: 'complete' } | { kind: 'ours-incomplete' } | { kind: 'empty' }
-  | { kind: 'foreign'; why: string };
-
-/** Setup's own mark on a folder it made, written first (before any installer runs). */
-export const OWNER_FILE = '.dynamo-dev-setup-owner';
-const OWNER_TEXT = 'made by dynamo-dev setup: an unfinished environment, removed and built again by the next setup\n';
-
-/**
- * What is at an environment's folder: nothing, a complete environment (its marker), one of ours
- * left incomplete (our owner file there: interrupted or failed, rebuilt from scratch), an empty
- * folder, or anything else (a file, a link, a folder of someone's, one we cannot read), which
- * setup never removes, writes into or builds over. A file merely named setup.log is not ours.
- */
-export function dirState(dir: string): DirState {
-  let st;
-  try {
-    st = lstatSync(dir);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return absentUnder(dir);
-    return { kind: 'foreign', why: `cannot be examined (${errnoText(code)})` };
-  }
-  if (st.isSymbolicLink()) return { kind: 'foreign', why: 'is a symbolic link' };
-  if (!st.isDirectory()) return { kind: 'foreign', why: st.isFile() ? 'is a file, not a folder' : 'is not a folder (a pipe, socket or device)' };
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (err) {
-    return { kind: 'foreign', why: `cannot be read (${errnoText((err as NodeJS.ErrnoException).code)})` };
-  }
-  if (names.length === 0) return { kind: 'empty' };
-  if (names.includes(MARKER_FILE)) {
-    const m = readBoundedSync(join(dir, MARKER_FILE), { maxBytes: 64 * 1024 });
-    if (m.ok && parseMarker(m.text)) return { kind: 'complete' };
-  }
-  if (names.includes(OWNER_FILE)) {
-    const o = readBoundedSync(join(dir, OWNER_FILE), { maxBytes: 4096 });
-    if (o.ok && o.text === OWNER_TEXT) return { kind: 'ours-incomplete' };
-  }
-  return { kind: 'foreign', why: 'exists and is not an environment dynamo-dev setup made' };
-}
-
-/** A folder that is not there yet: can it be made? The nearest existing ancestor must be a folder we may write in. */
-function absentUnder(dir: string): DirState {
-  for (let up = dirname(dir); ; up = dirname(up)) {
-    let st;
-    try {
-      st = statSync(up);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if ((code === 'ENOENT' || code === 'ENOTDIR') && up !== dirname(up)) continue;
-      return { kind: 'foreign', why: `cannot be made: ${up} cannot be examined (${errnoText(code)})` };
-    }
-    if (!st.isDirectory()) return { kind: 'foreign', why: `cannot be made: ${up} is a file, not a folder` };
-    const kernel = kernelFs(up);
-    if (kernel) return { kind: 'foreign', why: `cannot be made: ${up} is on the kernel's ${kernel} file system, which holds no folders of ours` };
-    try {
-      accessSync(up, constants.W_OK);
-    } catch (err) {
-      return { kind: 'foreign', why: `cannot be made: ${up} is not writable (${errnoText((err as NodeJS.ErrnoException).code)})` };
-    }
-    return { kind: 'absent' };
-  }
-}
-
-/** statfs(2) f_type of the kernel's own file systems (linux/magic.h), where root may "write" yet mkdir fails. */
-const KERNEL_FS: Record<number, string> = { 0x9fa0: 'proc', 0x62656572: 'sysfs', 0x63677270: 'cgroup2', 0x27e0eb: 'cgroup', 0x64626720: 'debugfs' };
-function kernelFs(path: string): string | null {
-  try {
-    return KERNEL_FS[Number(statfsSync(path).type)] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** errno codes as people read them. */
-export function errnoText(code: string | undefined): string {
-  const words: Record<string, string> = {
-    EACCES: 'permission denied', EPERM: 'operation not permitted', ENOTDIR: 'a part of the path is a file',
-    EROFS: 'read-only file system', ENOSPC: 'no space left on the device', ELOOP: 'too many symbolic links', EIO: 'input/output error',
-  };
-  return code ? (words[code] ? `${code}: ${words[code]}` : code) : 'unknown error';
-}
+export { dirState, errnoText, OWNER_FILE, type DirState } from './setup-folder.js';
+import { dirState, errnoText, OWNER_FILE, OWNER_TEXT } from './setup-folder.js';
+export { lockFolder, setupLockPath, type FolderLock } from './setup-lock.js';
 
 export type InstallEvent =
   | { event: 'step'; id: Step['id']; label: string; argv: string[]; index: number; of: number }
@@ -397,92 +313,6 @@ export async function buildEnvironment(input: BuildInput): Promise<BuildResult> 
   await closeLog();
   writeMarker(dir, marker);
   return { ok: true, marker, log: logPath };
-}
-
-/**
- * Where setup's lock on building DIR lives: a folder of dynamo-dev's own beside envs/, named by a
- * hash of DIR. Never DIR.lock beside DIR, where uv.lock, poetry.lock or Cargo.lock may be.
- */
-export function setupLockPath(env: Env, dir: string): string {
-  const root = dirname(envsRoot(env, homedir()));
-  return join(root, 'setup-locks', `${createHash('sha256').update(dir).digest('hex').slice(0, 24)}.lock`);
-}
-
-/** What a setup lock records: the setup (pid and start time: a reused pid is not it) and the installer it runs. */
-interface LockRecord {
-  pid: number;
-  startTicks: number | null;
-  dir: string;
-  installer: { pid: number; startTicks: number } | null;
-}
-
-/** The process of that pid if it is still the one started at startTicks (null: it is gone, or the pid was reused). */
-function stillRunning(pid: number, startTicks: number | null): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  const st = readStatSync(pid);
-  if (!st || st.state === 'Z') return false;
-  return startTicks === null || st.startTicks === startTicks;
-}
-
-function readLock(file: string): LockRecord | null {
-  const r = readBoundedSync(file, { maxBytes: 4096 });
-  if (!r.ok) return null;
-  try {
-    const j = JSON.parse(r.text) as Partial<LockRecord>;
-    if (typeof j.pid !== 'number') return null;
-    const inst = j.installer && typeof j.installer.pid === 'number' && typeof j.installer.startTicks === 'number' ? j.installer : null;
-    return { pid: j.pid, startTicks: typeof j.startTicks === 'number' ? j.startTicks : null, dir: String(j.dir ?? ''), installer: inst };
-  } catch {
-    return null;
-  }
-}
-
-export type FolderLock =
-  | { ok: true; path: string; release: () => void; installerStarted: (pid: number) => void }
-  | { ok: false; path: string; heldBy: number }
-  | { ok: false; path: string; installerLeft: number };
-
-/**
- * A lock on building one folder. A lock whose setup is gone (its pid ended, or now names another
- * process: the start time differs) is taken over, unless the installer that setup started (its
- * own process group) still runs: a setup killed outright (SIGKILL) cannot stop it, and rebuilding
- * the folder under a pip that still writes into it would mix two installs.
- */
-export function lockFolder(dir: string, env: Env): FolderLock {
-  const file = setupLockPath(env, dir);
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const me: LockRecord = { pid: process.pid, startTicks: readStatSync(process.pid)?.startTicks ?? null, dir, installer: null };
-  const write = (flag: 'wx' | 'w') => writeFileSync(file, `${JSON.stringify(me)}\n`, { flag, mode: 0o600 });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      write('wx');
-      return {
-        ok: true, path: file,
-        release: () => rmSync(file, { force: true }),
-        installerStarted: (pid) => {
-          const startTicks = readStatSync(pid)?.startTicks;
-          if (startTicks === undefined) return;
-          me.installer = { pid, startTicks };
-          try {
-            write('w');
-          } catch {
-            // the lock still holds; only a later setup's check of a left installer is lost
-          }
-        },
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const held = readLock(file);
-      if (held && stillRunning(held.pid, held.startTicks)) return { ok: false, path: file, heldBy: held.pid };
-      if (held?.installer && stillRunning(held.installer.pid, held.installer.startTicks)) return { ok: false, path: file, installerLeft: held.installer.pid };
-      try {
-        unlinkSync(file);
-      } catch {
-        // another setup took it over first
-      }
-    }
-  }
-  return { ok: false, path: file, heldBy: readLock(file)?.pid ?? 0 };
 }
 
 export { existsSync as pathExists };
