@@ -6,3 +6,14 @@ export const DEFAULT_FRONTEND_PORT = 8000;
 export const DEFAULT_GRACE_S = 10;
 /** Seconds a run has to become ready (up, bench, the plan's script). */
 export const DEFAULT_READY_TIMEOUT_S = 900;
+
+// Bench's load controls are bounded: a typo (1e9) would otherwise plan a load that never ends, and
+// AIPerf would open that many connections. One machine, one GPU: far past any useful experiment.
+/** The most concurrent requests of one load run (`bench --concurrency`). */
+export const BENCH_MAX_CONCURRENCY = 4096;
+/** The most concurrency levels of one bench (`--concurrency 1,2,4,...`). */
+export const BENCH_MAX_CONCURRENCY_LEVELS = 32;
+/** The most requests of one load run (`bench --requests`). */
+export const BENCH_MAX_REQUESTS = 1_000_000;
+/** The most load runs per variant and concurrency (`bench --repeats`). */
+export const BENCH_MAX_REPEATS = 100;

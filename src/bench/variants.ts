@@ -1,4 +1,5 @@
 import { UserError } from '../errors.js';
+import { BENCH_MAX_CONCURRENCY, BENCH_MAX_CONCURRENCY_LEVELS } from '../defaults.js';
 import { PRESET_NAMES, PRESETS, type Engine, type Preset } from './presets.js';
 
 // Which variants a bench runs, in order: pure. The recipes given (or a preset's), each crossed with
@@ -33,14 +34,17 @@ export function parseVary(arg: string): Vary {
   return { key, values };
 }
 
-/** `--concurrency 1,4` -> [1, 4]: whole numbers >= 1, no repeats. */
+/** `--concurrency 1,4` -> [1, 4]: whole numbers from 1 to BENCH_MAX_CONCURRENCY, no repeats, at most BENCH_MAX_CONCURRENCY_LEVELS. */
 export function parseConcurrency(args: string[]): number[] {
   const out: number[] = [];
   for (const raw of args) {
     const n = raw.trim() === '' ? NaN : Number(raw);
-    if (!Number.isSafeInteger(n) || n < 1) throw new UserError(`--concurrency: ${JSON.stringify(raw)} is not a whole number >= 1 (e.g. --concurrency 1,4)`);
+    if (!Number.isSafeInteger(n) || n < 1 || n > BENCH_MAX_CONCURRENCY) {
+      throw new UserError(`--concurrency: ${JSON.stringify(raw)} is not a whole number from 1 to ${BENCH_MAX_CONCURRENCY} (e.g. --concurrency 1,4)`);
+    }
     if (!out.includes(n)) out.push(n);
   }
+  if (out.length > BENCH_MAX_CONCURRENCY_LEVELS) throw new UserError(`--concurrency: ${out.length} levels; at most ${BENCH_MAX_CONCURRENCY_LEVELS} (each is a load run per variant and repeat)`);
   return out;
 }
 

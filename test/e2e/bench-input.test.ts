@@ -20,7 +20,12 @@ describe('bench: bad input is one line, exit 2, nothing started', () => {
     [['bench', '--preset', 'nope'], 'dynamo-dev: --preset: unknown preset "nope"; valid: routing, agg-vs-disagg, frontend-overhead'],
     [['bench', 'mocker', '--vary', 'frontend.routerMod=kv,random'], 'dynamo-dev: --vary frontend.routerMod=kv,random: mocker (built-in): unknown field "frontend.routerMod"; did you mean "frontend.routerMode"?'],
     [['bench', 'mocker', '--vary', 'frontend.routerMode'], 'dynamo-dev: --vary "frontend.routerMode": expected KEY=V1,V2,... (a recipe field path and its values), e.g. --vary frontend.routerMode=kv,round-robin,random'],
-    [['bench', 'mocker', '--concurrency', '0'], 'dynamo-dev: --concurrency: "0" is not a whole number >= 1 (e.g. --concurrency 1,4)'],
+    [['bench', 'mocker', '--concurrency', '0'], 'dynamo-dev: --concurrency: "0" is not a whole number from 1 to 4096 (e.g. --concurrency 1,4)'],
+    // Issue 29: no upper bound before (1e9 concurrent requests, 1e12 requests, 1e8 repeats were planned).
+    [['bench', 'mocker', '--concurrency', '1e9'], 'dynamo-dev: --concurrency: "1e9" is not a whole number from 1 to 4096 (e.g. --concurrency 1,4)'],
+    [['bench', 'mocker', '--concurrency', Array.from({ length: 33 }, (_, i) => i + 1).join(',')], 'dynamo-dev: --concurrency: 33 levels; at most 32 (each is a load run per variant and repeat)'],
+    [['bench', 'mocker', '--requests', '1e12'], "dynamo-dev bench: option '--requests <n>' argument '1e12' is invalid. --requests must be a whole number from 1 to 1000000 (see: dynamo-dev bench --help)"],
+    [['bench', 'mocker', '--repeats', '1e8'], "dynamo-dev bench: option '--repeats <n>' argument '1e8' is invalid. --repeats must be a whole number from 1 to 100 (see: dynamo-dev bench --help)"],
     [['bench', 'mocker', '--preset', 'routing'], 'dynamo-dev: give recipes or --preset, not both (a preset names its own recipes)'],
   ])('%j', async (args, line) => {
     const h = home();
@@ -35,7 +40,7 @@ describe('bench: bad input is one line, exit 2, nothing started', () => {
     const h = home();
     const r = await runCli(['bench', 'mocker', '--requests', '0'], withAiperf(h));
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--requests must be a whole number >= 1/);
+    expect(r.stderr).toMatch(/--requests must be a whole number from 1 to 1000000/);
     nothingStarted(h);
   });
 
