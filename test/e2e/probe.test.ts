@@ -156,6 +156,15 @@ describe('dynamo-dev probe', () => {
     expect(r.code).toBe(0);
   });
 
+  it('a negative cached_tokens is a broken answer, never counted: each send fails naming the field and value, no verdict of works (issue 29: it was accepted)', async () => {
+    fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '2', FAKE_FRONTEND_SCENARIO: 'negative-cached-tokens' });
+    const r = await runCli(['probe', '--url', fe.url, ...SMALL], fakeEnv(home));
+    expect(r.stderr).toContain('the frontend sent usage.prompt_tokens_details.cached_tokens -1, which is not a token count (a whole number >= 0)');
+    expect(r.stdout).toMatch(/^failed requests {5}3 of 3 \(first: .*cached_tokens -1, which is not a token count/m);
+    expect(r.stdout).toMatch(/^hit rate of repeats 0\/0 \(n\/a\)$/m);
+    expect(r.code).toBe(1);
+  });
+
   it('a single worker: routing cannot be judged (inconclusive, exit 0)', async () => {
     fe = await startFakeFrontend(['--router-mode', 'kv'], { FAKE_FRONTEND_WORKERS: '1' });
     const r = await runCli(['probe', '--url', fe.url, ...SMALL], fakeEnv(home));

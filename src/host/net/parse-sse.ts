@@ -150,6 +150,13 @@ function workerIdFrom(raw: string, nvext: unknown): string | null {
   return null;
 }
 
+/** Why `o[key]` is no token count (a number below 0 or not whole), or null when it is one or absent. */
+function badCount(o: Record<string, unknown> | null, key: string, label: string): string | null {
+  const v = o?.[key];
+  if (typeof v !== 'number' || (Number.isSafeInteger(v) && v >= 0)) return null;
+  return `the frontend sent ${label} ${String(v)}, which is not a token count (a whole number >= 0)`;
+}
+
 /** Interprets one event's data. Unparseable data is reported as an error, never thrown. */
 export function interpretChunk(data: string): ChunkInfo {
   const text = data.trim();
@@ -184,6 +191,9 @@ export function interpretChunk(data: string): ChunkInfo {
   const details = usage?.prompt_tokens_details && typeof usage.prompt_tokens_details === 'object'
     ? (usage.prompt_tokens_details as Record<string, unknown>)
     : null;
+  // A count the server sent that is no count (negative, fractional) is a broken answer, not "none".
+  const bad = badCount(usage, 'prompt_tokens', 'usage.prompt_tokens') ?? badCount(details, 'cached_tokens', 'usage.prompt_tokens_details.cached_tokens');
+  if (bad) return { ...EMPTY, hasUsage: true, error: bad };
   return {
     done: false,
     hasToken,

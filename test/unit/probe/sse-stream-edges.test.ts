@@ -42,6 +42,15 @@ describe('SSE lines', () => {
 });
 
 describe('chunk contents', () => {
+  it('a token count below 0 or not whole is a broken answer (error), 0 and absent are counts / none', () => {
+    const u = (cached: unknown, prompt: unknown = 10) => interpretChunk(JSON.stringify({ usage: { prompt_tokens: prompt, prompt_tokens_details: { cached_tokens: cached } } }));
+    expect(u(-1).error).toBe('the frontend sent usage.prompt_tokens_details.cached_tokens -1, which is not a token count (a whole number >= 0)');
+    expect(u(2.5).error).toMatch(/cached_tokens 2\.5, which is not a token count/);
+    expect(u(0, -3).error).toBe('the frontend sent usage.prompt_tokens -3, which is not a token count (a whole number >= 0)');
+    expect(u(0)).toMatchObject({ error: null, cachedTokens: 0, promptTokens: 10 });
+    expect(u(null)).toMatchObject({ error: null, cachedTokens: null, hasUsage: true });
+  });
+
   it('JSON that is not an object is an unexpected chunk, said with its text', () => {
     expect(interpretChunk('null').error).toBe('unexpected stream chunk: null');
     expect(interpretChunk('42').error).toBe('unexpected stream chunk: 42');
