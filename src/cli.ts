@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { createRequire } from 'node:module';
-import { DiskFullError, isUserError } from './errors.js';
+import { DiskFullError, isUserError, UserError } from './errors.js';
 import { fitErrorLine, formatCommandError, stderrColumns } from './ui/error-text.js';
 import type { CommandContext } from './commands/context.js';
 import { resolveStateDir } from './run/paths.js';
 import { examplesFor, programFooter, toolError } from './help-text.js';
-import { argParsers, type Commander, type Runner } from './cli/args.js';
+import { argParsers, RELEASE_PATTERN, type Commander, type Runner } from './cli/args.js';
 import { declareRunCommands } from './cli/commands-run.js';
 import { declareInspectCommands } from './cli/commands-inspect.js';
 import { declareBenchCommands } from './cli/commands-bench.js';
@@ -47,15 +47,19 @@ export function controlCharArg(argv: readonly string[]): string | null {
 }
 
 function contextFrom(cmd: Command): CommandContext {
-  const g = cmd.optsWithGlobals() as { json?: boolean; color?: boolean; verbose?: boolean; stateDir?: string; python?: string };
+  const g = cmd.optsWithGlobals() as { json?: boolean; color?: boolean; verbose?: boolean; stateDir?: string; python?: string; release?: string };
   const json = Boolean(g.json);
+  // setup's --release is the release it installs; elsewhere the environment setup made for it, which
+  // outranks $DYNAMO_DEV_PYTHON (a flag over the environment) but not --python (refused together).
+  const release = cmd.name() === 'setup' ? undefined : g.release;
   const color = g.color !== false && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '');
   return {
     json,
     color,
     verbose: Boolean(g.verbose),
     stateDir: resolveStateDir(process.env, g.stateDir),
-    python: g.python ?? (process.env.DYNAMO_DEV_PYTHON || undefined),
+    python: g.python ?? (release === undefined ? process.env.DYNAMO_DEV_PYTHON || undefined : undefined),
+    ...(release !== undefined ? { release } : {}),
     env: process.env,
     stdout: process.stdout,
     stderr: process.stderr,
@@ -82,6 +86,7 @@ function lazy(load: () => Promise<{ default: Runner }>) {
     }
     let code: number;
     try {
+      if (ctx.release !== undefined) refuseReleaseWithPython(ctx.release, (cmd.optsWithGlobals() as { python?: string }).python);
       // Every --run takes a run's id or its name (up --name): commands see the id.
       const o = opts as { run?: unknown };
       if (typeof o?.run === 'string' && o.run !== '') o.run = await (await import('./run/state.js')).resolveRunRef(ctx.stateDir, o.run);
@@ -92,6 +97,14 @@ function lazy(load: () => Promise<{ default: Runner }>) {
     }
     await exitAfterFlush(code);
   };
+}
+
+/** `--release X`: a release's form, and never beside --python (which of the two would run?). */
+function refuseReleaseWithPython(release: string, python: string | undefined): void {
+  if (!RELEASE_PATTERN.test(release)) throw new UserError(`--release: "${release}" is not a release; give X.Y.Z (e.g. 1.6.1) or X.Y (its newest X.Y.z set up)`);
+  if (python !== undefined) {
+    throw new UserError('--release and --python both name the interpreter: --release runs the environment `dynamo-dev setup --release X` made, --python the one given; choose one');
+  }
 }
 
 function reportError(err: unknown, ctx: CommandContext): number {

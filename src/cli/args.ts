@@ -36,4 +36,8 @@ export const MAX_S = Math.floor(MAX_MS / 1000);
 export const collect = (v: string, prev: string[] = []) => [...prev, v];
 export const csv = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
 
+/** `--release` of the commands that run Dynamo: X.Y.Z (1.3.0.post1 too) or X.Y, the newest X.Y.z set up. */
+export const RELEASE_HELP = 'run the environment `dynamo-dev setup --release X.Y.Z` made (X.Y: its newest X.Y.z) instead of the default choice';
+export const RELEASE_PATTERN = /^\d+\.\d+(?:\.\d+(?:\.post\d+)?)?$/;
+
 export const DEVICE_HELP = 'gpu or cpu: where vLLM runs (the recipe\'s device field; cpu needs `dynamo-dev setup --device cpu`)';

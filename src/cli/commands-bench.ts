@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { BENCH_MAX_REPEATS, BENCH_MAX_REQUESTS, DEFAULT_READY_TIMEOUT_S } from '../defaults.js';
-import { collect, csv, DEVICE_HELP, MAX_S, type Declare } from './args.js';
+import { collect, csv, DEVICE_HELP, MAX_S, RELEASE_HELP, type Declare } from './args.js';
 
 // bench and its stored-result subcommands, export k8s, recipes: declared.
 
@@ -20,6 +20,7 @@ export function declareBenchCommands(program: Command, { lazy, intArg, numArg }:
     .option('--model <id>', 'override every variant\'s model')
     .option('--set <path=value>', 'override a field of every variant\'s recipe (repeatable), e.g. frontend.httpPort=9000', collect, [])
     .option('--device <device>', DEVICE_HELP)
+    .option('--release <x.y.z>', RELEASE_HELP)
     .option('--no-preflight', 'skip the doctor checks before each variant\'s start')
     .option('--ready-timeout <seconds>', 'readiness deadline of each variant\'s run', numArg('--ready-timeout', 0, MAX_S), DEFAULT_READY_TIMEOUT_S)
     .option('--plot <file>', 'also draw the results to FILE.svg or FILE.png')
@@ -35,6 +36,7 @@ export function declareBenchCommands(program: Command, { lazy, intArg, numArg }:
     .argument('[recipe]', 'built-in recipe name or YAML file', 'agg')
     .option('--model <id>', 'override the recipe\'s model')
     .option('--set <path=value>', 'override a recipe field (repeatable)', collect, [])
+    .option('--release <x.y.z>', RELEASE_HELP)
     .option('--api <version>', 'DGD API version: v1beta1 (default) or v1alpha1')
     .option('--image <image>', 'container image (default nvcr.io/nvidia/ai-dynamo/vllm-runtime:<installed Dynamo>)')
     .option('--name <name>', 'DynamoGraphDeployment name (default: the recipe\'s)')

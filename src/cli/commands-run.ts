@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_GRACE_S, DEFAULT_READY_TIMEOUT_S } from '../defaults.js';
-import { collect, csv, DEVICE_HELP, MAX_MS, MAX_S, type Declare } from './args.js';
+import { collect, csv, DEVICE_HELP, MAX_MS, MAX_S, RELEASE_HELP, type Declare } from './args.js';
 
 // The commands of a run's life, declared: doctor, up, setup, teardown, restart (help lists them in this order).
 
@@ -11,6 +11,7 @@ export function declareRunCommands(program: Command, { lazy, intArg, numArg }: D
     .option('--recipe <name|file>', 'recipe the plan-dependent checks use (default: the live run\'s, else agg)')
     .option('--set <path=value>', 'override a field of --recipe\'s recipe, as up does (repeatable)', collect, [])
     .option('--device <device>', DEVICE_HELP)
+    .option('--release <x.y.z>', RELEASE_HELP)
     .option('--run <id|name>', 'inspect this run (default: the latest)')
     .option('--logs <path...>', 'scan these log files or folders instead of a run\'s logs')
     .option('--only <ids>', 'run only these checks (comma-separated)', csv)
@@ -28,6 +29,7 @@ export function declareRunCommands(program: Command, { lazy, intArg, numArg }: D
     .option('--model <id>', 'override the recipe\'s model')
     .option('--set <path=value>', 'override a recipe field (repeatable), e.g. workers.0.gpuMemoryUtilization=0.4', collect, [])
     .option('--device <device>', DEVICE_HELP)
+    .option('--release <x.y.z>', RELEASE_HELP)
     .option('--dry-run', 'print the plan and exit')
     .option('--script', 'print an equivalent bash script and exit')
     .option('--detach', 'exit once ready; processes keep running')

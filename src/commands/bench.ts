@@ -32,7 +32,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
   // A --plot the end could not write is found now, not after the whole bench ran.
   if (opts.plot) await import('../host/files/plot-file.js').then((m) => m.checkPlotTarget(opts.plot!));
   const { prepareBench } = await import('../run/bench-prepare.js');
-  const { doc, variants, python, aiperf, header, ranEngine } = await prepareBench({ env: ctx.env, python: ctx.python, stateDir: ctx.stateDir, recipes, ...opts });
+  const { doc, variants, python, aiperf, header, ranEngine } = await prepareBench({ env: ctx.env, python: ctx.python, release: ctx.release, stateDir: ctx.stateDir, recipes, ...opts });
   const { say, note } = await benchOutput(ctx);
   say(header);
   const track = await progressTracker(ctx, say, { ranEngine, variants, concurrency: doc.concurrency, repeats: doc.repeats, requests: doc.requests });
@@ -42,7 +42,7 @@ export default async function bench(ctx: CommandContext, recipes: string[], opts
     onEvent: (e) => say(track(e)),
     // The terminal echoed ^C with no newline: what follows starts on a line of its own.
     onInterrupt: () => ctx.interactive && ctx.stdout.write('\n'),
-    start: { python: ctx.python, sets: opts.set ?? [], model: opts.model, readyTimeoutS: opts.readyTimeout, preflight: opts.preflight !== false, warn: (text) => ctx.stderr.write(`dynamo-dev: ${text}\n`) },
+    start: { python: ctx.python, release: ctx.release, sets: opts.set ?? [], model: opts.model, readyTimeoutS: opts.readyTimeout, preflight: opts.preflight !== false, warn: (text) => ctx.stderr.write(`dynamo-dev: ${text}\n`) },
   });
   const shown = await showResult(ctx, doc.id, opts.plot, note);
   if (result.interrupted) {

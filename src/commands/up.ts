@@ -49,14 +49,19 @@ export default async function up(ctx: CommandContext, recipeRef: string | undefi
   if (opts.model !== undefined) sets.push(`model=${JSON.stringify(opts.model)}`);
   const recipe = await loadRecipe(recipeRef ?? 'agg', sets);
   const startsNothing = Boolean(opts.dryRun || opts.script);
-  // The first line at once: probing the GPU and reading the model's config can take seconds.
-  if (!startsNothing && !ctx.json) ctx.stdout.write((await import('../ui/up-report.js')).formatHeader(recipe.name, recipe.model));
-  // --python, $DYNAMO_DEV_PYTHON, the recipe's python, or the environment `dynamo-dev setup` made.
-  const [{ resolvePython }, { planRun, hiddenKvLineWarning }, { requireModel, PROBE_TIMEOUT_MS }] = await Promise.all([
-    import('../host/python/python.js'), import('../run/plan-run.js'), import('../run/preflight.js'),
+  // --python, $DYNAMO_DEV_PYTHON, --release, the recipe's python, or the environment `dynamo-dev setup` made.
+  const [{ resolvePython }, { planRun, hiddenKvLineWarning }, { requireModel, PROBE_TIMEOUT_MS }, { formatHeader }] = await Promise.all([
+    import('../host/python/python.js'), import('../run/plan-run.js'), import('../run/preflight.js'), import('../ui/up-report.js'),
   ]);
-  const from = await resolvePython({ given: ctx.python, recipePython: recipe.python, engine: recipe.engine, device: recipe.device, env: ctx.env, timeoutMs: PROBE_TIMEOUT_MS });
-  const planned = await planRun({ recipe, source: recipeRef ?? 'agg', python: from, env: ctx.env, stateDir: ctx.stateDir, name: opts.name, dryRun: startsNothing });
+  const from = await resolvePython({ given: ctx.python, release: ctx.release, recipePython: recipe.python, engine: recipe.engine, device: recipe.device, env: ctx.env, timeoutMs: PROBE_TIMEOUT_MS });
+  // The first line as soon as the Dynamo version is read (a venv's dist-info: milliseconds), while
+  // the GPU and model probes, which can take seconds, go on.
+  const header = (version: string | null) => {
+    if (!startsNothing && !ctx.json) ctx.stdout.write(formatHeader(recipe.name, recipe.model, { version, python: from.interpreter }));
+  };
+  const planned = await planRun({
+    recipe, source: recipeRef ?? 'agg', python: from, env: ctx.env, stateDir: ctx.stateDir, name: opts.name, dryRun: startsNothing, onDynamoVersion: header,
+  });
   const hidden = hiddenKvLineWarning(ctx.env, planned.plan);
   if (hidden) ctx.stderr.write(`dynamo-dev: ${hidden}\n`);
 

@@ -180,6 +180,20 @@ export function compareVersions(a: string, b: string): number {
   return (pa.pre ? 0 : 1) - (pb.pre ? 0 : 1);
 }
 
+/**
+ * Whether an installed release is the one a user asked for with `--release`: "1.4.2" is 1.4.2
+ * (and "1.3.0" is 1.3.0.post1, a re-upload of it); "1.4" is any 1.4.x. A pre-release is only
+ * ever asked for by its own name.
+ */
+export function sameRelease(want: string, have: string): boolean {
+  if (want === have) return true;
+  const w = parseVersion(want);
+  const h = parseVersion(have);
+  if (!w || !h || w.pre || h.pre) return false;
+  const parts = /^v?\d+\.\d+$/.test(want.trim()) ? 2 : 3;
+  return w.nums.slice(0, parts).every((n, i) => n === h.nums[i]);
+}
+
 export interface DynamoRelease {
   /** The installed version, or null when it could not be read. */
   version: string | null;

@@ -322,3 +322,16 @@ export function parseAiperfMarker(text: string): AiperfMarker | null {
     return null;
   }
 }
+
+/**
+ * The commands setup's `next` line prints for the environment it made. `pick` is what makes the
+ * other commands run that environment when their default choice would be another one (a newer
+ * release set up earlier, a python3 with Dynamo, $DYNAMO_DEV_PYTHON): `--release X`, or
+ * `--python PATH` for a --dir folder outside setup's envs/ (which --release does not search).
+ */
+export function nextCommand(m: { engine: SetupEngine; device?: 'cpu' }, pick: string): string {
+  const p = pick ? ` ${pick}` : '';
+  if (m.engine === 'mocker') return `dynamo-dev up mocker${p}`;
+  if (m.device === 'cpu') return `dynamo-dev up agg --device cpu --model MODEL${p}`;
+  return `dynamo-dev doctor${p} && dynamo-dev up${p}`;
+}

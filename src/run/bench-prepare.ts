@@ -13,6 +13,8 @@ export interface BenchInput {
   env: NodeJS.ProcessEnv;
   /** --python (else each recipe's, else the environment `dynamo-dev setup` made). */
   python: string | undefined;
+  /** --release: the environment `dynamo-dev setup` made for that release. */
+  release?: string;
   stateDir: string;
   recipes: string[];
   preset?: string;
@@ -92,7 +94,7 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   const chosen = new Map<string, string>();
   for (const v of variants) {
     const key = `${v.recipeObj.engine}\0${v.recipeObj.python}`;
-    if (!chosen.has(key)) chosen.set(key, (await resolvePython({ given: i.python, recipePython: v.recipeObj.python, engine: v.recipeObj.engine, device: v.recipeObj.device, env: i.env })).interpreter);
+    if (!chosen.has(key)) chosen.set(key, (await resolvePython({ given: i.python, release: i.release, recipePython: v.recipeObj.python, engine: v.recipeObj.engine, device: v.recipeObj.device, env: i.env })).interpreter);
   }
   const python = (v: PreparedVariant) => chosen.get(`${v.recipeObj.engine}\0${v.recipeObj.python}`)!;
 

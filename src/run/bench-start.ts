@@ -15,6 +15,8 @@ export interface VariantStartOptions {
   env: NodeJS.ProcessEnv;
   /** --python (else the recipe's, else the environment `dynamo-dev setup` made). */
   python: string | undefined;
+  /** --release: the environment `dynamo-dev setup` made for that release. */
+  release?: string;
   /** Recorded as up would say it in refusals (`up RECIPE --set ...`): the bench's own --set. */
   sets: string[];
   model?: string;
@@ -42,7 +44,7 @@ async function start(v: PreparedVariant, o: VariantStartOptions, events: UpEvent
     import('../host/python/python.js'), import('./plan-run.js'), import('./preflight.js'), import('./start-run.js'),
   ]);
   const recipe = v.recipeObj;
-  const from = await resolvePython({ given: o.python, recipePython: recipe.python, engine: recipe.engine, env: o.env, timeoutMs: PROBE_TIMEOUT_MS });
+  const from = await resolvePython({ given: o.python, release: o.release, recipePython: recipe.python, engine: recipe.engine, device: recipe.device, env: o.env, timeoutMs: PROBE_TIMEOUT_MS });
   const planned = await planRun({ recipe, source: v.recipe, python: from, env: o.env, stateDir: o.stateDir });
   const hidden = hiddenKvLineWarning(o.env, planned.plan);
   if (hidden) o.warn(hidden);

@@ -31,6 +31,8 @@ export interface PlanRunInput {
   name?: string;
   /** Nothing will run (--dry-run, --script): probes need no marker. */
   dryRun?: boolean;
+  /** Told the installed Dynamo's version (null: none read) as soon as it is known, before the slower GPU and model probes end. */
+  onDynamoVersion?: (version: string | null) => void;
 }
 
 export async function planRun(i: PlanRunInput): Promise<PlannedRun> {
@@ -39,18 +41,24 @@ export async function planRun(i: PlanRunInput): Promise<PlannedRun> {
   // run's marker, whatever it leaves behind (a helper it double-forked) is found and stopped as the
   // run's by status and teardown (run-scan.ts), never left alive while teardown says nothing remains.
   const probeEnv = i.dryRun ? i.env : { ...i.env, [RUN_MARKER]: markerFor(i.stateDir, runId) };
-  const planAt = await planner(probeEnv, i.recipe, i.python, i.source);
+  const planAt = await planner(probeEnv, i.recipe, i.python, i.source, i.onDynamoVersion);
   return { runId, probeEnv, planAt, plan: planAt(runDir(i.stateDir, runId)) };
 }
 
 /** The plan for a run dir, with what the machine tells: the GPU's total memory, the model's KV shape when cached. */
-async function planner(env: NodeJS.ProcessEnv, recipe: Recipe, from: ResolvedPython, recipeSource: string): Promise<(dir: string, r?: Recipe) => Plan> {
+async function planner(
+  env: NodeJS.ProcessEnv, recipe: Recipe, from: ResolvedPython, recipeSource: string, onVersion?: (v: string | null) => void,
+): Promise<(dir: string, r?: Recipe) => Plan> {
   const python = from.interpreter;
   let gpuTotalMiB: number | null = null;
   let model: { bytesPerToken: number; weightsMiB: number | null } | null = null;
   // Flags and env follow the installed Dynamo; read concurrently with the GPU and model probes.
   let host: import('../plan/cpu.js').HostCpu | null = null;
-  const version = import('../host/python/python.js').then((m) => m.probeDynamoVersion(python, env, PROBE_TIMEOUT_MS)).catch(() => null);
+  const version = import('../host/python/python.js').then((m) => m.probeDynamoVersion(python, env, PROBE_TIMEOUT_MS)).catch(() => null)
+    .then((v) => {
+      onVersion?.(v);
+      return v;
+    });
   if (recipe.engine !== 'mocker' && recipe.device === 'cpu') {
     // The CPU device: host RAM and cores instead of a GPU (plan/cpu.ts).
     [host, model] = await Promise.all([

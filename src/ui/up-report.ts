@@ -31,8 +31,13 @@ export interface TextOptions {
 const num = (n: number) => n.toLocaleString('en-US');
 const ms = (x: number) => (x < 1000 ? `${Math.round(x)} ms` : `${(x / 1000).toFixed(1)} s`);
 
-export function formatHeader(recipe: string, model: string): string {
-  return `${chalk.bold(`up ${recipe}`)} ${chalk.dim(`· ${model}`)}\n`;
+/**
+ * up's first line: the recipe, its model, and the Dynamo and interpreter that will run it (issue 31:
+ * after `setup --release 1.4.2` a user must see at once whether 1.4.2 is the one that runs).
+ */
+export function formatHeader(recipe: string, model: string, dynamo: { version: string | null; python: string }): string {
+  const runs = dynamo.version ? `Dynamo ${dynamo.version} · ${dynamo.python}` : `no Dynamo found in ${dynamo.python}`;
+  return `${chalk.bold(`up ${recipe}`)} ${chalk.dim(`· ${model} · ${runs}`)}\n`;
 }
 
 /** What will run and where it goes in memory (before start). */

@@ -143,7 +143,7 @@ describe('up in an 80x24 terminal: stops and failures', () => {
     expect(lastVisible(raw)).toBe('\n');
     expect(stripTerm(raw)).toContain('preflight: ');
     const text = stripTerm(raw).replace(/\r/g, '');
-    expect(text.split('\n')[0]).toBe('up agg-router · Qwen/Qwen3-0.6B');
+    expect(text.split('\n')[0]).toBe('up agg-router · Qwen/Qwen3-0.6B · Dynamo 1.6.1 · python3');
     expect(text).not.toMatch(/agg-0\s+waiting/);
     expect(text).not.toMatch(/^run \d/m);
     expect(text).toMatch(/✗ preflight failed/);

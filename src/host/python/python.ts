@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { UserError } from '../../errors.js';
+import type { ManagedEnv } from './managed-env.js';
 import { runProgram } from '../procs/run-program.js';
 import type { PythonFacts } from '../types.js';
 
@@ -269,22 +271,49 @@ const HAS_DYNAMO = 'import importlib.util, sys; sys.exit(0 if importlib.util.fin
 
 /**
  * The one place an interpreter is chosen (up, doctor, export, bench): --python or
- * $DYNAMO_DEV_PYTHON as given; else the recipe's python when it can import Dynamo; else the
- * newest environment `dynamo-dev setup` completed that serves the engine (plan/setup-install.ts
- * preferEnv); else the recipe's python anyway, so python.env says what is missing. Asks the
- * recipe's python only when a managed environment exists: without one nothing is run.
+ * $DYNAMO_DEV_PYTHON as given; `--release X`: the environment `dynamo-dev setup` made for release X
+ * that serves the engine (none: exit 2 with the setup command that makes it); else the recipe's
+ * python when it can import Dynamo; else the newest environment setup completed that serves the
+ * engine (plan/setup-install.ts preferEnv); else the recipe's python anyway, so python.env says
+ * what is missing. Asks the recipe's python only when a managed environment exists: without one
+ * nothing is run.
  */
 export async function resolvePython(o: {
   given: string | undefined; recipePython: string; engine: 'vllm' | 'mocker'; env: Env; timeoutMs?: number; device?: 'gpu' | 'cpu';
+  /** `--release X`: a release of Dynamo whose managed environment must run. */
+  release?: string;
 }): Promise<ResolvedPython> {
   if (o.given) return { interpreter: o.given, source: 'given', managed: null };
   const recipe: ResolvedPython = { interpreter: o.recipePython, source: 'recipe', managed: null };
-  const [{ listManagedEnvs }, { preferEnv }, { compareVersions }] = await Promise.all([
+  const [{ listManagedEnvs }, { preferEnv }, { compareVersions, sameRelease }] = await Promise.all([
     import('./managed-env.js'), import('../../plan/setup-install.js'), import('../../plan/dynamo-releases.js'),
   ]);
-  const best = preferEnv(listManagedEnvs(o.env), o.engine, compareVersions, o.device ?? 'gpu');
+  const device = o.device ?? 'gpu';
+  const envs = listManagedEnvs(o.env);
+  const managed = (e: ManagedEnv): ResolvedPython => (
+    { interpreter: e.python, source: 'managed', managed: { dir: e.dir, release: e.marker.release, engine: e.marker.engine } }
+  );
+  if (o.release !== undefined) {
+    const best = preferEnv(envs.filter((e) => sameRelease(o.release!, e.marker.release)), o.engine, compareVersions, device);
+    if (best) return managed(best);
+    throw new UserError(...noEnvForRelease(o.release, o.engine, device, envs.map((e) => e.marker)));
+  }
+  const best = preferEnv(envs, o.engine, compareVersions, device);
   if (!best) return recipe;
   const r = await runProgram(o.recipePython, ['-c', HAS_DYNAMO], { env: { ...o.env, PYTHONDONTWRITEBYTECODE: '1' }, timeoutMs: o.timeoutMs ?? 5000 });
   if (r.exitCode === 0) return recipe;
-  return { interpreter: best.python, source: 'managed', managed: { dir: best.dir, release: best.marker.release, engine: best.marker.engine } };
+  return managed(best);
+}
+
+/** `--release X` with no environment for it: the line naming what there is, and the setup command that makes one. */
+function noEnvForRelease(
+  release: string, engine: 'vllm' | 'mocker', device: 'gpu' | 'cpu', have: readonly { release: string; engine: 'vllm' | 'mocker'; device?: 'cpu' }[],
+): [string, string] {
+  const what = engine === 'mocker' ? 'the mocker' : device === 'cpu' ? 'vLLM on the CPU' : 'vLLM';
+  const made = have.map((m) => `${m.release} (${m.engine}${m.device === 'cpu' ? ', cpu' : ''})`);
+  const flags = engine === 'mocker' ? ' --engine mocker' : device === 'cpu' ? ' --device cpu' : ' --engine vllm';
+  return [
+    `--release ${release}: no environment made by dynamo-dev setup runs ${what} with Dynamo ${release} (${made.length ? `set up: ${made.join(', ')}` : 'none set up yet'})`,
+    `dynamo-dev setup --release ${release}${flags}`,
+  ];
 }
