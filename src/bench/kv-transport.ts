@@ -3,7 +3,8 @@
 // Pure. The summaries parsed are nixl-verdict's own; test/unit/bench/kv-transport.test.ts feeds it
 // nixlVerdict's output on the real NIXL 1.4.1 recordings, so the two cannot drift apart.
 
-export interface KvTransport {
+// A type, not an interface: it is stored in bench's result, whose loose zod objects take any key.
+export type KvTransport = {
   /** The check's verdict: pass (a shared-memory/GPU/RDMA lane), warn (TCP, or no answer), fail. */
   status: string;
   /** UCX's Config cell for the probe's writes, e.g. "cma/memory", "52% on tcp/lo and 48% on tcp/eth0"; null if not known. */
@@ -15,7 +16,7 @@ export interface KvTransport {
   ucxVersion: string | null;
   /** The check's summary as the preflight said it. */
   summary: string;
-}
+};
 
 const PASS = /^NIXL \S* ?moved .* over (.+?) \((\w+)\), UCX (\S+?), best [\d.]+ ms \(([\d.]+) ms\/MB\)$/;
 const TCP = /^KV would move over TCP \((.+?)(?:; UCX_TLS=[^)]*)?\): .*?\(([\d.]+) ms\/MB\)/;

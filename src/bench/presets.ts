@@ -25,14 +25,15 @@ export interface PresetVariant {
 }
 
 /** What AIPerf sends (src/bench/aiperf-argv.ts). */
-export interface LoadShape {
+// A type, not an interface: it is stored in bench's result, whose loose zod objects take any key.
+export type LoadShape = {
   /** Tokens of the synthetic user prompt (AIPerf --isl; with a prefix pool: the varying tail). */
   inputTokens: number;
   /** Tokens asked for per answer (AIPerf --osl). */
   outputTokens: number;
   /** Shared-prefix pool: `count` prefixes of `tokens` tokens, each request picks one (AIPerf --num-prefix-prompts / --prefix-prompt-length). */
   prefixes: { count: number; tokens: number } | null;
-}
+};
 
 export interface Preset {
   name: string;

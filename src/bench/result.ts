@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { jsonSchemaDoc } from '../json-schema-doc.js';
+import type { Plan } from '../plan/types.js';
 
 // The stored result of one `dynamo-dev bench` (issue 23): <state dir>/bench/<id>/result.json, with
 // AIPerf's raw exports beside it. `bench` writes it (bench-run); `bench show/compare/list`, the
 // report, the plot and `--json` read it back through this schema. Loose objects: fields a newer
-// version adds pass through an older reader. Fields are added, never renamed (CLI.md).
+// version adds pass through an older reader. Fields are added, never renamed (CLI.md). The one type
+// of the document: bench builds it as BenchResult and the writer validates it against this schema.
 
 /** The document's version: bumped only when a reader of the old shape would misread the new one. */
 export const BENCH_SCHEMA_VERSION = 1;
@@ -74,8 +76,10 @@ export const benchVariantSchema = z.looseObject({
   sets: z.record(z.string(), z.string()),
   model: z.string(),
   tokenizer: z.string(),
-  /** `up --dry-run --json`'s plan document for this variant (checked loosely, like run.json's). */
-  plan: z.looseObject({}),
+  /** `up --dry-run --json`'s plan document for this variant (checked loosely, like run.json's); {} when none was made. */
+  plan: z.custom<Plan | Record<string, never>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'is not an object')
+    // Published as the loose object it is checked as (the plan's own fields are up's, docs/up.md).
+    .meta({ type: 'object', properties: {}, additionalProperties: {} }),
   doctor: z.array(z.looseObject({ id: z.string(), status: z.string(), summary: z.string() })),
   /** measured: gates passed and the load ran; invalid: a gate failed; failed: up/load broke; missing: never run (interrupted). */
   status: variantStatusSchema,
@@ -84,6 +88,14 @@ export const benchVariantSchema = z.looseObject({
   control: z.looseObject({ gate: z.string(), why: z.string() }).nullable().optional(),
   gates: z.array(benchGateSchema),
   runs: z.array(benchRunSchema),
+  /** The run id under runs/ (its logs), null when nothing was started; absent in results stored before it was kept. */
+  runId: z.string().nullable().optional(),
+  /**
+   * Where the variant's time went, ms: up (preflight + start to ready), the AIPerf runs, teardown,
+   * and `total` from the start of up to the end of teardown. What is left (`total` minus the
+   * others) is bench's own: the gates' facts, writing the result (bench/README.md measures it).
+   */
+  timings: z.looseObject({ upMs: measure, loadMs: measure, teardownMs: measure, gatesMs: measure, totalMs: measure }).optional(),
   /** A disaggregated variant's KV lane, from the NIXL probe of its preflight; absent without NIXL or in results stored before. */
   transport: z.looseObject({
     status: z.string(), lane: z.string().nullable(), tcp: z.boolean(), msPerMb: z.number().nullable(), ucxVersion: z.string().nullable(), summary: z.string(),
@@ -102,6 +114,8 @@ export const benchMachineSchema = z.looseObject({
   pythonVersion: z.string().nullable().optional(),
   /** The engine the variants ran ('mixed': recipes of both); absent in results stored before it was kept. */
   engine: z.enum(['vllm', 'mocker', 'mixed']).optional(),
+  /** Where bench found AIPerf (PATH, setup's environment, `python -m aiperf`). */
+  aiperfFound: z.string().nullable().optional(),
 });
 
 export const benchResultSchema = z.looseObject({
@@ -119,6 +133,12 @@ export const benchResultSchema = z.looseObject({
   /** How each load run starts from a cold prefix cache ('fresh-prefixes': its own prompts); absent: results stored before, where later runs met a warm cache. */
   isolation: z.enum(['fresh-prefixes']).optional(),
   machine: benchMachineSchema,
+  /** The synthetic load's shape (prompt and answer tokens, the shared-prefix pool); absent in results stored before it was kept. */
+  load: z.looseObject({
+    inputTokens: positive,
+    outputTokens: positive,
+    prefixes: z.looseObject({ count: positive, tokens: positive }).nullable(),
+  }).optional(),
   variants: z.array(benchVariantSchema),
 });
 

@@ -14,7 +14,7 @@ import { samplesFromRecords, type RequestSamples } from '../host/python/aiperf-r
 import { findExport, readRecords, runAiperf, type AiperfProgram, type AiperfRun } from '../host/python/aiperf.js';
 import { plannedWorkerNames, readRunFacts } from './bench-facts.js';
 import { benchDir, writeBenchResult } from './bench-store.js';
-import type { BenchResult } from '../bench/result.js';
+import type { BenchResult, BenchVariant as BenchVariantDoc, VariantStatus } from '../bench/result.js';
 import { DEFAULT_FRONTEND_PORT } from '../defaults.js';
 
 // One bench, variant after variant (issue 23): for each, doctor's preflight and the start as
@@ -23,67 +23,9 @@ import { DEFAULT_FRONTEND_PORT } from '../defaults.js';
 // then teardown, and the next. The document is written after every step that changes it, so an
 // interrupt (or a crash) keeps what was measured.
 
-export type VariantStatus = 'measured' | 'invalid' | 'failed' | 'missing';
-
-export interface BenchRunEntry {
-  concurrency: number;
-  repeat: number;
-  /** AIPerf's --random-seed of this load run: the bench's seed + k for its k-th load run. */
-  seed: number;
-  export: string;
-  metrics: RunMetrics;
-  /** Per completed request (profile_export.jsonl); absent when AIPerf wrote no records. */
-  samples?: RequestSamples;
-}
-
-export interface BenchVariantDoc {
-  name: string;
-  recipe: string;
-  sets: Record<string, string>;
-  model: string;
-  tokenizer: string;
-  plan: Plan | Record<string, never>;
-  doctor: { id: string; status: string; summary: string }[];
-  status: VariantStatus;
-  reason: string | null;
-  /** A control the preset expects to be invalid by this gate (bench/presets.ts); null for the others. */
-  control: { gate: string; why: string } | null;
-  gates: GateResult[];
-  runs: BenchRunEntry[];
-  /** The run id under runs/ (its logs), null when nothing was started. */
-  runId: string | null;
-  /**
-   * Where the variant's time went, ms: up (preflight + start to ready), the AIPerf runs, teardown,
-   * and `total` from the start of up to the end of teardown. What is left (`total` minus the
-   * others) is bench's own: the gates' facts, writing the result (bench/README.md measures it).
-   */
-  timings?: { upMs: number; loadMs: number; teardownMs: number; gatesMs: number; totalMs: number };
-  /** A disaggregated variant's KV lane, from its preflight's NIXL probe (bench/kv-transport.ts); absent without NIXL. */
-  transport?: KvTransport | null;
-}
-
-export interface BenchDoc {
-  schemaVersion: 1;
-  id: string;
-  startedAt: string;
-  endedAt: string | null;
-  argv: string[];
-  preset: string | null;
-  seed: number;
-  requests: number;
-  concurrency: number[];
-  repeats: number;
-  interrupted: boolean;
-  /**
-   * How each load run starts from the same state: 'fresh-prefixes' (AIPerf --random-seed seed + k
-   * for the k-th load run of a variant: new prompts and prefixes, so the prefix cache holds none of
-   * them; every variant gets the same k-th prompts).
-   */
-  isolation: 'fresh-prefixes';
-  machine: Record<string, unknown>;
-  load: LoadShape;
-  variants: BenchVariantDoc[];
-}
+// The document is bench/result.ts's one type (its zod schema): built here, validated by the writer;
+// a new bench always records its load's shape (results stored before may lack it).
+export type BenchDoc = BenchResult & { load: LoadShape };
 
 /** What starting a variant told: up's events (plan, preflight, ready or failed) and its exit code. */
 export interface Started {
@@ -132,7 +74,7 @@ const dirOf = (b: BenchPlan, d: BenchDeps) => benchDir(d.stateDir, b.doc.id);
  * Stores the document through the one writer of results (bench-store: validated, whole or not at
  * all), so `bench show` reads exactly what `bench` wrote.
  */
-const store = (d: BenchDeps, doc: BenchDoc) => writeBenchResult(d.stateDir, doc as unknown as BenchResult);
+const store = (d: BenchDeps, doc: BenchDoc) => writeBenchResult(d.stateDir, doc);
 
 const empty = (v: PreparedVariant, status: VariantStatus, reason: string | null): BenchVariantDoc => ({
   name: v.name, recipe: v.recipe, sets: v.sets, model: v.recipeObj.model, tokenizer: v.tokenizer,

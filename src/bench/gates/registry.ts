@@ -9,13 +9,14 @@ import sameModel from './same-model.js';
 // A process that died during the load first: it explains the frontend's missing worker that follows from it.
 export const GATES: Gate[] = [sameModel, processesAlive, workersReady, kvEvents, noLockWait];
 
-export interface GateResult {
+// A type, not an interface: it is stored in bench's result, whose loose zod objects take any key.
+export type GateResult = {
   id: string;
   title: string;
   status: GateStatus;
   summary: string;
   evidence: Record<string, unknown>;
-}
+};
 
 /** Every gate's verdict on the facts (a judge that throws is `unknown` with the reason, never a pass). */
 export function judgeGates(f: GateFacts, gates: Gate[] = GATES): GateResult[] {

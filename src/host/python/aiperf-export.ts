@@ -9,7 +9,8 @@
 
 export const EXPORT_FILE = 'profile_export_aiperf.json';
 
-export interface RunMetrics {
+// A type, not an interface: it is stored in bench's result, whose loose zod objects take any key.
+export type RunMetrics = {
   ttftP50Ms: number;
   ttftP90Ms: number;
   /** The mean beside the percentiles: on a two-valued TTFT (cache hits and misses) it moves with the share of each, where a percentile jumps. */
@@ -23,13 +24,14 @@ export interface RunMetrics {
   errors: number;
   /** AIPerf's error texts grouped, as its error_summary counts them (empty: none failed). */
   errorTexts: ErrorText[];
-}
+};
 
-export interface ErrorText {
+// A type, not an interface: it is stored in bench's result, whose loose zod objects take any key.
+export type ErrorText = {
   /** `Type: message` (or `HTTP code: message`) as AIPerf recorded it. */
   text: string;
   count: number;
-}
+};
 
 /** A failed request's text from AIPerf's ErrorDetails {code, type, message} (aiperf/common/models/error_models.py). */
 export function errorText(details: unknown): string {

@@ -12,12 +12,13 @@
 export const RECORDS_FILE = 'profile_export.jsonl';
 
 /** The completed requests of one load run, in the order AIPerf wrote them. */
-export interface RequestSamples {
+// A type, not an interface: it is stored in bench's result, whose loose zod objects take any key.
+export type RequestSamples = {
   ttftMs: number[];
   /** Cached prompt tokens per request; null when any request lacks them (unknown, never 0). */
   cachedTokens: number[] | null;
   promptTokens: number[] | null;
-}
+};
 
 const value = (metrics: Record<string, unknown>, key: string): number | null => {
   const m = metrics[key];
