@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { UserError } from '../errors.js';
 import type { Recipe, WorkerSpec } from '../recipe/schema.js';
 import { releaseFor } from './dynamo-releases.js';
+import { refuseRemovedRouterSettings } from './router-flags.js';
 import { flagValue } from './argv.js';
 import { autoShare, expandWorkers, fractionTotals } from './workers.js';
 import { modelInPath, modelReadyUrl } from './model-ready.js';
@@ -96,6 +97,7 @@ function planOf(input: PlanInput): Plan {
   const python = input.python ?? recipe.python;
   const release = releaseFor(input.dynamoVersion);
   const rel = release.facts;
+  refuseRemovedRouterSettings(recipe, rel, release.plannedFor);
   const workers = resolveFractions(recipe);
   const disaggregated = workers.some((w) => w.spec.role !== 'agg');
   if (disaggregated && workers.some((w) => w.spec.role === 'agg')) {

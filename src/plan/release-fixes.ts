@@ -1,5 +1,5 @@
 import { chooseRelease } from './choose-release.js';
-import { archRange, buildOf, buildRunsOn, type ReleaseBuild } from './dynamo-releases.js';
+import { archRange, buildOf, buildRunsOn, sourceBuildOf, type ReleaseBuild } from './dynamo-releases.js';
 
 // Fix lines that name a build to install, taken from the release table (pure): a fix may name only
 // a wheel that exists for a release, so it names `ai-dynamo[vllm]==X` (whose pins bring vLLM and a
@@ -48,9 +48,12 @@ const choose = (m: MachineView) => chooseRelease(
   { engine: 'vllm' },
 );
 
-/** The table's build of the installed release when the installed torch is that build's; null otherwise. */
+/**
+ * The table's build of the installed release when the installed torch is that build's; null
+ * otherwise. A release known from source only (1.7) has its build facts too: someone installed it elsewhere.
+ */
 export function installedBuild(installed: string | null, torchVersion: string | null): ReleaseBuild | null {
-  const b = buildOf(installed);
+  const b = buildOf(installed) ?? sourceBuildOf(installed);
   if (!b || !torchVersion) return null;
   return torchVersion === b.torch || torchVersion.startsWith(`${b.torch}+`) ? b : null;
 }

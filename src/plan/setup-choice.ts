@@ -1,6 +1,6 @@
 import { compareVersions } from './cuda-rules.js';
 import { chooseRelease } from './choose-release.js';
-import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport, type ReleaseBuild } from './dynamo-releases.js';
+import { FROM_SOURCE, SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, sourceBuildOf, versionSupport, type ReleaseBuild } from './dynamo-releases.js';
 import type { SetupEngine } from './setup-install.js';
 import { CPU_BUILDS } from './setup-cpu.js';
 
@@ -33,7 +33,7 @@ export type SetupChoice =
   };
 
 /** Known releases, for messages: the first release of each table entry from SUPPORTED_MIN on. */
-const known = () => `releases from ${SUPPORTED_MIN} up to (not including) ${SUPPORTED_BELOW}; ${VERIFIED} is the one our tests run`;
+const known = () => `releases from ${SUPPORTED_MIN} up to (not including) ${SUPPORTED_BELOW}, from ${FROM_SOURCE} on known from source only; ${VERIFIED} is the one our tests run`;
 
 /**
  * The GPU the build must run on: the oldest of them (the lowest compute capability), since a
@@ -47,6 +47,17 @@ export function oldestCapability(caps: readonly string[]): string | null {
 export function chooseSetup(gpu: MachineGpu | null, req: SetupRequest, python: string | null = null): SetupChoice {
   if (req.release !== undefined) {
     const support = versionSupport(req.release);
+    if (support === 'from-source') {
+      // Known from upstream source and release notes only (dynamo-releases.ts FROM_SOURCE): the
+      // package index dynamo-dev was built against has no wheel of it, and nothing here ran it.
+      const b = sourceBuildOf(req.release);
+      return {
+        ok: false,
+        reasons: [`--release ${req.release} is known from source, not run here: no ai-dynamo ${req.release} wheel was on the package index dynamo-dev was built against, so setup does not install it${b ? ` (its vllm extra pins vLLM ${b.vllm}, torch ${b.torch}, CUDA ${b.cuda}, Python >= ${b.python.min})` : ''}`],
+        wouldFit: [`--release ${VERIFIED}`, `install ai-dynamo ${req.release} yourself where an index has it and pass its interpreter with --python: up plans for its flags and doctor warns that it is not run here`],
+        flag: '--release',
+      };
+    }
     if (support === 'too-old' || support === 'newer') {
       return {
         ok: false,

@@ -1,5 +1,6 @@
 import chalk from 'chalk';
 import type { Plan } from '../plan/types.js';
+import { versionSupport } from '../plan/dynamo-releases.js';
 import { keepWhole, visibleLength, wrapFix, wrapWords } from './fit.js';
 
 // `up --dry-run` for humans: what would run, with which flags, env, ports and memory.
@@ -70,6 +71,8 @@ export function formatPlanText(plan: Plan, columns = Infinity): string {
   const dyn = !plan.dynamo ? null
     : plan.dynamo.assumed
       ? `Dynamo ${plan.dynamo.version ? `${plan.dynamo.version} (unreadable version)` : 'version unknown'}: planned for ${plan.dynamo.plannedFor}`
+      : versionSupport(plan.dynamo.version ?? '') === 'from-source'
+      ? `Dynamo ${plan.dynamo.version} (from source, not run here: flags read from its source and release notes)`
       : `Dynamo ${plan.dynamo.version}`;
   out.push(...wrapWords(`${chalk.bold(`plan: ${plan.recipe}`)}  ${plan.model}  ${gpu}${dyn ? `  ${dyn}` : ''}`, columns, '  '));
   const kvGiB = plan.processes.map((p) => p.kvCacheGiB).filter((k): k is number => k !== undefined);

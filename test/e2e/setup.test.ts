@@ -190,7 +190,7 @@ describe('setup on a machine without a GPU', () => {
     expect(old.code).toBe(2);
     expect(ndjson(old.stdout).at(-1)).toMatchObject({ event: 'result', ok: false, code: 2, reasons: ['--release 0.4.0 is older than the plans support'], wouldFit: ['--release 1.6.1', expect.stringContaining('releases from 0.9.0')] });
     const oldText = await runCli(['setup', '--release', '0.4.0'], setupEnv(h));
-    expect(oldText.stderr).toBe('dynamo-dev: --release 0.4.0 is older than the plans support; what would: --release 1.6.1; releases from 0.9.0 up to (not including) 1.7.0; 1.6.1 is the one our tests run');
+    expect(oldText.stderr).toBe('dynamo-dev: --release 0.4.0 is older than the plans support; what would: --release 1.6.1; releases from 0.9.0 up to (not including) 1.8.0, from 1.7.0 on known from source only; 1.6.1 is the one our tests run');
     expect(existsSync(join(h.dir, 'cache'))).toBe(false);
   });
 });

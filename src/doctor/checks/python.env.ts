@@ -2,7 +2,7 @@ import { delimiter, dirname, resolve } from 'node:path';
 import type { PythonModule } from '../../host/types.js';
 import { listWords } from '../../list-words.js';
 import { brokenInstall } from './python-install.js';
-import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport } from '../../plan/dynamo-releases.js';
+import { NEWEST_KNOWN, SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED, versionSupport } from '../../plan/dynamo-releases.js';
 import { type Check, type CheckResult, PYTHON_PROBE_TIMEOUT_MS, fail, pass, warn } from '../types.js';
 
 // python.env: the interpreter `up` would start can import what the recipe's processes import.
@@ -105,9 +105,14 @@ const check: Check = {
         evidence,
       );
     }
-    if (support === 'newer' || support === 'supported') {
+    if (support === 'newer' || support === 'supported' || support === 'from-source') {
+      // from-source: the table's facts for it were read from upstream source and release notes
+      // (plan/dynamo-releases.ts FROM_SOURCE): no wheel of it on the index dynamo-dev was built
+      // against, so no test here ever started it.
       const what = support === 'newer'
-        ? `Dynamo ${dynamoVersion} is newer than any release dynamo-dev knows: plans follow ${VERIFIED}'s flags`
+        ? `Dynamo ${dynamoVersion} is newer than any release dynamo-dev knows: plans follow ${NEWEST_KNOWN}'s flags${versionSupport(NEWEST_KNOWN) === 'from-source' ? ` (${NEWEST_KNOWN} itself known from source only)` : ''}`
+        : support === 'from-source'
+        ? `Dynamo ${dynamoVersion}: from source, not run here (dynamo-dev read its flags from Dynamo's source and release notes; its log lines and endpoints are assumed as in ${VERIFIED})`
         : `Dynamo ${dynamoVersion} is outside the range dynamo-dev has verified (${VERIFIED}): plans follow its release notes, untested here`;
       return warn(`${summary}; ${what}`, `${shadow}to run the verified release: \`${interp} -m pip install ${engine === 'mocker' ? '' : '"'}ai-dynamo${engine === 'mocker' ? '' : '[vllm]'}==${VERIFIED}${engine === 'mocker' ? '' : '"'}\`; docs/dynamo-versions.md lists what changed between releases`, [...details, range], evidence);
     }

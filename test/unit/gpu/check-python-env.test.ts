@@ -68,9 +68,13 @@ describe('python.env', () => {
     expect(older.status).toBe('warn');
     expect(older.summary).toContain('Dynamo 1.4.2 is outside the range dynamo-dev has verified (1.6.1)');
     expect(older.fix).toContain('"ai-dynamo[vllm]==1.6.1"');
-    const newer = await check.run(fakeFacts({ python: env([], '1.7.0') }));
+    const source = await check.run(fakeFacts({ python: env([], '1.7.0') }));
+    expect(source.status).toBe('warn');
+    expect(source.summary).toContain('Dynamo 1.7.0: from source, not run here');
+    expect(source.evidence).toMatchObject({ dynamo: { version: '1.7.0', support: 'from-source', supported: '>=0.9.0 <1.8.0' } });
+    const newer = await check.run(fakeFacts({ python: env([], '1.8.0') }));
     expect(newer.status).toBe('warn');
-    expect(newer.summary).toContain('Dynamo 1.7.0 is newer than any release dynamo-dev knows');
+    expect(newer.summary).toContain('Dynamo 1.8.0 is newer than any release dynamo-dev knows: plans follow 1.7.0\'s flags (1.7.0 itself known from source only)');
     const ancient = await check.run(fakeFacts({ python: env([], '0.8.1') }));
     expect(ancient.status).toBe('fail');
     expect(ancient.summary).toContain('older than 0.9.0');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import check from '../../../src/doctor/checks/python.env.js';
-import { SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED } from '../../../src/plan/dynamo-releases.js';
+import { FROM_SOURCE, NEWEST_KNOWN, SUPPORTED_BELOW, SUPPORTED_MIN, VERIFIED } from '../../../src/plan/dynamo-releases.js';
 import type { PythonFacts } from '../../../src/host/types.js';
 import { buildPlan } from '../../../src/plan/build.js';
 import { fakeFacts, recipeFrom } from '../../helpers/facts.js';
@@ -168,12 +168,27 @@ describe('python.env: the Dynamo release', () => {
     expect(r.details.at(-1)).toBe(RANGE);
   });
 
-  it('exactly the first unknown release is newer: a warning that plans follow the verified one', async () => {
+  it('exactly the first unknown release is newer: a warning that plans follow the newest release the table knows', async () => {
     const { recipe, plan } = mockerSetup();
     const py: PythonFacts = { ...vllmEnv(), modules: { dynamo: ok(SUPPORTED_BELOW), 'dynamo.frontend': ok(SUPPORTED_BELOW), 'dynamo.mocker': ok(SUPPORTED_BELOW) } };
     const r = await check.run(fakeFacts({ python: py }, { recipe, plan }));
     expect(r.status).toBe('warn');
-    expect(r.summary).toBe(`Python 3.12.3, dynamo ${SUPPORTED_BELOW}; Dynamo ${SUPPORTED_BELOW} is newer than any release dynamo-dev knows: plans follow ${VERIFIED}'s flags`);
+    expect(r.summary).toBe(`Python 3.12.3, dynamo ${SUPPORTED_BELOW}; Dynamo ${SUPPORTED_BELOW} is newer than any release dynamo-dev knows: plans follow ${NEWEST_KNOWN}'s flags (${NEWEST_KNOWN} itself known from source only)`);
     expect(r.fix).toBe(`to run the verified release: \`${PY} -m pip install ai-dynamo==${VERIFIED}\`; docs/dynamo-versions.md lists what changed between releases`);
+  });
+
+  it('a release known from source only (1.7.x): a warning that says so, the verified release as the fix; its dev builds are still 1.6', async () => {
+    const { recipe, plan } = mockerSetup();
+    for (const v of [FROM_SOURCE, '1.7.1']) {
+      const py: PythonFacts = { ...vllmEnv(), modules: { dynamo: ok(v), 'dynamo.frontend': ok(v), 'dynamo.mocker': ok(v) } };
+      const r = await check.run(fakeFacts({ python: py }, { recipe, plan }));
+      expect(r.status).toBe('warn');
+      expect(r.summary).toBe(`Python 3.12.3, dynamo ${v}; Dynamo ${v}: from source, not run here (dynamo-dev read its flags from Dynamo's source and release notes; its log lines and endpoints are assumed as in ${VERIFIED})`);
+      expect(r.fix).toBe(`to run the verified release: \`${PY} -m pip install ai-dynamo==${VERIFIED}\`; docs/dynamo-versions.md lists what changed between releases`);
+      expect(r.evidence).toMatchObject({ dynamo: { version: v, support: 'from-source' } });
+    }
+    const dev = '1.7.0.dev20261026';
+    const r = await check.run(fakeFacts({ python: { ...vllmEnv(), modules: { dynamo: ok(dev), 'dynamo.frontend': ok(dev), 'dynamo.mocker': ok(dev) } } }, { recipe, plan }));
+    expect(r.summary).toContain(`Dynamo ${dev} is outside the range dynamo-dev has verified`);
   });
 });

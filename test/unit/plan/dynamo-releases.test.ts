@@ -35,7 +35,11 @@ describe('Dynamo versions', () => {
     expect(versionSupport('1.6.0')).toBe('supported');
     expect(versionSupport('0.9.0')).toBe('supported');
     expect(versionSupport('0.8.1')).toBe('too-old');
-    expect(versionSupport('1.7.0')).toBe('newer');
+    // 1.7: known from source and release notes only (no wheel on this index, not run here).
+    expect(versionSupport('1.7.0')).toBe('from-source');
+    expect(versionSupport('1.7.1')).toBe('from-source');
     expect(versionSupport('1.7.0.dev20261026')).toBe('supported');
+    expect(versionSupport('1.8.0')).toBe('newer');
+    expect(versionSupport('1.8.0.dev1')).toBe('from-source');
   });
 });
