@@ -1,4 +1,5 @@
 import type { RunView } from '../run/run-view.js';
+import type { Reservation } from '../run/port-reservations.js';
 import { basesOf, choosePortBases, formatPorts, portsByKind, withBases, SETTING, type PortBases, type PortKind } from '../plan/port-choice.js';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
@@ -24,9 +25,12 @@ export type PortsBeside =
   }
   | { ok: false; message: string; fix: string };
 
-/** Pure: every port the live runs' plans hold, with the run and process holding it. */
-export function livePorts(lives: readonly RunView[]): Map<number, LiveHolder> {
+/** Pure: every port the live runs' plans hold (and the starting runs' reserved), with the run and process holding it. */
+export function livePorts(lives: readonly RunView[], reserved: readonly Reservation[] = []): Map<number, LiveHolder> {
   const held = new Map<number, LiveHolder>();
+  for (const r of reserved) {
+    for (const port of r.ports) held.set(port, { runId: r.runId, run: r.name ?? r.runId, process: 'starting', pid: r.pid });
+  }
   for (const v of lives) {
     for (const p of v.record.processes) {
       for (const port of Object.values(p.ports)) held.set(port, { runId: v.record.id, run: v.record.name ?? v.record.id, process: p.name, pid: p.pid });
@@ -39,9 +43,9 @@ export function livePorts(lives: readonly RunView[]): Map<number, LiveHolder> {
  * The first ports of each kind past those the live runs hold (every port of their plans) and those
  * something is bound to now, with the line that says which were chosen and why.
  */
-export async function portsBeside(recipe: Recipe, plan: Plan, lives: readonly RunView[], o: { free?: (port: number) => Promise<boolean> } = {}): Promise<PortsBeside> {
+export async function portsBeside(recipe: Recipe, plan: Plan, lives: readonly RunView[], o: { free?: (port: number) => Promise<boolean>; reserved?: readonly Reservation[] } = {}): Promise<PortsBeside> {
   const free = o.free ?? portFree;
-  const held = livePorts(lives);
+  const held = livePorts(lives, o.reserved);
   const bases = basesOf(recipe);
   const used = portsByKind(plan);
   const busy = new Set<number>();

@@ -36,9 +36,13 @@ export function portsByKind(plan: Plan): Record<PortKind, number[]> {
   return out;
 }
 
+/** Below this, ports need root (and belong to system services). */
+const LOWEST = 1024;
+
 /**
  * Pure: the lowest first port of each kind at or above the recipe's whose whole range avoids
- * `taken` and the other kinds' chosen ranges; null (with the kind) when a range runs past its limit.
+ * `taken` and the other kinds' chosen ranges (none up to the kind's limit: the highest below the
+ * recipe's); not ok (with the kind) when no range fits anywhere.
  */
 export function choosePortBases(bases: PortBases, used: Record<PortKind, number[]>, taken: (port: number) => boolean): { ok: true; bases: PortBases } | { ok: false; kind: PortKind } {
   const chosen = new Set<number>();
@@ -47,16 +51,14 @@ export function choosePortBases(bases: PortBases, used: Record<PortKind, number[
     const offsets = used[k].map((p) => p - bases[k]);
     if (offsets.length === 0) continue;
     const top = Math.max(...offsets);
-    let found = false;
-    for (let b = bases[k]; b + top <= LIMIT[k]; b++) {
-      const ports = offsets.map((o) => b + o);
-      if (ports.some((p) => taken(p) || chosen.has(p))) continue;
-      for (const p of ports) chosen.add(p);
-      out[k] = b;
-      found = true;
-      break;
-    }
-    if (!found) return { ok: false, kind: k };
+    const fits = (b: number) => !offsets.some((o) => taken(b + o) || chosen.has(b + o));
+    let found: number | null = null;
+    for (let b = bases[k]; found === null && b + top <= LIMIT[k]; b++) if (fits(b)) found = b;
+    // Nothing free up to the limit (system ports stop at 32767): the nearest free range below.
+    for (let b = bases[k] - 1; found === null && b >= LOWEST; b--) if (fits(b)) found = b;
+    if (found === null) return { ok: false, kind: k };
+    for (const o of offsets) chosen.add(found + o);
+    out[k] = found;
   }
   return { ok: true, bases: out };
 }

@@ -157,6 +157,7 @@ export class ProcessLifecycle {
       lockWait: (w: LockWait) => h.lockWait(w),
       // A restart is judged by its own deadline.
       modelError: (error: string) => void (this.restart ? undefined : h.modelError?.(error)),
+      ownsPort: async (port: number) => (await this.env.d.portListenedBy(port, this.livePids())) !== 'other',
       ready: () => h.ready(),
       running: () => h.running(),
       exited: () => this.exit !== null,

@@ -13,6 +13,7 @@ import type { PlannedRun } from './plan-run.js';
 import type { RestartPolicy } from './policy/restart-policy.js';
 import { preflight } from './preflight.js';
 import { markerFor } from './run-scan.js';
+import type { Reservation } from './port-reservations.js';
 import { stopThenEscalate } from './signals.js';
 import { liveRuns, refuseLiveRuns } from './which-run.js';
 import type { SupervisionOptions, SupervisorResult } from './supervisor.js';
@@ -98,14 +99,24 @@ export async function startRun(planned: PlannedRun, o: StartRunOptions): Promise
     if (o.name && (lives.some((v) => v.record.id === o.name) || existsSync(runDir(o.stateDir, o.name)))) {
       throw new UserError(`--name: ${o.name} is the id of a run in ${o.stateDir}; --run ${o.name} would mean that run: choose another name`);
     }
-    if (o.name) {
-      const moved = await portsBesideOrRefuse(recipe, plan, lives);
-      if (moved.recipe !== recipe) {
-        recipe = moved.recipe;
-        plan = planned.planAt(runDir(o.stateDir, runId), recipe);
+    // One port choice at a time in the state directory; the ports taken are noted in our lock
+    // file until the run's record names them (port-reservations.ts).
+    const { withPortsLock, reservations } = await import('./port-reservations.js');
+    await withPortsLock(o.stateDir, async () => {
+      const reserved = reservations(o.stateDir, lock.path);
+      if (o.name) {
+        // Afresh: a run may have become live while we waited for the lock.
+        const moved = await portsBesideOrRefuse(recipe, plan, await liveRuns(o.stateDir), reserved);
+        if (moved.recipe !== recipe) {
+          recipe = moved.recipe;
+          plan = planned.planAt(runDir(o.stateDir, runId), recipe);
+        }
+        emit({ event: 'ports-beside', line: moved.line });
+      } else {
+        refuseReservedPorts(plan, reserved, o.recipeRef);
       }
-      emit({ event: 'ports-beside', line: moved.line });
-    }
+      lock.reserve(planPorts(plan));
+    });
     // Created exclusively (never through a symlink someone planted at the id); a taken id gets a suffix.
     const made = createRunDir(o.stateDir, runId);
     if (made !== runId) {
@@ -209,9 +220,24 @@ async function superviseDetached(o: SupervisionOptions, emit: (e: UpEvent) => vo
   }
 }
 
-/** `up --name`: the recipe with first ports past those the live runs hold and those in use (host/ports-beside.ts, doctor's choice too). */
-async function portsBesideOrRefuse(recipe: Recipe, plan: Plan, lives: readonly RunView[]): Promise<{ recipe: Recipe; line: string }> {
-  const c = await (await import('../doctor/judge.js')).portsBeside(recipe, plan, lives);
+/** `up --name`: the recipe with first ports past those the live and starting runs hold and those in use (doctor/ports-beside.ts, doctor's choice too). */
+async function portsBesideOrRefuse(recipe: Recipe, plan: Plan, lives: readonly RunView[], reserved: readonly Reservation[]): Promise<{ recipe: Recipe; line: string }> {
+  const c = await (await import('../doctor/judge.js')).portsBeside(recipe, plan, lives, { reserved });
   if (!c.ok) throw new UserError(`--name: ${c.message}; ${c.fix}`);
   return c;
+}
+
+/** Every port the plan's processes take. */
+const planPorts = (plan: Plan): number[] => plan.processes.flatMap((p) => Object.values(p.ports));
+
+/** A run without a name keeps the recipe's ports: one another run is starting on is refused. */
+function refuseReservedPorts(plan: Plan, reserved: readonly Reservation[], recipeRef: string): void {
+  const mine = new Set(planPorts(plan));
+  const r = reserved.find((x) => x.ports.some((p) => mine.has(p)));
+  if (!r) return;
+  const ports = r.ports.filter((p) => mine.has(p));
+  throw new UserError(
+    `port${ports.length > 1 ? 's' : ''} ${ports.join(', ')} of this run ${ports.length > 1 ? 'are' : 'is'} taken by run ${r.name ?? r.runId}, starting beside it (pid ${r.pid}); nothing started`,
+    `dynamo-dev up ${recipeRef} --name NAME   (a run of its own, on other ports)`,
+  );
 }

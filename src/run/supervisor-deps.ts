@@ -51,6 +51,8 @@ export interface SupervisorDeps {
   restartEvent(stateDir: string, runId: string, reqId: string, e: RestartEvent): void;
   /** Appends a line to a log (on a line of its own); the log's size after (where what comes next starts). */
   appendLog(path: string, line: string): number;
+  /** Whether a socket listening on the port belongs to these pids ('ours'), to others only, or to nobody here (host/net/ports.ts). */
+  portListenedBy(port: number, pids: readonly number[]): Promise<'ours' | 'other' | 'none'>;
 }
 
 export function realSupervisorDeps(): SupervisorDeps {
@@ -73,6 +75,7 @@ export function realSupervisorDeps(): SupervisorDeps {
     restartRequests: takeRestartRequests,
     restartEvent: appendRestartEvent,
     appendLog: appendLine,
+    portListenedBy: (port, pids) => import('../host/net/ports.js').then((m) => m.portListenedBy(port, pids)),
   };
 }
 

@@ -10,6 +10,8 @@ export interface LockOwner {
   pid: number;
   runId: string;
   createdAt?: string;
+  /** The ports the starting run takes (port-reservations.ts): others' port choice keeps off them. */
+  ports?: number[];
 }
 
 /** Pure: the owner a lock file describes; null when it says nothing usable (being written, or empty). */
@@ -17,15 +19,20 @@ export function parseLock(text: string): LockOwner | null {
   try {
     const o = JSON.parse(text) as Partial<LockOwner>;
     if (typeof o.pid !== 'number' || !Number.isInteger(o.pid) || o.pid <= 0) return null;
-    return { pid: o.pid, runId: String(o.runId ?? '?'), createdAt: o.createdAt };
+    const ports = Array.isArray(o.ports) ? o.ports.filter((p): p is number => Number.isInteger(p) && p > 0 && p <= 65535) : [];
+    return { pid: o.pid, runId: String(o.runId ?? '?'), createdAt: o.createdAt, ...(ports.length > 0 ? { ports } : {}) };
   } catch {
     return null;
   }
 }
 
 export interface UpLock {
+  /** The lock file. */
+  path: string;
   /** Records the run id in the lock file (for the message a second `up` prints). */
   describe(runId: string): void;
+  /** Records the ports the run takes: another `up`'s port choice keeps off them while this lock is held. */
+  reserve(ports: number[]): void;
   release(): Promise<void>;
 }
 
@@ -59,8 +66,11 @@ export async function acquireUpLock(stateDir: string, runId: string, name?: stri
       owner ? `dynamo-dev teardown --run ${owner.runId}   (or up --name NAME for a second run beside it)` : 'wait for it, or up --name NAME for a second run beside it',
     );
   }
+  let reserved: number[] = [];
+  let described = runId;
   const describe = (id: string) => {
-    const text = JSON.stringify({ pid: process.pid, runId: id, createdAt: new Date().toISOString() } satisfies LockOwner);
+    described = id;
+    const text = JSON.stringify({ pid: process.pid, runId: id, createdAt: new Date().toISOString(), ...(reserved.length > 0 ? { ports: reserved } : {}) } satisfies LockOwner);
     try {
       ftruncateSync(fd, 0);
       writeSync(fd, text, 0);
@@ -76,7 +86,12 @@ export async function acquireUpLock(stateDir: string, runId: string, name?: stri
   }
   let open = true;
   return {
+    path,
     describe,
+    reserve(ports) {
+      reserved = [...new Set(ports)].sort((a, b) => a - b);
+      describe(described);
+    },
     async release() {
       // Closing our descriptor releases the lock; the file stays (removing it would race a waiter).
       if (open) closeSync(fd);

@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { parseProcNetTcp } from '../../src/host/procs/parse-proc.js';
 import { join } from 'node:path';
 import { groupMembers, isSameProcess, readStat } from '../../src/run/proc.js';
 import { markerIn } from '../../src/run/run-scan.js';
@@ -79,16 +80,28 @@ export function markedPids(marker: string): number[] {
   return out.sort((a, b) => a - b);
 }
 
+/** The highest port of a block: DYN_SYSTEM_PORT is a signed 16-bit number, and above it lies the ephemeral range. */
+export const BLOCK_LIMIT = 32767;
+
 /**
  * The base of a free block of 20 ports for one `up` (http base, system base+1.., kv events base+10..,
- * NIXL base+15..), drawn at random from `blocks` blocks above `lowest`, each port checked.
+ * NIXL base+15..), drawn at random from `blocks` blocks above `lowest` (those that end at or below
+ * BLOCK_LIMIT: a system port past 32767 is refused by the plan), each port checked.
  */
 export async function portBlock(lowest: number, blocks: number): Promise<number> {
+  const fitting = fittingBlocks(lowest, blocks);
   for (let attempt = 0; attempt < 50; attempt++) {
-    const b = lowest + 20 * Math.floor(Math.random() * blocks);
+    const b = lowest + 20 * Math.floor(Math.random() * fitting);
     if ((await Promise.all([b, b + 1, b + 2, b + 3, b + 10, b + 11, b + 15, b + 16].map(bindable))).every(Boolean)) return b;
   }
   throw new Error(`no free port block above ${lowest}`);
+}
+
+/** How many of the `blocks` blocks of 20 ports from `lowest` end at or below BLOCK_LIMIT (at least one, or it throws). */
+export function fittingBlocks(lowest: number, blocks: number): number {
+  const fitting = Math.min(blocks, Math.floor((BLOCK_LIMIT - 19 - lowest) / 20) + 1);
+  if (fitting < 1) throw new Error(`portBlock: no block of 20 ports from ${lowest} ends at or below ${BLOCK_LIMIT}`);
+  return fitting;
 }
 
 /** Qwen3-0.6B as the HF cache holds it: config.json and 1,200,000,000 bytes of weights (sparse). */
@@ -105,4 +118,41 @@ export function cacheQwen3(hfCache: string): void {
   writeFileSync(join(snap, 'tokenizer.json'), '{}');
   writeFileSync(join(snap, 'model.safetensors'), '');
   truncateSync(join(snap, 'model.safetensors'), 1_200_000_000);
+}
+
+/** The pids whose open files include a socket listening on the port (/proc/net/tcp{,6} inodes -> /proc/PID/fd). */
+export function listenerPids(port: number): number[] {
+  const inodes = new Set<string>();
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(f, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const l of parseProcNetTcp(text)) if (l.port === port) inodes.add(l.inode);
+  }
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${name}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      let link = '';
+      try {
+        link = readlinkSync(`/proc/${name}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (link.startsWith('socket:[') && inodes.has(link.slice(8, -1))) {
+        out.push(Number(name));
+        break;
+      }
+    }
+  }
+  return out;
 }

@@ -96,6 +96,8 @@ export function supervisorHarness(opts: HarnessOptions = {}) {
     },
     diagnose: async () => ({ top: null }),
     descendants: () => [],
+    // The fake machine's processes hold every port they are asked on.
+    portListenedBy: async () => 'ours',
     // The real stop loop against the fake machine on the supervisor's clock; a killed fake process
     // "exits" for the supervisor.
     stop: (targets, o) => {

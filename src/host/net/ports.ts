@@ -144,3 +144,33 @@ export async function probePorts(
 export async function portFree(port: number): Promise<boolean> {
   return (await bindState(port)) === 'free';
 }
+
+/**
+ * Who listens on the port, told against the pids of one run: 'ours' when one of them holds a
+ * socket listening on it, 'other' when only processes outside them do, 'none' when nothing in
+ * this network namespace listens there (an answer from elsewhere: nothing to judge by).
+ * A run's readiness is judged on its own processes: another run's frontend on the same port
+ * answers every probe just as well (issue 29).
+ */
+export async function portListenedBy(port: number, pids: readonly number[]): Promise<'ours' | 'other' | 'none'> {
+  const inodes = new Set((await readListeners()).filter((l) => l.port === port).map((l) => l.inode));
+  if (inodes.size === 0) return 'none';
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    for (const fd of fds) {
+      let link: string;
+      try {
+        link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (link.startsWith('socket:[') && inodes.has(link.slice(8, -1))) return 'ours';
+    }
+  }
+  return 'other';
+}

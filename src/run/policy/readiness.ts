@@ -127,6 +127,11 @@ export interface ReadinessHost {
   lockWait(w: LockWait): void;
   /** The log says the model cannot be loaded, and no retry will mend it (a file that does not parse). */
   modelError?(error: string): void;
+  /**
+   * Whether the port these steps asked is listened on by this process (or its children): false when
+   * only another process holds it (another run's frontend answers as well as ours would). Absent: not judged.
+   */
+  ownsPort?(port: number): Promise<boolean>;
   /** Every step holds; the state is already `ready`. */
   ready(): void;
   /** False once the run is stopping, failed or detached: no more transitions. */
@@ -222,14 +227,23 @@ export class ProcessReadiness {
     const { steps } = this.plan;
     const h = this.host;
     try {
-      for (let i = 0; i < steps.length; i++) {
-        const s = steps[i];
-        this.waitingFor = s.waitingFor(null);
-        const onAnswer = (a: HttpProbe) => void (this.waitingFor = s.waitingFor(a));
-        await pollHttp(s.url, s.judge, { intervalMs: s.intervalMs, requestTimeoutMs: s.timeoutMs ?? 1000, signal: this.signal, body: s.body, onAnswer, ...(s.backoffToMs !== undefined ? { backoffToMs: s.backoffToMs } : {}) }, this.deps);
-        if (i === steps.length - 1) break;
+      for (let pass = 0; ; pass++) {
+        for (let i = 0; i < steps.length; i++) {
+          const s = steps[i];
+          this.waitingFor = s.waitingFor(null);
+          const onAnswer = (a: HttpProbe) => void (this.waitingFor = s.waitingFor(a));
+          await pollHttp(s.url, s.judge, { intervalMs: s.intervalMs, requestTimeoutMs: s.timeoutMs ?? 1000, signal: this.signal, body: s.body, onAnswer, ...(s.backoffToMs !== undefined ? { backoffToMs: s.backoffToMs } : {}) }, this.deps);
+          if (i === steps.length - 1) break;
+          if (!h.running() || h.exited()) return;
+          if (s.then && (pass === 0 || h.state() !== s.then)) h.setState(s.then);
+        }
         if (!h.running() || h.exited()) return;
-        if (s.then) h.setState(s.then);
+        const foreign = await this.foreignPort();
+        if (foreign === null) break;
+        // Someone else's server answered on our port: ours has not bound it (yet, or it never will,
+        // and its exit says why). Asked again from the first step.
+        this.waitingFor = `its port ${foreign} to be its own: another process listens there and answered`;
+        await waitFor(this.deps.clock, Math.max(steps[0]?.intervalMs ?? 100, 100), this.signal);
       }
     } catch {
       return; // aborted
@@ -239,4 +253,44 @@ export class ProcessReadiness {
     h.setState('ready');
     h.ready();
   }
+
+  /** The first port the steps asked that another process holds (null: all ours, or not judged). */
+  private async foreignPort(): Promise<number | null> {
+    const owns = this.host.ownsPort;
+    if (!owns) return null;
+    for (const port of localPorts(this.plan.steps)) if (!(await owns(port))) return port;
+    return null;
+  }
+}
+
+/** Pure: the ports of this machine the steps ask (127.0.0.1, localhost, ::1), each once. */
+export function localPorts(steps: readonly HttpStep[]): number[] {
+  const out = new Set<number>();
+  for (const s of steps) {
+    let u: URL;
+    try {
+      u = new URL(s.url);
+    } catch {
+      continue;
+    }
+    const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+    if (['127.0.0.1', 'localhost', '[::1]', '0.0.0.0'].includes(u.hostname) && Number.isInteger(port) && port > 0) out.add(port);
+  }
+  return [...out];
+}
+
+/** Waits ms on the poll clock; rejects when aborted. */
+function waitFor(clock: PollDeps['clock'], ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason ?? new Error('aborted'));
+    const onAbort = () => {
+      clock.clear(t);
+      reject(signal.reason ?? new Error('aborted'));
+    };
+    const t = clock.setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms, true);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

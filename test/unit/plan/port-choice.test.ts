@@ -19,8 +19,12 @@ describe('choosePortBases', () => {
     const u = { ...used, http: [8081] };
     expect(choosePortBases(b, u, () => false)).toEqual({ ok: true, bases: { ...b, system: 8082 } });
   });
-  it('says which kind has no room below its limit (system ports stop at 32767)', () => {
-    expect(choosePortBases({ ...bases, system: 32766 }, { ...used, system: [32766, 32767] }, (p) => p === 32767)).toEqual({ ok: false, kind: 'system' });
+  it('no room up to the limit (system ports stop at 32767): the nearest free range below the recipe\'s', () => {
+    expect(choosePortBases({ ...bases, system: 32766 }, { ...used, system: [32766, 32767] }, (p) => p === 32767)).toEqual({ ok: true, bases: { ...bases, system: 32765 } });
+    expect(choosePortBases({ ...bases, system: 32766 }, { ...used, system: [32766, 32767] }, (p) => p === 32767 || p === 32765)).toEqual({ ok: true, bases: { ...bases, system: 32763 } });
+  });
+  it('says which kind has no room anywhere from 1024 to its limit', () => {
+    expect(choosePortBases({ ...bases, system: 32766 }, { ...used, system: [32766, 32767] }, (p) => p >= 1024 && p % 2 === 1)).toEqual({ ok: false, kind: 'system' });
   });
 });
 
