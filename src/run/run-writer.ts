@@ -1,3 +1,4 @@
+import { DiskFullError } from '../errors.js';
 import type { RunRecord } from './types.js';
 
 // run.json writes for a live run: coalesced (a burst of state changes is one write) and ordered
@@ -8,12 +9,16 @@ import type { RunRecord } from './types.js';
 export class RunWriter {
   private writing: Promise<void> = Promise.resolve();
   private queued = false;
+  /** A full disk was told once (onFull): later writes that fail the same way say nothing more. */
+  private full = false;
 
   constructor(
     private readonly record: RunRecord,
     /** Writes the whole record at once (state.ts writeRunSync: atomic rename). */
     private readonly write: (rec: RunRecord) => void,
     private readonly warn: (message: string) => void,
+    /** A full disk (ENOSPC, EDQUOT), told once: the run decides (before ready, nothing may run unrecorded). */
+    private readonly onFull?: (err: DiskFullError) => void,
   ) {}
 
   /** Schedules a write of the record as it will be when the write starts. */
@@ -32,6 +37,11 @@ export class RunWriter {
     try {
       this.write(this.record);
     } catch (err) {
+      if (err instanceof DiskFullError && this.onFull) {
+        if (!this.full) this.onFull(err);
+        this.full = true;
+        return;
+      }
       this.warn(`cannot write run.json: ${(err as Error).message}`);
     }
   }

@@ -3,6 +3,7 @@ import type { FixContext } from '../diagnose/choose-fix.js';
 import { realClock, type Clock } from './clock.js';
 import { diagnoseLog, type Diagnosis } from './diagnosis.js';
 import { followFile, type FollowOptions, type Follower } from './follow.js';
+import { freeBytes } from '../host/files/free-space.js';
 import { getJson, postJson } from '../host/net/http.js';
 import { descendants, readCmdline, readPidNamespace, readStartTicks } from './proc.js';
 import type { HttpGetter, HttpPoster } from './readiness.js';
@@ -51,6 +52,8 @@ export interface SupervisorDeps {
   restartEvent(stateDir: string, runId: string, reqId: string, e: RestartEvent): void;
   /** Appends a line to a log (on a line of its own); the log's size after (where what comes next starts). */
   appendLog(path: string, line: string): number;
+  /** Bytes free on the filesystem holding `path` (null: it does not say). */
+  freeBytes(path: string): number | null;
   /** Whether a socket listening on the port belongs to these pids ('ours'), to others only, or to nobody here (host/net/ports.ts). */
   portListenedBy(port: number, pids: readonly number[]): Promise<'ours' | 'other' | 'none'>;
 }
@@ -75,6 +78,7 @@ export function realSupervisorDeps(): SupervisorDeps {
     restartRequests: takeRestartRequests,
     restartEvent: appendRestartEvent,
     appendLog: appendLine,
+    freeBytes,
     portListenedBy: (port, pids) => import('../host/net/ports.js').then((m) => m.portListenedBy(port, pids)),
   };
 }

@@ -73,3 +73,6 @@ export interface Failure extends FailureReport {
 export function endDiagnosis(d: Diagnosis | null): EndDiagnosis | null {
   return d ? { code: d.code, title: d.title, text: d.text, file: d.file, line: d.line } : null;
 }
+
+/** Less room than this where the run's record lives: a start would fail to name its pids (1 MiB; logs need room too). */
+export const MIN_FREE_BYTES = 1024 * 1024;

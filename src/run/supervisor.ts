@@ -8,7 +8,7 @@ import type { UpEvent } from './events.js';
 import type { StopHandle, StopSnapshot } from './stop.js';
 import type { TimerHandle } from './clock.js';
 import { RunWriter } from './run-writer.js';
-import { runDir } from './paths.js';
+import { runDir, runJsonPath } from './paths.js';
 import { realSupervisorDeps, type SupervisorDeps } from './supervisor-deps.js';
 import { startable } from './policy/start-order.js';
 import { modelErrorFailure } from './policy/failure.js';
@@ -21,7 +21,7 @@ import { restartProcess, restartReady, takeRestartRequests, type RestartWhy } fr
 import { stopAll, stopForUser, TEARDOWN_ENDED } from './run-stop.js';
 import { blame, onDeadline, onProcessExit } from './run-deaths.js';
 import type { RunCore } from './run-core.js';
-import { type Failure, type RestartDone, type SupervisorOptions, type SupervisorResult } from './supervisor-types.js';
+import { MIN_FREE_BYTES, type Failure, type RestartDone, type SupervisorOptions, type SupervisorResult } from './supervisor-types.js';
 
 export { TEARDOWN_ENDED };
 export type { RestartDone, SupervisionOptions, SupervisorOptions, SupervisorResult } from './supervisor-types.js';
@@ -80,7 +80,7 @@ export class Supervisor extends EventEmitter implements RunCore {
       return p;
     });
     this.record = supervisedRecord(o, this.d.self, this.procs.map((p) => p.rec));
-    this.writer = new RunWriter(this.record, (rec) => this.d.writeRun(o.stateDir, rec), (w) => this.warn(w));
+    this.writer = new RunWriter(this.record, (rec) => this.d.writeRun(o.stateDir, rec), (w) => this.warn(w), (err) => this.diskFull(err));
     this.locks = new LockWaits(this, o.lockSilentMs ?? 2000);
   }
 
@@ -99,6 +99,12 @@ export class Supervisor extends EventEmitter implements RunCore {
 
   warn(text: string): void {
     this.emit('warning', text);
+  }
+
+  /** A full disk, said once: coming up, the pid just started is on no record, so the start fails. */
+  private diskFull(err: DiskFullError): void {
+    if (this.everReady || this.finishing) return this.warn(`cannot write run.json: ${err.message}`);
+    void this.fail({ reason: `${err.message}; stopping what was started`, process: null, diagnosis: null });
   }
 
   stopProgress(snap: StopSnapshot): void {
@@ -123,9 +129,12 @@ export class Supervisor extends EventEmitter implements RunCore {
     // The per-run discovery directory (DYN_FILE_KV) exists before anyone registers in it.
     const dirs = new Set(this.o.plan.processes.map((p) => p.env.DYN_FILE_KV).filter((d): d is string => Boolean(d)));
     for (const d of dirs) this.d.mkdirs(d);
-    // Before any spawn, and a failure here is up's failure: nothing may run unrecorded.
+    // Before any spawn, and a failure here is up's failure: nothing may run unrecorded (nor on a
+    // disk too full for the record to name the pids it starts: MIN_FREE_BYTES).
     this.record.updatedAt = new Date().toISOString();
     try {
+      const free = this.d.freeBytes(runDir(this.o.stateDir, this.o.runId));
+      if (free !== null && free < MIN_FREE_BYTES) throw new DiskFullError(runJsonPath(this.o.stateDir, this.o.runId), 'ENOSPC');
       this.d.writeRun(this.o.stateDir, this.record);
     } catch (err) {
       if (!(err instanceof DiskFullError)) throw err;

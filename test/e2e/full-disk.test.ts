@@ -51,4 +51,38 @@ describe('up on a full disk', () => {
       expect(markedPids(join(realpathSync(s.stateDir), 'runs', id))).toEqual([]);
     }
   });
+
+  it('runs/ with room for one small file (run.json written once, then ENOSPC, as on a nearly full tmpfs): nothing starts, one line', async () => {
+    const s = await fullUnder('runs');
+    s.env.FULL_DISK_AFTER_WRITES = '1';
+    for (const detach of [[], ['--detach']]) {
+      const r = await runCli(['up', 'mocker', '--no-preflight', ...detach, ...s.sets], s.env, { timeoutMs: 30_000 });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      const id = /^run (\S+)/m.exec(r.stdout)![1];
+      expect(r.stdout).not.toMatch(/^starting /m);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        `✗ up failed: cannot write ${join(s.stateDir, 'runs', id, 'run.json')}: no space left on device (ENOSPC); free space on that filesystem (df -h ${join(s.stateDir, 'runs', id)}) or use a state directory on another one (--state-dir DIR or DYNAMO_DEV_HOME=DIR); nothing was started`,
+      ]);
+      expect(markedPids(join(realpathSync(s.stateDir), 'runs', id))).toEqual([]);
+    }
+  });
+
+  it('the disk fills once the run starts (statfs said room): the first record that cannot name a new pid stops what started; one line, no agg-0 blamed', async () => {
+    const s = await fullUnder('runs');
+    Object.assign(s.env, { FULL_DISK_AFTER_WRITES: '1', FULL_DISK_STATFS: 'room' });
+    for (const detach of [[], ['--detach']]) {
+      const r = await runCli(['up', 'mocker', '--no-preflight', ...detach, ...s.sets], s.env, { timeoutMs: 30_000 });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      const id = /^run (\S+)/m.exec(r.stdout)![1];
+      // The first spawn's record failed: nothing after it was started.
+      expect(r.stdout.match(/^starting /gm)).toHaveLength(1);
+      expect(r.stdout + r.stderr).not.toMatch(/agg-0 exited|blame|unexpected error/);
+      // Said once (was: the ENOSPC line once per write, 9 times), after the stop's own line.
+      expect(r.stderr.match(/ENOSPC/g)).toHaveLength(1);
+      expect(r.stderr.trim().split('\n').at(-1)).toBe(
+        `✗ up failed: cannot write ${join(s.stateDir, 'runs', id, 'run.json')}: no space left on device (ENOSPC); free space on that filesystem (df -h ${join(s.stateDir, 'runs', id)}) or use a state directory on another one (--state-dir DIR or DYNAMO_DEV_HOME=DIR); stopping what was started`,
+      );
+      expect(markedPids(join(realpathSync(s.stateDir), 'runs', id))).toEqual([]);
+    }
+  });
 });

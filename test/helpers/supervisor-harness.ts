@@ -98,6 +98,7 @@ export function supervisorHarness(opts: HarnessOptions = {}) {
     descendants: () => [],
     // The fake machine's processes hold every port they are asked on.
     portListenedBy: async () => 'ours',
+    freeBytes: () => null,
     // The real stop loop against the fake machine on the supervisor's clock; a killed fake process
     // "exits" for the supervisor.
     stop: (targets, o) => {
