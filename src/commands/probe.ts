@@ -12,7 +12,7 @@ import { probeDocument } from '../probe/document.js';
 import { runProbe, type ProbeSettings } from '../probe/run.js';
 import { estimatedPrefixTokens, summarize } from '../probe/stats.js';
 import { judge, verdictExitCode, type VerdictContext } from '../probe/verdict.js';
-import { findRunView } from '../run/state.js';
+import { newestRun } from '../run/which-run.js';
 import { workerNamesOfRun } from '../probe/worker-identity.js';
 import type { RunView } from '../doctor/types.js';
 import { createProgress } from '../ui/probe-progress.js';
@@ -192,10 +192,10 @@ async function targetOf(ctx: CommandContext, opts: ProbeOptions, notes: string[]
   let view: RunView | null = null;
   if (opts.run && opts.url) throw new UserError('probe: --url probes that frontend, --run a run\'s; choose one');
   if (opts.run) {
-    view = await findRunView(ctx.stateDir, opts.run); // an unknown run is the user's error (exit 2)
+    view = await newestRun(ctx.stateDir, opts.run); // an unknown run is the user's error (exit 2)
   } else {
     try {
-      view = await findRunView(ctx.stateDir);
+      view = await newestRun(ctx.stateDir);
     } catch {
       view = null; // an unreadable state directory must not stop a probe of an explicit --url
     }

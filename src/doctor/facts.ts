@@ -106,13 +106,11 @@ function once<T>(f: () => Promise<T>): () => Promise<T> {
  * state directory is theirs). --run with an unknown id is an input error.
  */
 export async function findDoctorRuns(stateDir: string, runId?: string): Promise<DoctorRuns> {
-  const [{ findRunView, liveAndRecentViews }, { uidsOf }, { ownRunView, runPids }] = await Promise.all([
-    import('../run/state.js'), import('../host/procs/proc-files.js'), import('./prepare.js'),
+  const [{ runsToJudge }, { uidsOf }, { ownRunView, runPids }] = await Promise.all([
+    import('../run/which-run.js'), import('../host/procs/proc-files.js'), import('./prepare.js'),
   ]);
-  // The live runs and the newest one: never the whole history (status --all reads that).
-  const views = await liveAndRecentViews(stateDir, 1);
-  // An unknown --run is the UserError naming the recorded runs.
-  const byId = runId ? views.find((v) => v.record.id === runId) ?? (await findRunView(stateDir, runId)) : null;
+  // Which runs: the rule said once (run/which-run.ts).
+  const { views, byId } = await runsToJudge(stateDir, runId);
   const allLive = views.filter((v) => v.live);
   const uid = typeof process.getuid === 'function' ? process.getuid() : null;
   const uids = await uidsOf([...allLive.flatMap(runPids), ...(byId?.live ? runPids(byId) : [])]);

@@ -40,6 +40,18 @@ export async function theLiveRun(stateDir: string, ref: string | undefined, o: {
 /** --run ID|NAME, else the newest live run, else the latest recorded (null: none). */
 export const newestRun = (stateDir: string, ref?: string): Promise<RunView | null> => findRunView(stateDir, ref);
 
+/**
+ * doctor's runs from one scan of the state directory: the live ones and the newest recorded
+ * (`views`, newest first; never the whole history), and the run --run names (`byId`; an unknown
+ * one is the user's error naming the recorded runs). doctor judges --run's, else the newest live,
+ * and names the other live runs.
+ */
+export async function runsToJudge(stateDir: string, ref?: string): Promise<{ views: RunView[]; byId: RunView | null }> {
+  const views = await liveAndRecentViews(stateDir, 1);
+  const byId = ref ? views.find((v) => v.record.id === ref) ?? (await findRunView(stateDir, ref)) : null;
+  return { views, byId };
+}
+
 /** The live runs of the state directory (newest first). */
 export async function liveRuns(stateDir: string): Promise<RunView[]> {
   return (await liveAndRecentViews(stateDir, 1)).filter((v) => v.live);
