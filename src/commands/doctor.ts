@@ -69,7 +69,9 @@ export default async function doctor(ctx: CommandContext, opts: DoctorOptions): 
   });
   const report = import('../ui/doctor-report.js');
   const system = ctx.json ? null : probeSystem();
-  let target = await resolveDoctorTarget({ recipeRef: opts.recipe, sets: opts.set, run: runView, stateDir: ctx.stateDir, python, noGpu });
+  let target = await resolveDoctorTarget({
+    recipeRef: opts.recipe, sets: opts.set, run: runView, stateDir: ctx.stateDir, python, noGpu, ...(resolved?.source === 'managed' ? { pythonFrom: resolved } : {}),
+  });
   let beside: BesideChoice | null = null;
   if (opts.recipe && runs.allLive.length > 0) ({ target, beside } = await besideLiveRuns(ctx, opts, opts.recipe, runs, target, python));
   const logRun = chooseLogRun({ runs, runId: opts.run, recipeName: opts.recipe ? target.recipe.name : undefined, now: Date.now() });

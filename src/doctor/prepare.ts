@@ -25,12 +25,14 @@ export async function resolveDoctorTarget(o: {
   run: RunView | null;
   stateDir: string;
   python?: string;
+  /** Where python came from when `dynamo-dev setup` made it: recorded in the plan (python.env's fix names setup, never pip into it). */
+  pythonFrom?: NonNullable<Plan['python']>;
   /** No nvidia-smi on PATH: without --recipe or a run, the mocker recipe is judged. */
   noGpu?: boolean;
 }): Promise<DoctorTarget> {
   if (o.recipeRef) {
     const recipe = await loadRecipe(o.recipeRef, o.sets);
-    return { recipe, plan: planFor(recipe, o.stateDir, o.python, o.recipeRef), source: o.recipeRef };
+    return { recipe, plan: planFor(recipe, o.stateDir, o.python, o.recipeRef, o.pythonFrom), source: o.recipeRef };
   }
   if (o.run) {
     const rec = o.run.record;
@@ -41,10 +43,10 @@ export async function resolveDoctorTarget(o: {
   // '3 failed' with fixes to install vLLM into the system Python and fetch a model from the hub.
   if (o.noGpu) {
     const recipe = await loadRecipe('mocker');
-    return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'mocker'), source: 'mocker (no GPU here: the recipe this machine can run; --recipe agg judges the GPU one)' };
+    return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'mocker', o.pythonFrom), source: 'mocker (no GPU here: the recipe this machine can run; --recipe agg judges the GPU one)' };
   }
   const recipe = await loadRecipe('agg');
-  return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'agg'), source: 'agg (default)' };
+  return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'agg', o.pythonFrom), source: 'agg (default)' };
 }
 
 /** The runs doctor knows of: the user's own live run, the one --run names, the newest recorded. */
@@ -113,8 +115,8 @@ export function chooseLogRun(o: { runs: Pick<DoctorRuns, 'live' | 'byId' | 'late
 }
 
 /** A plan that cannot fit (fractions over the limit) is an input error naming the recipe: exit 2, as for `up`. */
-export function planFor(recipe: Recipe, stateDir: string, python: string | undefined, source: string): Plan {
-  return buildPlan({ recipe, runDir: join(stateDir, 'runs', '<next>'), python, source });
+export function planFor(recipe: Recipe, stateDir: string, python: string | undefined, source: string, pythonFrom?: NonNullable<Plan['python']>): Plan {
+  return buildPlan({ recipe, runDir: join(stateDir, 'runs', '<next>'), python, source, ...(pythonFrom ? { pythonFrom } : {}) });
 }
 
 /**

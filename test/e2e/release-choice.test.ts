@@ -49,6 +49,10 @@ describe('--release picks the environment setup made for a release', () => {
     // doctor judges the same interpreter.
     const doc = JSON.parse((await runCli(['doctor', '--recipe', 'mocker', '--release', '1.4.2', '--only', 'python.env', '--json'], env)).stdout);
     expect(doc.checks[0].evidence.interpreter).toBe(py142);
+    // 1.4.2 is not the verified release: the way to it is setup's environment beside this one, never
+    // a pip install into the environment setup made for 1.4.2 (its record would then be untrue).
+    expect(doc.checks[0]).toMatchObject({ status: 'warn', fix: expect.stringContaining('to run the verified release: `dynamo-dev setup --release 1.6.1 --engine mocker`, then give `--release 1.6.1` to up, doctor and bench') });
+    expect(doc.checks[0].fix).not.toContain('pip install');
 
     // up's first line: the Dynamo version and the interpreter that run, before anything else.
     const base = await portBlock(27_800, 200);

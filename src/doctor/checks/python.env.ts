@@ -97,10 +97,17 @@ const check: Check = {
     const shadow = dynamoRoot !== undefined && onPythonPath(dynamoRoot, facts.env.PYTHONPATH)
       ? `dynamo is imported from ${dynamoRoot}, which PYTHONPATH adds: if that is not the install you mean, remove it from PYTHONPATH; or `
       : '';
+    // An environment `dynamo-dev setup` made for a release: installing another Dynamo into it would
+    // make its record untrue (and `--release X` would pick it for the wrong release): set up the
+    // verified one beside it instead.
+    const managed = facts.plan.python?.source === 'managed' ? facts.plan.python.managed : null;
+    const managedFix = managed
+      ? `\`dynamo-dev setup --release ${VERIFIED}${engine === 'mocker' ? ' --engine mocker' : cpuDevice ? ' --device cpu' : ' --engine vllm'}\`, then give \`--release ${VERIFIED}\` to up, doctor and bench (${managed.dir} is setup's environment for ${managed.release}; leave it as it is)`
+      : null;
     if (support === 'too-old') {
       return fail(
         `${summary}: Dynamo ${dynamoVersion} is older than ${SUPPORTED_MIN}, the first release that runs on one host without etcd and NATS`,
-        `${shadow}\`${interp} -m pip install --upgrade ${engine === 'mocker' ? 'ai-dynamo' : '"ai-dynamo[vllm]"'}\`; see docs/dynamo-versions.md`,
+        `${shadow}${managedFix ?? `\`${interp} -m pip install --upgrade ${engine === 'mocker' ? 'ai-dynamo' : '"ai-dynamo[vllm]"'}\``}; see docs/dynamo-versions.md`,
         [...details, range],
         evidence,
       );
@@ -114,7 +121,8 @@ const check: Check = {
         : support === 'from-source'
         ? `Dynamo ${dynamoVersion}: from source, not run here (dynamo-dev read its flags from Dynamo's source and release notes; its log lines and endpoints are assumed as in ${VERIFIED})`
         : `Dynamo ${dynamoVersion} is outside the range dynamo-dev has verified (${VERIFIED}): plans follow its release notes, untested here`;
-      return warn(`${summary}; ${what}`, `${shadow}to run the verified release: \`${interp} -m pip install ${engine === 'mocker' ? '' : '"'}ai-dynamo${engine === 'mocker' ? '' : '[vllm]'}==${VERIFIED}${engine === 'mocker' ? '' : '"'}\`; docs/dynamo-versions.md lists what changed between releases`, [...details, range], evidence);
+      const pipFix = `\`${interp} -m pip install ${engine === 'mocker' ? '' : '"'}ai-dynamo${engine === 'mocker' ? '' : '[vllm]'}==${VERIFIED}${engine === 'mocker' ? '' : '"'}\``;
+      return warn(`${summary}; ${what}`, `${shadow}to run the verified release: ${managedFix ?? pipFix}; docs/dynamo-versions.md lists what changed between releases`, [...details, range], evidence);
     }
     // Our real-Dynamo tests run the released frontend and mocker; no test here runs a vLLM worker
     // (no GPU), so for vLLM recipes only Dynamo's half is verified.
