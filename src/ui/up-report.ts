@@ -4,6 +4,7 @@ import type { UpEvent } from '../run/events.js';
 import type { Diagnosis } from '../run/diagnosis.js';
 import { fillFix } from '../diagnose/fill-fix.js';
 import type { Plan } from '../plan/types.js';
+import { versionSupport } from '../plan/dynamo-releases.js';
 import { formatGpuPicture, gpuPicture } from './gpu-bar.js';
 import { keepWhole, truncateWords, visibleLength, wholeWords, wrapFix, wrapWords } from './fit.js';
 import { logMessage } from './log-message.js';
@@ -36,7 +37,9 @@ const ms = (x: number) => (x < 1000 ? `${Math.round(x)} ms` : `${(x / 1000).toFi
  * after `setup --release 1.4.2` a user must see at once whether 1.4.2 is the one that runs).
  */
 export function formatHeader(recipe: string, model: string, dynamo: { version: string | null; python: string }): string {
-  const runs = dynamo.version ? `Dynamo ${dynamo.version} · ${dynamo.python}` : `no Dynamo found in ${dynamo.python}`;
+  // A release known from source only (plan/dynamo-releases.ts FROM_SOURCE) is said so at once.
+  const note = dynamo.version && versionSupport(dynamo.version) === 'from-source' ? ' (from source, not run here)' : '';
+  const runs = dynamo.version ? `Dynamo ${dynamo.version}${note} · ${dynamo.python}` : `no Dynamo found in ${dynamo.python}`;
   return `${chalk.bold(`up ${recipe}`)} ${chalk.dim(`· ${model} · ${runs}`)}\n`;
 }
 

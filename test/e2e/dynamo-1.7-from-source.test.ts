@@ -1,7 +1,8 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { FIXTURES, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
+import { records, upHarness } from '../helpers/up-run.js';
 
 // Dynamo 1.7 through the built binary: in the release table from source and release notes only
 // (no 1.7 wheel on this index, not run here). A user's 1.7 environment is faked as a virtualenv
@@ -10,6 +11,8 @@ import { FIXTURES, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
 // reads for doctor), its dynamo modules the test fakes (FAKE_DYNAMO_VERSION=1.7.0).
 
 const home = tempHomes('dd-dynamo17-');
+const up = upHarness('dd-dynamo17-up-');
+afterEach(() => up.cleanup());
 
 interface Check { id: string; status: string; summary: string; details: string[]; fix: string | null; evidence: Record<string, any> }
 
@@ -87,5 +90,16 @@ describe('Dynamo 1.7: from source, not run here', () => {
       );
       expect(existsSync(join(h.dir, 'cache'))).toBe(false);
     }
+  });
+
+  it('up on a 1.7 environment: the first line says from source, not run here; the preflight\'s python.env warns the same; the run starts (the fakes play 1.7.0)', async () => {
+    const s = await up.setup();
+    const python = fakeVenv(join(s.dir, 'venv17'), '1.7.0');
+    const u = await runCli(['up', 'mocker', '--detach', '--python', python, ...s.sets], s.env, { timeoutMs: 30_000 });
+    expect(u.code, u.stderr).toBe(0);
+    expect(u.stdout.split('\n')[0]).toBe(`up mocker · dynamo-dev/tiny · Dynamo 1.7.0 (from source, not run here) · ${python}`);
+    expect(`${u.stdout}\n${u.stderr}`).toContain('Dynamo 1.7.0: from source, not run here');
+    expect(records(s.stateDir)[0].plan.dynamo).toMatchObject({ version: '1.7.0', assumed: false });
+    expect((await runCli(['teardown'], s.env)).code).toBe(0);
   });
 });
