@@ -18,7 +18,7 @@ export interface ReadyWorker {
 
 export type UpEvent =
   | { event: 'plan'; runId: string | null; plan: Plan }
-  | { event: 'preflight'; ok: boolean; checks: Pick<CheckOutcome, 'id' | 'title' | 'status' | 'summary' | 'details' | 'fix'>[] }
+  | { event: 'preflight'; ok: boolean; checks: Pick<CheckOutcome, 'id' | 'title' | 'status' | 'summary' | 'details' | 'fix'>[]; portsOnly?: true }
   | { event: 'starting'; process: string; pid: number | null; log: string; waitedFor: string[] }
   | { event: 'log-ready'; process: string; kvTokens: number; ms: number }
   | {

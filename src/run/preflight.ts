@@ -37,15 +37,28 @@ export interface PreflightInput {
   json: boolean;
 }
 
+/**
+ * `up --no-preflight` still refuses a port of the plan that something else holds, at once and
+ * naming the holder: a taken system port does not stop a real vLLM worker (it logs `Failed to bind
+ * to address 0.0.0.0:N` and goes on without /health, test/fixtures/engine/cpu-system-port-taken.log),
+ * so the start would wait out its whole deadline minutes later, or judge a stranger's /health. Only
+ * ports.free (a bind test and /proc, well under a second); said only when it fails.
+ */
+export async function portsStillFree(i: PreflightInput, emit: (e: UpEvent) => void): Promise<boolean | 'interrupted'> {
+  return preflight(i, emit, { only: ['ports.free'], quiet: true });
+}
+
 /** The preflight's verdict; 'interrupted' when Ctrl-C, SIGTERM or SIGHUP came first (said by an `interrupted` event). */
-export async function preflight(i: PreflightInput, emit: (e: UpEvent) => void): Promise<boolean | 'interrupted'> {
+export async function preflight(
+  i: PreflightInput, emit: (e: UpEvent) => void, scope: { only?: string[]; quiet?: boolean } = {},
+): Promise<boolean | 'interrupted'> {
   const { createFacts, runChecks, selectChecks, preflightIds } = await import('../doctor/judge.js');
   const facts = createFacts({ env: i.env, recipe: i.recipe, plan: i.plan, stateDir: i.stateDir, python: i.python, timeoutMs: PROBE_TIMEOUT_MS });
-  const checks = selectChecks({ only: preflightIds(i.plan) });
+  const checks = selectChecks({ only: scope.only ?? preflightIds(i.plan) });
   const pending = new Set(checks.map((c) => c.title));
   let over = false;
   // Once interrupted, checks that still settle (their probes end with the terminal's SIGINT) say nothing: the spinner is gone.
-  const progress = () => over || emit({ event: 'preflight-progress', pending: [...pending], done: checks.length - pending.size, total: checks.length });
+  const progress = () => over || scope.quiet || emit({ event: 'preflight-progress', pending: [...pending], done: checks.length - pending.size, total: checks.length });
   progress();
   // Nothing runs yet that a stop would have to end: an interrupt ends the wait for the checks at
   // once (their probes are our children and end with us), clears the spinner and says what was cut short.
@@ -75,15 +88,19 @@ export async function preflight(i: PreflightInput, emit: (e: UpEvent) => void): 
   } finally {
     off();
   }
-  if (i.model) outcomes = [i.model, ...outcomes];
-  const ok = outcomes.every((o) => o.status !== 'fail');
+  if (i.model && !scope.quiet) outcomes = [i.model, ...outcomes];
+  const ok = outcomes.every((x) => x.status !== 'fail');
+  if (ok && scope.quiet) return true;
   emit({
     event: 'preflight', ok,
     checks: outcomes.map(({ id, title, status, summary, details, fix }) => ({ id, title, status, summary, details, fix })),
+    // --no-preflight: only the ports were asked (portsStillFree).
+    ...(scope.quiet ? { portsOnly: true as const } : {}),
   });
   if (!ok) {
-    const failed = outcomes.filter((o) => o.status === 'fail').map((o) => o.id);
-    emit({ event: 'failed', reason: `preflight: ${failed.join(', ')} failed; nothing was started`, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
+    const failed = outcomes.filter((x) => x.status === 'fail').map((x) => x.id);
+    const skipped = scope.quiet ? ' (--no-preflight skips doctor\'s checks, never the ports of the plan)' : '';
+    emit({ event: 'failed', reason: `preflight: ${failed.join(', ')} failed${skipped}; nothing was started`, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
   }
   return ok;
 }

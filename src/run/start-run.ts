@@ -11,7 +11,7 @@ import type { UpEvent } from './events.js';
 import { logPath, runDir } from './paths.js';
 import type { PlannedRun } from './plan-run.js';
 import type { RestartPolicy } from './policy/restart-policy.js';
-import { preflight } from './preflight.js';
+import { portsStillFree, preflight } from './preflight.js';
 import { markerFor } from './run-scan.js';
 import type { Reservation } from './port-reservations.js';
 import { stopThenEscalate } from './signals.js';
@@ -66,11 +66,14 @@ export interface StartDeps {
   /** Supervises the run here or in a background process (--detach) until ready, stopped or failed. */
   supervise(o: SupervisionOptions, detach: boolean, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<SupervisorResult | DetachedResult>;
   preflight: typeof preflight;
+  /** --no-preflight: the plan's ports alone, said only when one is taken. */
+  portsFree: typeof portsStillFree;
 }
 
 const realStartDeps: StartDeps = {
   supervise: (o, detach, emit, warn) => (detach ? superviseDetached(o, emit, warn) : superviseHere(o, emit, warn)),
   preflight,
+  portsFree: portsStillFree,
 };
 
 export interface StartResult {
@@ -126,12 +129,12 @@ export async function startRun(planned: PlannedRun, o: StartRunOptions): Promise
     lock.describe(runId);
     emit({ event: 'plan', runId, plan });
 
-    if (o.preflight) {
-      const ok = await deps.preflight({ env: planned.probeEnv, stateDir: o.stateDir, recipe, plan, python: o.python, model: o.model, json: o.json }, emit);
-      if (ok !== true) {
-        removeEmptyRunDir(o.stateDir, runId); // nothing was started: no empty run left behind
-        return { code: ok === 'interrupted' ? EXIT_INTERRUPTED : 1, runId, interrupted: null };
-      }
+    // --no-preflight skips doctor's checks, never the ports: a taken one is said at once, naming its holder.
+    const input = { env: planned.probeEnv, stateDir: o.stateDir, recipe, plan, python: o.python, model: o.model, json: o.json };
+    const ok = o.preflight ? await deps.preflight(input, emit) : await deps.portsFree(input, emit);
+    if (ok !== true) {
+      removeEmptyRunDir(o.stateDir, runId); // nothing was started: no empty run left behind
+      return { code: ok === 'interrupted' ? EXIT_INTERRUPTED : 1, runId, interrupted: null };
     }
 
     emit({ event: 'run', runId, logsDir: dirname(logPath(o.stateDir, runId, plan.processes[0]?.name ?? 'frontend')) });

@@ -200,7 +200,9 @@ export function formatPreflightFailures(e: Ev<'preflight'>, columns = Infinity):
   if (e.ok) out.push(`preflight: ${e.checks.length} checks, nothing stops the start`);
   else {
     // Wrapped at words and painted per line: at 80 columns the terminal would cut it mid-word.
-    const verdict = `✗ preflight failed: ${fails} check(s) would stop the start; nothing was started (skip with --no-preflight)`;
+    const verdict = e.portsOnly
+      ? '✗ a port of the plan is taken: nothing was started (--no-preflight skips doctor\'s checks, never this one)'
+      : `✗ preflight failed: ${fails} check(s) would stop the start; nothing was started (skip with --no-preflight)`;
     out.push(...wrapWords(verdict, columns, '  ').map((l) => chalk.red.bold(l)));
   }
   return `${out.join('\n')}\n`;

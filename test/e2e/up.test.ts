@@ -162,6 +162,33 @@ describe('up: failures are named, diagnosed, and leave nothing running', () => {
       server.close();
     }
   });
+  it('a taken system port under --no-preflight: up still fails at once naming the port and its holder, nothing starts', async () => {
+    const s = await setup();
+    cacheQwen3(s.hfCache);
+    // A real vLLM worker whose system port is taken logs the bind error and goes on without /health
+    // (test/fixtures/engine/cpu-system-port-taken.log): without this check up waited out its deadline.
+    const server: Server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(s.ports.system, '0.0.0.0', () => resolve());
+    });
+    try {
+      const t0 = Date.now();
+      const r = await runCli(['up', 'agg', '--no-preflight', ...s.sets], s.env, { timeoutMs: 25_000 });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      expect(r.stderr).toContain(`port ${s.ports.system} (agg-0.system) is in use by pid ${process.pid}`);
+      expect(r.stderr).toContain('ports.free failed (--no-preflight skips doctor\'s checks, never the ports of the plan); nothing was started');
+      expect(r.stderr).toContain('✗ a port of the plan is taken: nothing was started (--no-preflight skips doctor\'s checks, never this one)');
+      expect(r.stderr).not.toContain('skip with --no-preflight');
+      // Only the ports were asked: no other check is listed.
+      expect(r.stderr).not.toMatch(/Python environment|GPU driver/);
+      expect(records(s.stateDir)).toEqual([]);
+      expect(survivors(s.stateDir)).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
 });
 
 describe('up: signals', () => {

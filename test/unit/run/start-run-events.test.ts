@@ -31,6 +31,7 @@ function start(stateDir: string, p: PlannedRun, o: Partial<StartRunOptions> & { 
       return { outcome: 'detached', code: 0 };
     },
     preflight: async () => true,
+    portsFree: async () => true,
     ...o.deps,
   };
   const done = startRun(p, {
@@ -101,6 +102,11 @@ describe('startRun', () => {
     expect((await cut.done).code).toBe(130);
     const skipped = start(h.stateDir, planned(h.stateDir, 'ps'), { preflight: false, deps: { preflight: async () => { throw new Error('must not run'); } } });
     expect((await skipped.done).code).toBe(0);
+    // --no-preflight still asks whether the plan's ports are free: a taken one starts nothing (exit 1).
+    const taken = start(h.stateDir, planned(h.stateDir, 'pt'), { preflight: false, deps: { preflight: async () => { throw new Error('must not run'); }, portsFree: async () => false } });
+    expect((await taken.done).code).toBe(1);
+    expect(taken.handed).toHaveLength(0);
+    expect(existsSync(runDir(h.stateDir, 'pt'))).toBe(false);
   });
 
   it('a stop before ready exits 130 saying nothing is left; one that left survivors exits 1 saying so; a stop after ready is its own code', async () => {
