@@ -48,7 +48,8 @@ export function formatPlanSummary(plan: Plan, o: TextOptions = {}): string {
   const gpu = plan.engine === 'mocker' ? 'mocker engine, no GPU memory'
     : plan.device === 'cpu' ? `the CPU (vLLM's CPU build${plan.budget.budgetMiB !== null ? `, ~${(plan.budget.budgetMiB / 1024).toFixed(1)} GiB of RAM` : ''})`
     : plan.gpu.totalMiB !== null ? `GPU ${plan.gpu.index}` : `GPU ${plan.gpu.index} (total memory unknown: no nvidia-smi answer)`;
-  const out = [`${plan.processes.length} processes (${plan.processes.map((p) => p.name).join(', ')}) on ${gpu}`];
+  // Wrapped at words on a terminal: a line the terminal wraps itself throws off the live view's redraw (issue 32: the CPU's line is 82 columns).
+  const out = wrapWords(`${plan.processes.length} processes (${plan.processes.map((p) => p.name).join(', ')}) on ${gpu}`, o.columns ?? Infinity, '  ');
   const pic = gpuPicture(plan);
   let text = `${out.join('\n')}\n`;
   if (pic) text += formatGpuPicture(pic, { width: o.columns ?? 80, fancy: Boolean(o.fancy), indent: '  ' });

@@ -87,6 +87,25 @@ describe.each([[80, 24], [120, 40]])('up in a %ix%i terminal', (cols, rows) => {
   });
 });
 
+describe('up --device cpu in an 80x24 terminal', () => {
+  it('the plan\'s line is wrapped at words to the width (the terminal wrapping it threw the live view\'s redraw off: the header vanished, a stale table stayed)', async () => {
+    const s = await setup();
+    const env = fakeEnv(s, { python: true, vars: { FAKE_ENGINE_MAX_S: '120', NO_COLOR: undefined } });
+    const term = openTerminal([process.execPath, BIN, 'up', 'agg-router', '--device', 'cpu', '--no-preflight', '--grace', '2', '--set', 'workers.0.gpuMemoryUtilization=0.15', ...s.sets], env, { cols: 80, rows: 24 });
+    terms.push(term);
+    await term.waitFor(/supervising: Ctrl-C stops every process/);
+    const text = stripTerm(term.raw()).replace(/\r/g, '');
+    const at = text.indexOf('3 processes (frontend, agg-0, agg-1) on the CPU');
+    expect(at).toBeGreaterThan(0);
+    const [first, second] = text.slice(at).split('\n');
+    expect(visibleLength(first)).toBeLessThanOrEqual(80);
+    expect(`${first} ${second.trim()}`).toMatch(/^3 processes \(frontend, agg-0, agg-1\) on the CPU \(vLLM's CPU build, ~[\d.]+ GiB of RAM\)$/);
+    assertNoWordCut(finalText(term.raw(), '✓ ready in'), 80);
+    term.type('\x03');
+    expect(await term.exit).toBe(0);
+  });
+});
+
 describe('up in an 80x24 terminal: stops and failures', () => {
   it('Ctrl-C with a worker that ignores SIGTERM shows the countdown; a second Ctrl-C ends it in < 1 s with nothing left', async () => {
     const s = await setup();
