@@ -99,6 +99,20 @@ export function presetVariants(preset: Preset, engine: Engine, varies: Vary[] = 
   })));
 }
 
+/**
+ * `--variants a,b`: only those of the preset's variants, in the preset's order (its first is the
+ * reference the ratios compare to). With --vary, a name picks every variant crossed from it.
+ * An unknown name is an input error listing the preset's.
+ */
+export function pickVariants(specs: VariantSpec[], preset: Preset, names: string[] | undefined): VariantSpec[] {
+  if (!names || names.length === 0) return specs;
+  const known = preset.variants.map((v) => v.name);
+  const bad = names.filter((n) => !known.includes(n));
+  if (bad.length > 0) throw new UserError(`--variants: preset ${preset.name} has no variant ${bad.map((b) => JSON.stringify(b)).join(', ')}; its variants: ${known.join(', ')}`);
+  const base = (name: string) => known.find((k) => name === k || name.startsWith(`${k} `));
+  return specs.filter((s) => names.includes(base(s.name) ?? ''));
+}
+
 /** The --set arguments of a variant, as `up --set` takes them. */
 export function setArgs(v: Pick<VariantSpec, 'sets'>): string[] {
   return Object.entries(v.sets).map(([k, val]) => `${k}=${val}`);

@@ -12,6 +12,7 @@ export function declareBenchCommands(program: Command, { lazy, intArg, numArg }:
     .description('measure recipes side by side with AIPerf, each on a run that passed its validity gates')
     .argument('[recipes...]', 'built-in recipe names or YAML files (or --preset)')
     .option('--preset <name>', 'a built-in experiment: routing, agg-vs-disagg, frontend-overhead')
+    .option('--variants <names>', 'only these of the preset\'s variants, comma-separated, in the preset\'s order (e.g. kv-events,round-robin)', csv)
     .option('--vary <key=v1,v2>', 'variants of each recipe by a field (repeatable), e.g. frontend.routerMode=kv,round-robin,random', collect, [])
     .option('--concurrency <list>', 'concurrent requests, comma-separated (default 1; a preset has its own)', csv)
     .option('--requests <n>', 'requests per load run (default 32; a preset has its own)', intArg('--requests', 1, BENCH_MAX_REQUESTS))

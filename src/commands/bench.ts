@@ -5,6 +5,8 @@ import type { Engine } from '../bench/presets.js';
 
 export interface BenchOptions {
   preset?: string;
+  /** --variants a,b: only these of the preset's variants. */
+  variants?: string[];
   vary?: string[];
   concurrency?: string[];
   requests?: number;

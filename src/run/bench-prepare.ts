@@ -18,6 +18,8 @@ export interface BenchInput {
   stateDir: string;
   recipes: string[];
   preset?: string;
+  /** --variants: only these of the preset's variants (its order kept). */
+  variants?: string[];
   vary?: string[];
   concurrency?: string[];
   requests?: number;
@@ -45,7 +47,7 @@ export interface PreparedBench {
 
 export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   const recipes = i.recipes;
-  const [{ parseVary, parseConcurrency, expandVariants, presetVariants, findPreset }, presets] = await Promise.all([
+  const [{ parseVary, parseConcurrency, expandVariants, presetVariants, findPreset, pickVariants }, presets] = await Promise.all([
     import('../bench/variants.js'), import('../bench/presets.js'),
   ]);
   if (recipes.length > 0 && i.preset) throw new UserError('give recipes or --preset, not both (a preset names its own recipes)');
@@ -64,7 +66,8 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   let engine: Engine = 'vllm';
   const gpu = await import('../host/gpu/nvidia-smi.js').then((m) => m.probeGpu(i.env, 5000)).catch(() => null);
   if (preset && !(gpu?.ok && gpu.gpus.length > 0) && i.device !== 'cpu') engine = 'mocker';
-  const specs = preset ? presetVariants(preset, engine, varies) : expandVariants(recipes, varies);
+  if (i.variants?.length && !preset) throw new UserError('--variants picks variants of a --preset; with recipes, name the recipes or use --vary');
+  const specs = preset ? pickVariants(presetVariants(preset, engine, varies), preset, i.variants) : expandVariants(recipes, varies);
 
   // Every variant's recipe loads (an unknown --vary key fails here, naming it) before anything starts.
   const [{ loadRecipe }, { modelSource }] = await Promise.all([import('../host/files/recipes.js'), import('../plan/embedded-model.js')]);

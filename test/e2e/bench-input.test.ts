@@ -27,6 +27,8 @@ describe('bench: bad input is one line, exit 2, nothing started', () => {
     [['bench', 'mocker', '--requests', '1e12'], "dynamo-dev bench: option '--requests <n>' argument '1e12' is invalid. --requests must be a whole number from 1 to 1000000 (see: dynamo-dev bench --help)"],
     [['bench', 'mocker', '--repeats', '1e8'], "dynamo-dev bench: option '--repeats <n>' argument '1e8' is invalid. --repeats must be a whole number from 1 to 100 (see: dynamo-dev bench --help)"],
     [['bench', 'mocker', '--preset', 'routing'], 'dynamo-dev: give recipes or --preset, not both (a preset names its own recipes)'],
+    [['bench', '--preset', 'routing', '--variants', 'kv-events,rr'], 'dynamo-dev: --variants: preset routing has no variant "rr"; its variants: kv-events, kv-approx, round-robin, random, kv-events-off'],
+    [['bench', 'mocker', '--variants', 'kv-events'], 'dynamo-dev: --variants picks variants of a --preset; with recipes, name the recipes or use --vary'],
   ])('%j', async (args, line) => {
     const h = home();
     const r = await runCli(args, withAiperf(h));

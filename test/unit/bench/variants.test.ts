@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expandVariants, parseConcurrency, parseVary, presetVariants, findPreset, setArgs } from '../../../src/bench/variants.js';
+import { expandVariants, parseConcurrency, parseVary, presetVariants, findPreset, setArgs, pickVariants } from '../../../src/bench/variants.js';
 import { PRESETS } from '../../../src/bench/presets.js';
 
 describe('bench variants', () => {
@@ -76,5 +76,28 @@ describe('bench presets', () => {
     const v = presetVariants(PRESETS['agg-vs-disagg'], 'mocker', [parseVary('maxModelLen=2048,4096')]);
     expect(v.map((x) => x.name)).toEqual(['agg maxModelLen=2048', 'agg maxModelLen=4096', 'disagg maxModelLen=2048', 'disagg maxModelLen=4096']);
     expect(v[3].sets).toEqual({ engine: 'mocker', model: 'dynamo-dev/tiny', maxModelLen: '4096' });
+  });
+});
+
+describe('--variants: a preset narrowed', () => {
+  const routing = PRESETS.routing;
+  it('keeps the named variants in the preset\'s order (its first stays the reference), whatever order they are given in', () => {
+    const picked = pickVariants(presetVariants(routing, 'vllm'), routing, ['round-robin', 'kv-events']);
+    expect(picked.map((v) => v.name)).toEqual(['kv-events', 'round-robin']);
+    expect(picked[0].recipe).toBe('agg-router');
+    expect(picked[1].sets).toEqual({ 'frontend.routerMode': 'round-robin' });
+  });
+  it('none given: every variant; a control is kept with its gate', () => {
+    expect(pickVariants(presetVariants(routing, 'vllm'), routing, undefined)).toHaveLength(5);
+    expect(pickVariants(presetVariants(routing, 'vllm'), routing, ['kv-events-off'])[0].control?.gate).toBe('kv.events');
+  });
+  it('with --vary, a name picks every variant crossed from it (not one whose name only starts alike: kv-events vs kv-events-off)', () => {
+    const crossed = presetVariants(routing, 'vllm', [parseVary('frontend.httpPort=9000,9100')]);
+    expect(pickVariants(crossed, routing, ['kv-events']).map((v) => v.name)).toEqual(['kv-events httpPort=9000', 'kv-events httpPort=9100']);
+  });
+  it('an unknown name: one line naming it and the preset\'s variants', () => {
+    expect(() => pickVariants(presetVariants(routing, 'vllm'), routing, ['kv', 'random'])).toThrow(
+      '--variants: preset routing has no variant "kv"; its variants: kv-events, kv-approx, round-robin, random, kv-events-off',
+    );
   });
 });
