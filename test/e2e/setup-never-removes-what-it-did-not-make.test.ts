@@ -127,6 +127,8 @@ describe('setup builds beside what is not its own without touching it', () => {
     const again = await runCli(['setup', '--dir', dir], setupEnv(h), { timeoutMs: 60_000 });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('installing: again (an earlier setup did not complete)');
+    // up does not search a --dir environment: the next command it prints names its python.
+    expect(again.stdout).toContain(`  next    dynamo-dev up mocker --python ${join(dir, 'bin', 'python')}`);
   });
 });
 
