@@ -43,7 +43,8 @@ export async function restartProcess(
   if (!p) return refuse(`no process "${name}" in this run`);
   if (run.finishing) return refuse('the run is stopping');
   if (!run.everReady) return refuse('the run is still starting; a process can be restarted once the run has been ready');
-  if (p.restart) return refuse(`${name} is already being restarted`);
+  // A second ask while one is under way follows it: its outcome is this one's too.
+  if (p.restart) return joinRestart(p.restart, name, note);
   let settle!: (e: RestartDone) => void;
   const done = new Promise<RestartDone>((r) => (settle = r));
   // A command's restart of a process that had ended says how it ended, as the policy's does.
@@ -110,6 +111,19 @@ export async function restartProcess(
     });
   }
   return done;
+}
+
+/** Follows a restart under way: says so, then its `done` is this ask's answer as well. */
+function joinRestart(job: RestartJob, name: string, note: (e: RestartEvent) => void): Promise<RestartDone> {
+  note({ event: 'taken', process: name, pid: null, joined: true });
+  return new Promise<RestartDone>((resolve) => {
+    const first = job.settle;
+    job.settle = (e) => {
+      first(e);
+      note(e);
+      resolve(e);
+    };
+  });
 }
 
 /** The restarted process is ready by its own signs: a worker waits for the frontend to count it. */

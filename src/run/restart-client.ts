@@ -1,4 +1,4 @@
-import { followFile } from './follow.js';
+import { followFile, type Follower } from './follow.js';
 import { isSameProcess, readStartTicks } from './proc.js';
 import {
   RESTART_CAPABILITY, RESTART_SIGNAL, eventsPath, newRequestId, withdrawRestartRequest, writeRestartRequest, type RestartEvent,
@@ -57,15 +57,19 @@ export async function askRestart(a: RestartAsk): Promise<RestartAnswer> {
   return new Promise<RestartAnswer>((resolve) => {
     let taken = false;
     let finished = false;
+    // Declared first: the follower's first read (at once, in followFile) may already hold the answer.
+    let untaken: ReturnType<typeof setTimeout> | undefined;
+    let watchdog: ReturnType<typeof setInterval> | undefined;
+    let follower: Follower | null = null;
     const finish = (r: RestartAnswer) => {
       if (finished) return;
       finished = true;
       clearTimeout(untaken);
       clearInterval(watchdog);
-      follower.stop();
+      follower?.stop();
       resolve(r);
     };
-    const follower = followFile(eventsPath(stateDir, rec.id, id), (line) => {
+    follower = followFile(eventsPath(stateDir, rec.id, id), (line) => {
       let e: RestartEvent;
       try {
         e = JSON.parse(line) as RestartEvent;
@@ -76,14 +80,15 @@ export async function askRestart(a: RestartAsk): Promise<RestartAnswer> {
       a.onEvent(e);
       if (e.event === 'done') finish(e);
     }, { pollMs: 100 });
-    const untaken = setTimeout(() => {
+    if (finished) return void follower.stop();
+    untaken = setTimeout(() => {
       if (taken || !withdrawRestartRequest(stateDir, rec.id, id)) return;
       finish(failed(`the run's supervisor (pid ${sup.pid}) did not take the request within ${Math.round((a.takeTimeoutMs ?? 10_000) / 1000)} s`));
     }, a.takeTimeoutMs ?? 10_000);
     // A supervisor that dies mid-restart never says done: its record still names every pid (teardown finds them).
-    const watchdog = setInterval(() => {
+    watchdog = setInterval(() => {
       if (alive()) return;
-      follower.drain();
+      follower?.drain();
       finish(failed(`the run's supervisor (pid ${sup.pid}) ended during the restart; see \`dynamo-dev status\``));
     }, 1000);
   });

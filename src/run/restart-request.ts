@@ -29,7 +29,8 @@ export interface RestartRequest {
 
 /** Progress of one restart, as the supervisor appends it. */
 export type RestartEvent =
-  | { event: 'taken'; process: string; pid: number | null }
+  /** `joined`: another restart of it was under way; this ask follows that one. */
+  | { event: 'taken'; process: string; pid: number | null; joined?: true }
   | { event: 'stopped'; process: string; pid: number; signal: string | null; ms: number; note?: string }
   | { event: 'starting'; process: string; pid: number | null; log: string; marker: string }
   | { event: 'log-ready'; process: string; kvTokens: number; ms: number }

@@ -23,6 +23,7 @@ export function formatRestartStep(e: RestartEvent, columns = Infinity): string |
   const line = (text: string) => `${wrapWords(`  ${text}`, columns, '    ').join('\n')}\n`;
   switch (e.event) {
     case 'taken':
+      if (e.joined) return line(`${e.process} is already being restarted by another restart; following it`);
       return e.pid === null ? line(`${e.process} is not running; starting it again`) : null;
     case 'stopped':
       return line(e.signal ? `stopped ${e.process} (pid ${e.pid}) with ${e.signal} in ${secs(e.ms)}${e.note ? ` (${e.note})` : ''}` : `${e.process} (pid ${e.pid}): ${e.note ?? 'already gone'}`);
