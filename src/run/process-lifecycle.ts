@@ -72,6 +72,8 @@ export class ProcessLifecycle {
   lastLineMs = 0;
   /** A restart of this process in progress (process-restart.ts). */
   restart: RestartJob | null = null;
+  /** The wait before its last restart by `up --restart` (the crash-loop back-off; null: none yet). */
+  backoffMs: number | null = null;
   /** The lock-wait hint shown (who holds the lock), repeated by a deadline failure. */
   lockHintText: string | null = null;
   private hintedKvEvents = false;

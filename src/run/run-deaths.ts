@@ -1,7 +1,7 @@
 import { endedWords } from './ended.js';
 import type { Diagnosis } from './diagnosis.js';
 import { deadlineFailure, exitFailure } from './policy/failure.js';
-import { decideRestart, policyText } from './policy/restart-policy.js';
+import { backoffWords, decideRestart, nextRestartDelay, policyText } from './policy/restart-policy.js';
 import type { ProcessLifecycle } from './process-lifecycle.js';
 import { onRestartExit, restartProcess } from './process-restart.js';
 import { kvLineHiddenBy } from './readiness.js';
@@ -60,6 +60,16 @@ async function restartOnFailure(run: RunCore, p: ProcessLifecycle, info: ExitInf
   const top = await degradedBy(run, p, info, 'failed', run.watching ? [] : [...p.lines], policy);
   if (run.finishing) return;
   const how = endedWords(info, 'parens');
+  // A crash loop backs off as docker's does; the wait is said (up's hint) and recorded (status).
+  const upMs = Math.max(0, run.d.clock.now() - p.startedMs);
+  const delayMs = nextRestartDelay(p.backoffMs, upMs);
+  p.backoffMs = delayMs;
+  p.rec.restartBackoff = { delayMs, upMs, at: new Date(Date.now() + delayMs).toISOString() };
+  run.writer.persist();
+  run.emitEvent({ event: 'hint', process: p.name, code: 'restart.on-failure', text: backoffWords({ delayMs, upMs }) });
+  // Unref'd: the wait keeps no stopped supervisor alive. The record keeps the last wait (status shows it while due).
+  await new Promise<void>((r) => run.d.clock.setTimeout(r, delayMs));
+  if (run.finishing) return;
   const done = await restartProcess(run, p.name, { graceMs: run.o.graceMs, readyTimeoutMs: 0 }, () => {}, { by: 'on-failure', cause: how, diagnosis: top?.code ?? null });
   if (done.ok) {
     run.emitEvent({ event: 'hint', process: p.name, code: 'restart.on-failure', text: `ready again (restart ${p.rec.restarts ?? 1}, --restart ${policy}); run ${done.runState}` });

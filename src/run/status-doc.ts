@@ -40,6 +40,8 @@ export interface ProcessStatus {
   restartHistory?: RestartEntry[];
   /** Why `up --restart` does not start it again (the limit reached, a restart that did not come back); null otherwise. */
   restartsEnded?: { at: string; reason: string } | null;
+  /** `up --restart` waits before starting it again (a crash loop's back-off). */
+  restartBackoff?: { delayMs: number; at: string; upMs: number } | null;
 }
 
 /** A lost process with the GPU memory what is left of it holds (nvidia-smi; null: not listed or unknown). */
@@ -157,6 +159,7 @@ export function buildRunStatus(rec: RunRecord, l: RunLiveness, stateDir: string,
       restarts: p.restarts ?? 0,
       restartHistory: p.restartHistory ?? [],
       restartsEnded: p.restartsEnded ?? null,
+      restartBackoff: p.restartBackoff ?? null,
     };
   });
   const live = l.supervisor || l.processes;

@@ -62,6 +62,8 @@ export interface ProcessRecord {
   restartHistory?: RestartEntry[];
   /** Why `up --restart` will not (or did not) restart it again: the limit reached, a restart that did not come back. */
   restartsEnded?: { at: string; reason: string } | null;
+  /** `up --restart` waits this long before starting it again (a crash loop's back-off), until `at` (absent or null: no wait). */
+  restartBackoff?: { delayMs: number; at: string; upMs: number } | null;
 }
 
 /** `up --restart on-failure[:N]` (policy/restart-policy.ts parses and applies it). */

@@ -1,4 +1,5 @@
 import chalk from 'chalk';
+import { backoffWords } from '../run/policy/restart-policy.js';
 import type { RunStatusDoc } from '../run/status-doc.js';
 import type { RunStatus } from '../run/types.js';
 import { formatClock, formatDuration as compactDuration } from '../format-duration.js';
@@ -105,6 +106,7 @@ export function formatRestarts(d: RunStatusDoc, now: number, columns = Infinity)
       out.push(...wrapWords(`  ${mark} ${chalk.bold(p.name)} restarted ${h.length} time${h.length === 1 ? '' : 's'}${by}; last: ${cause} at ${formatClock(last.at)}${since ? ` (${since})` : ''}, ${outcome}`, columns, '    '));
     }
     if (p.restartsEnded && !p.alive) out.push(...wrapWords(`  ${chalk.red('!')} ${chalk.bold(p.name)} not restarted: ${p.restartsEnded.reason}`, columns, '    '));
+    if (p.restartBackoff && !p.alive && !p.restartsEnded && Date.parse(p.restartBackoff.at) >= now) out.push(...wrapWords(`  ${chalk.yellow('!')} ${chalk.bold(p.name)} ${backoffWords(p.restartBackoff)}`, columns, '    '));
   }
   return out;
 }
@@ -278,3 +280,4 @@ export function formatStatus(docs: RunStatusDoc[], o: { stateDir: string; single
   if (rest.length > 0) parts.push(`${chalk.bold('recent runs')}\n${formatRunLines(rest, o.now, o.columns)}`);
   return parts.join('\n');
 }
+

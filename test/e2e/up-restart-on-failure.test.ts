@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { records, survivors, upHarness } from '../helpers/up-run.js';
 import { waitUntil } from '../helpers/proc-trees.js';
@@ -100,5 +101,33 @@ describe('up --restart: what it does not restart, and bad values', () => {
     expect(lines[0]).toContain('valid: on-failure (restart a worker that dies after the run was ready, no limit) or on-failure:N (at most N times per worker, N a whole number 1-1000)');
     expect(records(s.stateDir)).toEqual([]);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('up --restart on-failure without a limit: a crash loop backs off', () => {
+  it('a worker that dies again soon after each restart is started again after 100 ms, 200 ms, 400 ms, ... (docker\'s back-off), recorded for status', { timeout: 90_000 }, async () => {
+    const s = await up.setup({ FAKE_DIE_AFTER_MS: '1500' });
+    // Only agg-0 reads the file (at each start): empty at first, then it dies 1.5 s after each start.
+    const scenario = join(s.dir, 'agg-0.scenario');
+    writeFileSync(scenario, '');
+    s.env[`FAKE_WORKER_SCENARIO_FILE_${s.ports.system}`] = scenario;
+    const r = await runCli(['up', 'mocker', '--detach', '--no-preflight', '--restart', 'on-failure', ...s.sets], s.env, { timeoutMs: 25_000 });
+    expect(r.code, r.stderr).toBe(0);
+    writeFileSync(scenario, 'die-after-ready');
+    process.kill(proc(records(s.stateDir)[0], 'agg-0').pid!, 'SIGKILL');
+    const looped = await waitUntil(() => {
+      const p = proc(records(s.stateDir)[0], 'agg-0');
+      return (p.restartHistory ?? []).length >= 4 ? p : null;
+    }, 'agg-0 to be restarted 4 times', 60_000);
+    // Each death came within 10 s of its start: each wait doubled (the 4th restart waited 800 ms).
+    expect(looped.restartBackoff).toMatchObject({ delayMs: 800 });
+    expect(looped.restartBackoff!.upMs).toBeLessThan(10_000);
+    expect(looped.restartHistory!.every((h) => h.by === 'on-failure')).toBe(true);
+    const doc = JSON.parse((await runCli(['status', '--json'], s.env)).stdout).runs[0];
+    expect(doc.processes.find((p: { name: string }) => p.name === 'agg-0').restartBackoff).toMatchObject({ delayMs: expect.any(Number) });
+    writeFileSync(scenario, '');
+    const down = await runCli(['teardown', '--grace', '2'], s.env, { timeoutMs: 30_000 });
+    expect(down.code, down.stdout).toBe(0);
+    expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
   });
 });

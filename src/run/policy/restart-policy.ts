@@ -71,3 +71,30 @@ export function decideRestart(p: RestartPolicy | null, d: DeathView): RestartDec
   }
   return { restart: true };
 }
+
+/**
+ * The back-off between restarts of a crash loop, as docker's (moby daemon/restartmanager
+ * restartmanager.go: backoffMultiplier 2, defaultTimeout 100 ms, maxRestartTimeout 1 min; a
+ * container that ran >= 10 s resets it): the first restart waits 100 ms, each restart of a process
+ * that ended again within RESTART_RESET_MS of its start waits twice the one before, at most
+ * RESTART_MAX_DELAY_MS.
+ */
+export const RESTART_FIRST_DELAY_MS = 100;
+export const RESTART_MAX_DELAY_MS = 60_000;
+export const RESTART_RESET_MS = 10_000;
+
+/** Pure: the wait before this restart, given the one before (null: none yet) and how long the process was up. */
+export function nextRestartDelay(previousMs: number | null, upMs: number): number {
+  if (previousMs === null || upMs >= RESTART_RESET_MS) return RESTART_FIRST_DELAY_MS;
+  return Math.min(previousMs * 2, RESTART_MAX_DELAY_MS);
+}
+
+/** How the back-off reads in a hint and in status. */
+export const BACKOFF_RULE = 'back-off doubles from 100 ms up to 1 min, reset once it stays up 10 s';
+
+/** "ended 1.2 s after its start: started again after 3.2 s (back-off ...)": a crash loop's wait, said by up and status. */
+export function backoffWords(b: { delayMs: number; upMs: number }): string {
+  return `ended ${formatSeconds(b.upMs)} after its start: started again after ${formatSeconds(b.delayMs)} (${BACKOFF_RULE})`;
+}
+
+const formatSeconds = (ms: number) => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`);

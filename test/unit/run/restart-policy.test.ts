@@ -62,3 +62,16 @@ describe('decideRestart', () => {
     expect(endedHow({ code: null, signal: null, error: 'ENOENT' })).toBe('could not be started (ENOENT)');
   });
 });
+
+describe('the crash-loop back-off (docker restartmanager: 100 ms doubling to 1 min, reset after 10 s up)', () => {
+  it('starts at 100 ms, doubles while the process keeps ending within 10 s, caps at 60 s, resets after 10 s up', async () => {
+    const { nextRestartDelay, backoffWords } = await import('../../../src/run/policy/restart-policy.js');
+    expect(nextRestartDelay(null, 500)).toBe(100);
+    expect(nextRestartDelay(100, 500)).toBe(200);
+    expect(nextRestartDelay(200, 9_999)).toBe(400);
+    expect(nextRestartDelay(400, 10_000)).toBe(100);
+    expect(nextRestartDelay(40_000, 1)).toBe(60_000);
+    expect(nextRestartDelay(60_000, 1)).toBe(60_000);
+    expect(backoffWords({ delayMs: 800, upMs: 1530 })).toBe('ended 1.5 s after its start: started again after 800 ms (back-off doubles from 100 ms up to 1 min, reset once it stays up 10 s)');
+  });
+});

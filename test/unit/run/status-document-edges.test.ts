@@ -49,7 +49,7 @@ describe('the status document', () => {
     const doc = buildRunStatus(record([p], { state: 'failed' }), liveness({ perProcess: [{ name: 'agg-0', alive: false, recycled: false, pids: [] }] }), '/st', at);
     expect(doc.processes[0]).toEqual({
       name: 'agg-0', role: 'agg', pid: 100, alive: false, ready: false, state: 'failed', kvTokens: 14816, ports: {}, uptimeMs: null,
-      startedAt: '2026-11-30T10:00:00.000Z', exitCode: 1, signal: null, log: '/x.log', pids: [], endedAt: '2026-11-30T10:03:00.000Z', noticedGoneAt: null, diagnosis, restarts: 0, restartHistory: [], restartsEnded: null,
+      startedAt: '2026-11-30T10:00:00.000Z', exitCode: 1, signal: null, log: '/x.log', pids: [], endedAt: '2026-11-30T10:03:00.000Z', noticedGoneAt: null, diagnosis, restarts: 0, restartHistory: [], restartsEnded: null, restartBackoff: null,
     });
   });
 

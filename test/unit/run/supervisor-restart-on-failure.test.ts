@@ -38,6 +38,8 @@ describe('up --restart on-failure:1, in the foreground', () => {
     expect(agg1.restartHistory).toEqual([expect.objectContaining({ by: 'on-failure', cause: 'exited with code 1', exitCode: 1, signal: null, outcome: 'ready' })]);
     expect(h.of('exited')).toEqual([expect.objectContaining({ process: 'agg-1', code: 1, afterReady: true, restart: 'on-failure:1' })]);
     expect(h.of('hint').filter((e) => e.code === 'restart.on-failure').map((e) => e.text)).toEqual([
+      // The first restart of a crash waits 100 ms (the back-off), said first.
+      'ended 300 ms after its start: started again after 100 ms (back-off doubles from 100 ms up to 1 min, reset once it stays up 10 s)',
       'ready again (restart 1, --restart on-failure:1); run ready',
     ]);
     expect(h.of('failed')).toEqual([]);
@@ -116,6 +118,7 @@ describe('up --restart on-failure, detached and watching', () => {
     expect(h.calls.filter((c) => c === 'spawn agg-1')).toHaveLength(2);
     expect(h.sup.record.processes[2].restartsEnded?.reason).toBe('its restart did not come back: agg-1 exited with code 1 while starting again');
     expect(h.of('hint').filter((e) => e.code === 'restart.on-failure').map((e) => e.text)).toEqual([
+      'ended 300 ms after its start: started again after 100 ms (back-off doubles from 100 ms up to 1 min, reset once it stays up 10 s)',
       'did not come back (agg-1 exited with code 1 while starting again); not restarted again; the run is degraded',
     ]);
     void h.sup.stop('SIGTERM');
