@@ -117,12 +117,14 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   const aiperf = await findAiperf(i.env, python(variants[0]));
   if (!aiperf) throw new UserError(`AIPerf is not installed: no \`aiperf\` on PATH, no AIPerf environment from setup, and \`${python(variants[0])} -m aiperf\` has none; bench measures with it`, aiperfFix('dynamo-dev'));
 
-  // One up at a time per state directory: a live run would make the first variant's up refuse.
+  const store = await import('./bench-store.js');
+  const id = store.newBenchId(preset?.name ?? recipes.join('+'));
+  // One bench at a time per state directory (held until this process ends), then no live run: a
+  // live run would make the first variant's up refuse.
+  await (await import('./up-lock.js')).acquireBenchLock(i.stateDir, id);
   const { liveRuns, refuseLiveRuns } = await import('./which-run.js');
   refuseLiveRuns(await liveRuns(i.stateDir), { recipeRef: recipes.join(' '), for: 'bench' });
 
-  const store = await import('./bench-store.js');
-  const id = store.newBenchId(preset?.name ?? recipes.join('+'));
   const { probeDynamoVersion, probeVllmVersion, probePythonVersion } = await import('../host/python/python.js');
   // The engine the variants ran: a preset's (by the machine), else the recipes' own (a mocker
   // recipe is not a vLLM run); recipes of both engines are 'mixed'.

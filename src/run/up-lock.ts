@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { asDiskFull, UserError } from '../errors.js';
+import { join } from 'node:path';
 import { upLockPath } from './paths.js';
 import { prepareStateDir } from './state-dir.js';
 
@@ -46,26 +47,10 @@ export interface UpLock {
 export async function acquireUpLock(stateDir: string, runId: string, name?: string): Promise<UpLock> {
   const path = upLockPath(stateDir, name);
   await prepareStateDir(stateDir);
-  let fd: number;
-  try {
-    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600);
-  } catch (err) {
-    throw new UserError(`${path}: cannot open the lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-  const r = spawnSync('flock', ['--nonblock', '--exclusive', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
-  if (r.error || (r.status !== 0 && r.status !== 1)) {
-    closeSync(fd);
-    const why = r.error ? `flock(1) cannot run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it comes with util-linux` : String(r.stderr).trim();
-    throw new Error(`cannot lock ${path}: ${why}`);
-  }
-  if (r.status === 1) {
-    const owner = parseLock(readFileSync(fd, 'utf8'));
-    closeSync(fd);
-    throw new UserError(
+  const fd = lockOrOwner(path, (owner) => new UserError(
       owner ? `another up${name ? ` --name ${name}` : ''} is running: run ${owner.runId} (pid ${owner.pid}); one up per state directory${name ? ' and name' : ' unless each run has a name'}` : `another up${name ? ` --name ${name}` : ''} is starting in this state directory; one up per state directory${name ? ' and name' : ' unless each run has a name'}`,
       owner ? `dynamo-dev teardown --run ${owner.runId}   (or up --name NAME for a second run beside it)` : 'wait for it, or up --name NAME for a second run beside it',
-    );
-  }
+    ));
   let reserved: number[] = [];
   let described = runId;
   const describe = (id: string) => {
@@ -94,6 +79,60 @@ export async function acquireUpLock(stateDir: string, runId: string, name?: stri
     },
     async release() {
       // Closing our descriptor releases the lock; the file stays (removing it would race a waiter).
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
+}
+
+/**
+ * Opens the lock file and takes its flock(2) without waiting: the open descriptor (the lock is held
+ * while it stays open); a held lock -> `refuse(what its holder wrote)` thrown.
+ */
+function lockOrOwner(path: string, refuse: (owner: LockOwner | null) => Error): number {
+  let fd: number;
+  try {
+    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    throw new UserError(`${path}: cannot open the lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const r = spawnSync('flock', ['--nonblock', '--exclusive', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
+  if (r.error || (r.status !== 0 && r.status !== 1)) {
+    closeSync(fd);
+    const why = r.error ? `flock(1) cannot run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it comes with util-linux` : String(r.stderr).trim();
+    throw new Error(`cannot lock ${path}: ${why}`);
+  }
+  if (r.status === 1) {
+    const owner = parseLock(readFileSync(fd, 'utf8'));
+    closeSync(fd);
+    throw refuse(owner);
+  }
+  return fd;
+}
+
+/**
+ * One `bench` per state directory (bench.lock, held until bench ends): each bench checks that no
+ * run is live, then starts and stops its variants one after the other; two at once both passed
+ * that check and then took turns between each other's variants. The holder's pid and bench id
+ * are in the file, for the refusal.
+ */
+export async function acquireBenchLock(stateDir: string, benchId: string): Promise<{ release(): void }> {
+  const path = join(stateDir, 'bench.lock');
+  await prepareStateDir(stateDir);
+  const fd = lockOrOwner(path, (owner) => new UserError(
+    `another bench is running in ${stateDir}${owner ? `: bench ${owner.runId} (pid ${owner.pid})` : ''}; one bench per state directory (each starts and stops its own runs)`,
+    owner ? `wait for it, or stop it: kill -INT ${owner.pid}` : 'wait for it to end',
+  ));
+  try {
+    ftruncateSync(fd, 0);
+    writeSync(fd, JSON.stringify({ pid: process.pid, runId: benchId, createdAt: new Date().toISOString() } satisfies LockOwner), 0);
+  } catch (err) {
+    closeSync(fd);
+    throw asDiskFull(err, path);
+  }
+  let open = true;
+  return {
+    release() {
       if (open) closeSync(fd);
       open = false;
     },

@@ -184,3 +184,18 @@ describe('bench RECIPE --vary: a whole bench on the fakes', () => {
     nothingLeft(home.stateDir);
   }, 120_000);
 });
+
+describe('two benches at once in one state directory', () => {
+  it('the second is refused before it starts anything, naming the first; the first measures', { timeout: 120_000 }, async () => {
+    const { home, env, args } = await setup();
+    const bench = () => runCli(['bench', 'mocker', '--requests', '4', '--concurrency', '1', '--repeats', '1', ...args], env, { timeoutMs: 100_000 });
+    const [a, b] = await Promise.all([bench(), bench()]);
+    const [won, lost] = a.code === 0 ? [a, b] : [b, a];
+    expect(won.code, won.stdout + won.stderr).toBe(0);
+    expect(lost.code, lost.stdout + lost.stderr).toBe(2);
+    expect(lost.stderr).toMatch(/^dynamo-dev: another bench is running in \S+: bench \S+ \(pid \d+\); one bench per state directory/m);
+    // Only the first bench's runs were started, one variant each.
+    expect(records(home.stateDir)).toHaveLength(1);
+    nothingLeft(home.stateDir);
+  });
+});
