@@ -68,8 +68,6 @@ export class ProcessLifecycle {
   lines: string[] = [];
   exit: ExitInfo | null = null;
   startedMs = 0;
-  /** When its log last said something (or it started): a silent worker may be waiting on a lock. */
-  lastLineMs = 0;
   /** A restart of this process in progress (process-restart.ts). */
   restart: RestartJob | null = null;
   /** The wait before its last restart by `up --restart` (the crash-loop back-off; null: none yet). */
@@ -103,7 +101,6 @@ export class ProcessLifecycle {
     const s = d.spawn(this.spec.argv, env, this.rec.log);
     this.spawned = s;
     this.startedMs = d.clock.now();
-    this.lastLineMs = this.startedMs;
     Object.assign(this.rec, { pid: s.pid, pgid: s.pgid, startTicks: s.startTicks, startedAt: s.startedAt });
     this.rec.state = 'starting';
     // On disk before anyone hears of it: `up` SIGKILLed right after `starting` leaves the pid recorded.
@@ -127,7 +124,6 @@ export class ProcessLifecycle {
 
   private onLine(raw: string): void {
     const line = stripAnsi(raw);
-    this.lastLineMs = this.env.d.clock.now();
     this.lines.push(line);
     if (this.lines.length > LAST_LINES) this.lines.shift();
     this.host.event({ event: 'line', process: this.name, text: line });
@@ -213,10 +209,14 @@ export class ProcessLifecycle {
     };
   }
 
-  /** A worker coming up that has said nothing for `silentMs`: it may be waiting on a lock silently. */
+  /**
+   * A worker coming up for `silentMs` or more, with no KV line yet: it may be waiting on a lock,
+   * silently or not (other threads of it may keep logging meanwhile; issue 29), so its log's
+   * activity is no sign either way.
+   */
   silentSince(now: number, silentMs: number): boolean {
     return this.spec.role !== 'frontend' && this.rec.pid !== null && this.exit === null && !this.restart && !this.readiness.lockWait &&
-      (this.rec.state === 'starting' || this.rec.state === 'loading') && now - this.lastLineMs >= silentMs;
+      (this.rec.state === 'starting' || this.rec.state === 'loading') && now - this.startedMs >= silentMs;
   }
 
   /**

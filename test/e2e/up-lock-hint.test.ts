@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execa, type ResultPromise } from 'execa';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheQwen3, portBlock, records, survivors } from '../helpers/runs.js';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
@@ -61,6 +61,20 @@ describe('up: a worker waiting for a Hugging Face lock another process holds', (
     expect(last.at(-1)).toMatch(/^✗ up failed: not ready after 8 s: agg-0 is still waiting for the Hugging Face lock /);
     expect(last.at(-2)).toMatch(new RegExp(`^ {2}fix: agg-0 was waiting for the Hugging Face download lock held by pid ${s.holder} `));
     expect(survivors(s.h.stateDir, { supervisor: true })).toEqual([]);
+  });
+
+  it('a worker that keeps logging while it waits (not silent) gets the hint too, naming the holder', async () => {
+    const s = await lockedSetup();
+    s.env.FAKE_LOCK_WAIT_LOG_MS = '200';
+    const r = await runCli(['up', 'agg-router', '--no-preflight', '--json', '--ready-timeout', '8', ...s.sets], s.env, { timeoutMs: 30_000 });
+    expect(r.code).toBe(1);
+    const events = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    // It logged all along: more than one line a second while it waited.
+    const log = readFileSync(records(s.h.stateDir)[0].processes.find((p) => p.name === 'agg-0')!.log, 'utf8');
+    expect(log.match(/still starting/g)!.length).toBeGreaterThan(5);
+    const hint = events.find((e) => e.event === 'hint' && e.code === 'hf.lock-wait');
+    expect(hint, r.stdout.slice(-2000)).toMatchObject({ process: 'agg-0' });
+    expect(hint!.text).toContain(`held by pid ${s.holder}`);
   });
 
   it('--json: a hint event naming the holder while waiting, and the failed event\'s hint says it too', async () => {
