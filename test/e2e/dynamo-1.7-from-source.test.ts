@@ -92,12 +92,28 @@ describe('Dynamo 1.7: from source, not run here', () => {
     }
   });
 
+  it('up / doctor --release 1.7.0 with no environment for it: the fix is one that works (setup makes no 1.7), not `setup --release 1.7.0`', async () => {
+    const h = home();
+    const env = fakeEnv(h);
+    for (const args of [['up', 'mocker', '--release', '1.7.0', '--dry-run'], ['doctor', '--recipe', 'mocker', '--release', '1.7.0']]) {
+      const r = await runCli(args, env);
+      expect([args, r.code]).toEqual([args, 2]);
+      expect(r.stderr.split('\n')).toEqual([
+        'dynamo-dev: --release 1.7.0: no environment made by dynamo-dev setup runs the mocker with Dynamo 1.7.0 (none set up yet), and setup makes none: Dynamo 1.7.0 is known from source, not run here (docs/dynamo-versions.md)',
+        'fix: install ai-dynamo 1.7.0 yourself where an index has it and give its interpreter with --python, or run the verified release: dynamo-dev setup --release 1.6.1 --engine mocker',
+      ]);
+    }
+    // Outside the table: the verified release; inside it: setup makes the one asked for.
+    expect((await runCli(['up', 'agg', '--release', '1.9.0', '--dry-run'], env)).stderr).toContain('and setup makes none: it is outside the release table\nfix: dynamo-dev setup --release 1.6.1 --engine vllm');
+    expect((await runCli(['up', 'mocker', '--release', '1.5.1', '--dry-run'], env)).stderr).toContain('(none set up yet)\nfix: dynamo-dev setup --release 1.5.1 --engine mocker');
+  });
+
   it('up on a 1.7 environment: the first line says from source, not run here; the preflight\'s python.env warns the same; the run starts (the fakes play 1.7.0)', async () => {
     const s = await up.setup();
     const python = fakeVenv(join(s.dir, 'venv17'), '1.7.0');
     const u = await runCli(['up', 'mocker', '--detach', '--python', python, ...s.sets], s.env, { timeoutMs: 30_000 });
-    expect(u.code, u.stderr).toBe(0);
-    expect(u.stdout.split('\n')[0]).toBe(`up mocker · dynamo-dev/tiny · Dynamo 1.7.0 (from source, not run here) · ${python}`);
+    expect(u.code, `${u.stdout}\n${u.stderr}`).toBe(0);
+    expect(u.stdout.split('\n')[0], u.stdout).toBe(`up mocker · dynamo-dev/tiny · Dynamo 1.7.0 (from source, not run here) · ${python}`);
     expect(`${u.stdout}\n${u.stderr}`).toContain('Dynamo 1.7.0: from source, not run here');
     expect(records(s.stateDir)[0].plan.dynamo).toMatchObject({ version: '1.7.0', assumed: false });
     expect((await runCli(['teardown'], s.env)).code).toBe(0);

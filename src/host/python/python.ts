@@ -285,7 +285,7 @@ export async function resolvePython(o: {
 }): Promise<ResolvedPython> {
   if (o.given) return { interpreter: o.given, source: 'given', managed: null };
   const recipe: ResolvedPython = { interpreter: o.recipePython, source: 'recipe', managed: null };
-  const [{ listManagedEnvs }, { preferEnv }, { compareVersions, sameRelease }] = await Promise.all([
+  const [{ listManagedEnvs }, { preferEnv }, { compareVersions, sameRelease, versionSupport, VERIFIED }] = await Promise.all([
     import('./managed-env.js'), import('../../plan/setup-install.js'), import('../../plan/dynamo-releases.js'),
   ]);
   const device = o.device ?? 'gpu';
@@ -296,7 +296,7 @@ export async function resolvePython(o: {
   if (o.release !== undefined) {
     const best = preferEnv(envs.filter((e) => sameRelease(o.release!, e.marker.release)), o.engine, compareVersions, device);
     if (best) return managed(best);
-    throw new UserError(...noEnvForRelease(o.release, o.engine, device, envs.map((e) => e.marker)));
+    throw new UserError(...noEnvForRelease(o.release, o.engine, device, envs.map((e) => e.marker), { support: versionSupport(o.release), verified: VERIFIED }));
   }
   const best = preferEnv(envs, o.engine, compareVersions, device);
   if (!best) return recipe;
@@ -305,15 +305,27 @@ export async function resolvePython(o: {
   return managed(best);
 }
 
-/** `--release X` with no environment for it: the line naming what there is, and the setup command that makes one. */
+/**
+ * `--release X` with no environment for it: the line naming what there is, and the setup command
+ * that makes one. A release setup refuses (known from source only, like 1.7; or outside the table)
+ * gets a fix that works: the verified release, or the user's own install given with --python.
+ */
 function noEnvForRelease(
   release: string, engine: 'vllm' | 'mocker', device: 'gpu' | 'cpu', have: readonly { release: string; engine: 'vllm' | 'mocker'; device?: 'cpu' }[],
+  table: { support: string; verified: string },
 ): [string, string] {
   const what = engine === 'mocker' ? 'the mocker' : device === 'cpu' ? 'vLLM on the CPU' : 'vLLM';
   const made = have.map((m) => `${m.release} (${m.engine}${m.device === 'cpu' ? ', cpu' : ''})`);
   const flags = engine === 'mocker' ? ' --engine mocker' : device === 'cpu' ? ' --device cpu' : ' --engine vllm';
-  return [
-    `--release ${release}: no environment made by dynamo-dev setup runs ${what} with Dynamo ${release} (${made.length ? `set up: ${made.join(', ')}` : 'none set up yet'})`,
-    `dynamo-dev setup --release ${release}${flags}`,
-  ];
+  const line = `--release ${release}: no environment made by dynamo-dev setup runs ${what} with Dynamo ${release} (${made.length ? `set up: ${made.join(', ')}` : 'none set up yet'})`;
+  if (table.support === 'from-source') {
+    return [
+      `${line}, and setup makes none: Dynamo ${release} is known from source, not run here (docs/dynamo-versions.md)`,
+      `install ai-dynamo ${release} yourself where an index has it and give its interpreter with --python, or run the verified release: dynamo-dev setup --release ${table.verified}${flags}`,
+    ];
+  }
+  if (table.support === 'too-old' || table.support === 'newer') {
+    return [`${line}, and setup makes none: it is outside the release table`, `dynamo-dev setup --release ${table.verified}${flags}`];
+  }
+  return [line, `dynamo-dev setup --release ${release}${flags}`];
 }
