@@ -47,19 +47,22 @@ describe('ready means our own processes answer', () => {
     }
   });
 
-  it('--no-preflight, its frontend port held by another state directory\'s ready run: never ready; failed, naming the port in use', async () => {
-    const other = await up.setup();
-    const a = await runCli(['up', 'mocker', '--detach', '--no-preflight', ...other.sets], other.env, { timeoutMs: 30_000 });
-    expect(a.code, a.stderr).toBe(0);
+  it('its frontend port taken by another state directory\'s run after the ports check, before our frontend binds: never ready; failed, naming the port in use', { timeout: 90_000 }, async () => {
     const s = await up.setup();
-    // Our frontend binds a moment after it starts, as the real one does (after its runtime).
-    const env = { ...s.env, FAKE_FRONTEND_BIND_AFTER: '1.5' };
-    const sets = [...s.sets.slice(2), '--set', `frontend.httpPort=${other.ports.http}`];
-    const r = await runCli(['up', 'mocker', '--detach', '--no-preflight', ...sets], env, { timeoutMs: 60_000 });
-    expect(r.stdout).not.toMatch(/✓ ready/);
-    expect(r.code, r.stdout + r.stderr).toBe(1);
-    expect(r.stdout + r.stderr).toMatch(/frontend/);
-    expect(r.stdout + r.stderr).toMatch(/already in use/i);
+    const other = await up.setup();
+    // Our frontend binds a while after it starts, as the real one does (after its runtime).
+    const env = { ...s.env, FAKE_FRONTEND_BIND_AFTER: '6' };
+    const ours = up.startUp(['up', 'mocker', '--detach', '--no-preflight', '--json', ...s.sets], env);
+    await ours.waitEvent((e) => e.event === 'starting' && e.process === 'frontend', 30_000);
+    // Meanwhile a run of another state directory takes that port (free when ours was checked) and is ready.
+    const a = await runCli(['up', 'mocker', '--detach', '--no-preflight', ...other.sets.slice(2), '--set', `frontend.httpPort=${s.ports.http}`], other.env, { timeoutMs: 30_000 });
+    expect(a.code, a.stdout + a.stderr).toBe(0);
+    const end = await ours.exit;
+    expect(ours.events.filter((e) => e.event === 'ready')).toEqual([]);
+    expect(end.code, ours.stdout() + ours.stderr()).toBe(1);
+    const failed = ours.events.find((e) => e.event === 'failed')!;
+    expect(failed.process).toBe('frontend');
+    expect(JSON.stringify(failed)).toMatch(/already in use/i);
     expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
     // The other run is untouched and still answers.
     const st = JSON.parse((await runCli(['status', '--json'], other.env)).stdout).runs as StatusRun[];
@@ -79,5 +82,16 @@ describe('ready means our own processes answer', () => {
     expect(r.stdout).toMatch(/the recipe's .*32767.* in use/);
     const rec = records(s.stateDir)[0];
     expect(rec.processes.filter((p) => p.name !== 'frontend').map((p) => p.ports.system)).toEqual([Number(m![1]), Number(m![2])]);
+  });
+
+  it('up --name: the recipe\'s own port held by another program (no run of ours) is named as moved, "in use"', async () => {
+    const s = await up.setup();
+    await hold(s.ports.http);
+    const r = await runCli(['up', 'mocker', '--name', 'beside', '--detach', '--no-preflight', ...s.sets], s.env, { timeoutMs: 60_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const m = new RegExp(`^ports: http (\\d+), system \\S+ \\(the recipe's ${s.ports.http} in use\\)$`, 'm').exec(r.stdout);
+    expect(m, r.stdout).not.toBeNull();
+    expect(Number(m![1])).not.toBe(s.ports.http);
+    expect(records(s.stateDir)[0].frontendUrl).toBe(`http://127.0.0.1:${m![1]}`);
   });
 });
