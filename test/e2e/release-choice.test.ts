@@ -11,6 +11,8 @@ import { portBlock } from '../helpers/runs.js';
 // release asked: its dist-info folder, as pip leaves it, is what the version is read from.
 
 const home = tempHomes('dd-release-');
+// Each test runs setup (the fake installer) once or twice and then several commands: ~12 s on a quiet
+// machine, past the suite's 30 s default beside a whole suite on 2 cores.
 
 function setupEnv(h: ReturnType<typeof home>, vars: Record<string, string | undefined> = {}) {
   const base = fakeEnv(h);
@@ -60,7 +62,7 @@ describe('--release picks the environment setup made for a release', () => {
     expect(up.code, up.stdout + up.stderr).toBe(0);
     expect(up.stdout.split('\n')[0]).toBe(`up mocker · dynamo-dev/tiny · Dynamo 1.4.2 · ${py142}`);
     expect((await runCli(['teardown'], env)).code).toBe(0);
-  });
+  }, 120_000);
 
   it('a release with no environment, a malformed one, and --release beside --python: one line each, exit 2, nothing started', async () => {
     const h = home();
@@ -84,7 +86,7 @@ describe('--release picks the environment setup made for a release', () => {
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/^dynamo-dev: --release and --python both name the interpreter/);
     expect(JSON.parse((await runCli(['status', '--json'], env)).stdout).runs).toEqual([]);
-  });
+  }, 60_000);
 
   it('a python3 with Dynamo is the default choice: setup names its environment with --release in the next line', async () => {
     const h = home();
@@ -98,5 +100,5 @@ describe('--release picks the environment setup made for a release', () => {
     const own = await runCli(['setup', '--engine', 'mocker', '--dir', dir], env, { timeoutMs: 60_000 });
     expect(own.code, own.stderr).toBe(0);
     expect(own.stdout).toContain(`\n  next    dynamo-dev up mocker --python '${join(dir, 'bin', 'python')}'`);
-  });
+  }, 60_000);
 });
