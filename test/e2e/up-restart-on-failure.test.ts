@@ -131,3 +131,25 @@ describe('up --restart on-failure without a limit: a crash loop backs off', () =
     expect(survivors(s.stateDir, { supervisor: true })).toEqual([]);
   });
 });
+
+describe('what counts toward on-failure:N', () => {
+  it('restarts by `dynamo-dev restart` do not: after two of them, a death is still restarted by on-failure:1', { timeout: 120_000 }, async () => {
+    const s = await up.setup();
+    const r = await runCli(['up', 'mocker', '--detach', '--no-preflight', '--restart', 'on-failure:1', ...s.sets], s.env, { timeoutMs: 25_000 });
+    expect(r.code, r.stderr).toBe(0);
+    for (let i = 0; i < 2; i++) {
+      const rs = await runCli(['restart', 'agg-0', '--grace', '2'], s.env, { timeoutMs: 60_000 });
+      expect(rs.code, rs.stdout + rs.stderr).toBe(0);
+    }
+    process.kill(proc(records(s.stateDir)[0], 'agg-0').pid!, 'SIGKILL');
+    const back = await waitUntil(() => {
+      const now = records(s.stateDir)[0];
+      const p = proc(now, 'agg-0');
+      return now.state === 'ready' && p.restarts === 3 && p.restartHistory?.[2]?.outcome === 'ready' ? p : null;
+    }, 'agg-0 to be restarted by the policy', 30_000);
+    expect(back.restartHistory!.map((h) => h.by)).toEqual(['command', 'command', 'on-failure']);
+    expect(back.restartsEnded ?? null).toBeNull();
+    const down = await runCli(['teardown', '--grace', '2'], s.env, { timeoutMs: 30_000 });
+    expect(down.code, down.stdout).toBe(0);
+  });
+});
