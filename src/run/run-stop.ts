@@ -16,9 +16,6 @@ export async function stopAll(run: RunCore): Promise<Stopped> {
   const { d } = run;
   // Stryker disable next-line StringLiteral: equivalent: the abort reason is only caught by the readiness polls, never shown
   run.abort.abort(new Error('stopping'));
-  for (const p of run.procs) {
-    if (p.restart) endRestart(run, p, p.restart, 'the run was stopped while it restarted', null);
-  }
   run.clearTimers();
   // Stryker disable next-line BooleanLiteral: equivalent as `true`: setRunState('stopping') below persists the same record in the same write
   run.refreshDescendants(false);
@@ -26,6 +23,11 @@ export async function stopAll(run: RunCore): Promise<Stopped> {
   const killAt = Date.now() + (run.escalated ? 0 : run.o.graceMs);
   run.record.stopKillAt = new Date(killAt).toISOString();
   run.setRunState('stopping');
+  // After the state: a restart overtaken by this stop answers that the run is stopping, not the
+  // `degraded` its own start had set.
+  for (const p of run.procs) {
+    if (p.restart) endRestart(run, p, p.restart, 'the run was stopped while it restarted', null);
+  }
   for (const p of run.procs) if (p.rec.pid === null && p.rec.state === 'waiting') p.setState('stopped');
   const targets = processTargets(run.procs.map((p) => p.rec));
   let res: Stopped = { stopped: [], remaining: [] };
