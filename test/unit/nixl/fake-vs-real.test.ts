@@ -13,12 +13,13 @@ import { recordedFacts, SETTINGS } from './fixtures.js';
 const tmp = mkdtempSync(join(tmpdir(), 'dd-fake-nixl-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-// 20 s: under a load of 15+ on two cores two Python starts alone can take seconds (the deadline is tested below).
-const probe = (vars: Record<string, string>, timeoutMs = 20_000) => probeNixl({
+// 45 s: under a load of 12+ on two cores the two Python processes' starts alone took past 20 s in a
+// full suite ("the other process did not answer by the probe's deadline"); the deadline is tested elsewhere.
+const probe = (vars: Record<string, string>, o: { timeoutMs?: number; tmpDir?: string } = {}) => probeNixl({
   python: 'python3',
-  env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: tmp, PYTHONPATH: join(FIXTURES, 'python'), PYTHONDONTWRITEBYTECODE: '1', ...vars },
+  env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: o.tmpDir ?? tmp, PYTHONPATH: join(FIXTURES, 'python'), PYTHONDONTWRITEBYTECODE: '1', ...vars },
   mem: 'dram',
-  timeoutMs,
+  timeoutMs: o.timeoutMs ?? 45_000,
 });
 
 /** What a verdict reads of the facts: everything but times, pids and paths of this run. */
@@ -34,20 +35,22 @@ describe('the fake NIXL against the real recordings', () => {
       expect(judged(f)).toEqual(judged(recordedFacts(name)));
       expect(f.killedLeftovers).toEqual([]);
       expect(groupMembers(f.pgid!)).toEqual([]);
-    });
+    }, 60_000);
   }
 
   it('the fake moved the bytes for real (the probe verified 3 rounds each way) and left no file behind', async () => {
-    const f = await probe({ FAKE_NIXL: 'default' });
+    // A folder of its own: what another test's probe left (one that ran past its deadline) is not this one's.
+    const own = mkdtempSync(join(tmp, 'own-'));
+    const f = await probe({ FAKE_NIXL: 'default' }, { tmpDir: own });
     expect(f.report?.verified).toBe(3);
-    expect(readdirSync(tmp)).toEqual([]);
-  });
+    expect(readdirSync(own)).toEqual([]);
+  }, 60_000);
 });
 
 describe('the probe process, bounded', () => {
   it('a hung agent: killed at the deadline with its peer, said as a timeout, nothing left', async () => {
     const t0 = performance.now();
-    const f = await probe({ FAKE_NIXL: 'hang' }, 2000);
+    const f = await probe({ FAKE_NIXL: 'hang' }, { timeoutMs: 2000 });
     expect(performance.now() - t0).toBeLessThan(4000);
     expect(f.timedOut).toBe(true);
     expect(f.runError).toBe('the NIXL probe did not finish in 2 s and was killed');
