@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { DiskFullError, isUserError, UserError } from './errors.js';
 import { fitErrorLine, formatCommandError, stderrColumns } from './ui/error-text.js';
 import type { CommandContext } from './commands/context.js';
-import { resolveStateDir } from './run/paths.js';
+import { refuseUnprintableStateDir, resolveStateDir } from './run/paths.js';
 import { examplesFor, programFooter, toolError } from './help-text.js';
 import { argParsers, RELEASE_PATTERN, type Commander, type Runner } from './cli/args.js';
 import { declareRunCommands } from './cli/commands-run.js';
@@ -86,6 +86,7 @@ function lazy(load: () => Promise<{ default: Runner }>) {
     }
     let code: number;
     try {
+      refuseUnprintableStateDir(ctx.stateDir, process.env);
       if (ctx.release !== undefined) refuseReleaseWithPython(ctx.release, (cmd.optsWithGlobals() as { python?: string }).python);
       // Every --run takes a run's id or its name (up --name): commands see the id.
       const o = opts as { run?: unknown };

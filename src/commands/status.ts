@@ -2,6 +2,7 @@ import type { CommandContext } from './context.js';
 import { refuseConflicts } from './conflicts.js';
 import { warnIfProcIsForeign } from './proc-warning.js';
 import { collectStatus } from '../run/status-doc.js';
+import { printableDeep } from '../ui/printable.js';
 import { formatStatus } from '../ui/status-table.js';
 
 export interface StatusOptions {
@@ -28,23 +29,26 @@ export default async function status(ctx: CommandContext, opts: StatusOptions = 
     ctx.stdout.write(`${JSON.stringify({ runs: docs, ...(unreadable.length ? { unreadable } : {}) }, null, 2)}\n`);
     return 0;
   }
+  // What a run.json says (recipe, model, frontend URL, names) is anyone's who can write the state
+  // directory: made printable before it reaches the terminal (--json keeps it as stored).
+  const shownDocs = printableDeep(docs);
   const tty = Boolean((ctx.stdout as NodeJS.WriteStream).isTTY);
   const columns = tty ? ctx.stdout.columns || Infinity : Infinity;
   // The GPU picture of each run shown in full: its plan's shares with the KV each worker measured.
   const gpu: Record<string, string | null> = {};
-  const shown = opts.run ? docs : docs.filter((d) => d.live);
+  const shown = opts.run ? shownDocs : shownDocs.filter((d) => d.live);
   if (shown.length > 0) {
     const [{ readRun }, { gpuPicture, formatGpuPicture }] = await Promise.all([import('../run/state.js'), import('../ui/gpu-bar.js')]);
     for (const d of shown) {
-      const rec = await readRun(ctx.stateDir, d.id).catch(() => null);
+      const rec = printableDeep(await readRun(ctx.stateDir, d.id).catch(() => null));
       const pic = rec?.plan ? gpuPicture(rec.plan, Object.fromEntries(d.processes.map((p) => [p.name, p.kvTokens]))) : null;
       gpu[d.id] = pic ? formatGpuPicture(pic, { width: Number.isFinite(columns) ? columns : 100, fancy: tty, indent: '  ' }) : null;
     }
   }
   const { wrapWords } = await import('../ui/fit.js');
-  const said = unreadable.map((u) => `${wrapWords(unreadableLine(u), columns, '  ').join('\n')}\n`).join('');
+  const said = unreadable.map((u) => `${wrapWords(unreadableLine(printableDeep(u)), columns, '  ').join('\n')}\n`).join('');
   // Never "no runs recorded" over a record that could not be read.
   if (docs.length === 0 && said) ctx.stdout.write(said);
-  else ctx.stdout.write(formatStatus(docs, { stateDir: ctx.stateDir, single: Boolean(opts.run), now: Date.now(), columns, gpu }) + (said ? `\n${said}` : ''));
+  else ctx.stdout.write(formatStatus(shownDocs, { stateDir: ctx.stateDir, single: Boolean(opts.run), now: Date.now(), columns, gpu }) + (said ? `\n${said}` : ''));
   return 0;
 }

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { UserError } from '../errors.js';
 
 /** $DYNAMO_DEV_HOME, else $XDG_STATE_HOME/dynamo-dev, else ~/.local/state/dynamo-dev (CLI.md). */
 export function resolveStateDir(env: NodeJS.ProcessEnv, flag?: string): string {
@@ -7,6 +8,22 @@ export function resolveStateDir(env: NodeJS.ProcessEnv, flag?: string): string {
   if (env.DYNAMO_DEV_HOME) return resolve(env.DYNAMO_DEV_HOME);
   if (env.XDG_STATE_HOME) return join(resolve(env.XDG_STATE_HOME), 'dynamo-dev');
   return join(env.HOME || homedir(), '.local', 'state', 'dynamo-dev');
+}
+
+/**
+ * A state directory whose path holds a control character (a newline, an escape) is refused: every
+ * path printed from it (logs, runs) would not be the real one, and its escapes would reach the
+ * terminal. The command line refuses such arguments already (cli.ts), so it came from the environment.
+ */
+export function refuseUnprintableStateDir(stateDir: string, env: NodeJS.ProcessEnv): void {
+  const bad = /[\u0000-\u001f\u007f-\u009f]/.exec(stateDir);
+  if (!bad) return;
+  const from = env.DYNAMO_DEV_HOME ? 'DYNAMO_DEV_HOME' : env.XDG_STATE_HOME ? 'XDG_STATE_HOME' : 'HOME';
+  const what = bad[0] === '\n' ? 'a newline' : bad[0] === '\u001b' ? 'an escape character' : 'a control character';
+  throw new UserError(
+    `${from}: the state directory ${JSON.stringify(stateDir)} holds ${what}; the paths printed from it (runs, logs) would not be the real ones`,
+    `set ${from === 'HOME' ? 'DYNAMO_DEV_HOME' : from} to a folder whose path has no control characters, or give --state-dir DIR`,
+  );
 }
 
 export const runsDir = (stateDir: string) => join(stateDir, 'runs');
