@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../errors.js';
 import { shellQuote } from '../plan/script.js';
 import type { CommandContext } from './context.js';
@@ -61,6 +61,13 @@ export default async function setup(ctx: CommandContext, opts: SetupOptions): Pr
     return st;
   };
   if (opts.dir) refuseForeign(resolve(opts.dir), '--dir');
+  // Its cache folder (environments, AIPerf's, the setup locks: --dir too) must be a folder it can use.
+  const cacheRoot = dirname(setupPlan.envsRoot(ctx.env, homedir()));
+  const cacheWhy = installer.unusableFolder(cacheRoot);
+  if (cacheWhy) {
+    const from = ctx.env.XDG_CACHE_HOME ? 'XDG_CACHE_HOME' : 'HOME';
+    throw new UserError(`${from}: setup's cache folder ${cacheRoot} ${cacheWhy}; it keeps environments and setup locks there`, `set XDG_CACHE_HOME to a folder you can write (setup uses $XDG_CACHE_HOME/dynamo-dev)`);
+  }
 
   // The machine: GPUs, driver and the CUDA it accepts, compute capabilities.
   const gpu = await probeGpu(ctx.env, GPU_TIMEOUT_MS);

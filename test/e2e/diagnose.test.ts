@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -138,6 +138,20 @@ describe('dynamo-dev diagnose', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toEqual([`dynamo-dev: ${missing}: no such file or folder; pass log files or folders`]);
+  });
+
+  it('/proc and /sys hold no logs: one line naming the path and the file system, exit 2 (issue 29: /proc gave a raw EACCES from deep inside /proc/N); a link to /proc inside a log folder is not walked', async () => {
+    for (const [path, fs] of [['/proc', 'proc'], ['/proc/self/status', 'proc'], ['/sys', 'sysfs']]) {
+      const r = await runCli(['diagnose', path], env, { timeoutMs: 15_000 });
+      expect([path, r.code, r.stdout, r.stderr]).toEqual([path, 2, '', `dynamo-dev: ${path}: is on the kernel's ${fs} file system, which holds no logs; pass log files or folders`]);
+    }
+    const dir = join(home.dir, 'with-a-link');
+    mkdirSync(dir);
+    copyFileSync(join(LOGS, Object.keys(EXPECTED)[0]), join(dir, 'worker.log'));
+    symlinkSync('/proc', join(dir, 'proc'));
+    const r = await runCli(['diagnose', '--json', dir], env, { timeoutMs: 15_000 });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout).files).toBe(1);
   });
 
   it('no path: the latest run\'s logs and how each process ended; a crash with no known signature still exits 1', async () => {

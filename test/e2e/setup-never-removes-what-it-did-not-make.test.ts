@@ -95,9 +95,15 @@ describe('setup --dir refuses what is not its own, --dry-run too: exit 2, one li
     writeFileSync(file, 'x');
     const under = await runCli(['setup', '--dir', join(file, 'env')], setupEnv(h));
     expect([under.code, under.stderr]).toEqual([2, `dynamo-dev: --dir ${join(file, 'env')} cannot be made: ${file} is a file, not a folder; give a new or empty folder`]);
-    const xdg = await runCli(['setup'], setupEnv(h, { XDG_CACHE_HOME: file }));
-    expect([xdg.code, xdg.stderr]).toEqual([2, `dynamo-dev: the environment folder ${join(file, 'dynamo-dev', 'envs', '1.6.1-mocker')} cannot be made: ${file} is a file, not a folder; give --dir FOLDER, or set XDG_CACHE_HOME to a folder`]);
+    // With --dir too (setup's locks live there: before, `ENOTDIR: not a directory, mkdir '.../setup-locks'` after the
+    // machine and choice lines, and --dry-run printed commands into it, exit 0).
+    const xdgLine = `dynamo-dev: XDG_CACHE_HOME: setup's cache folder ${join(file, 'dynamo-dev')} cannot be made: ${file} is a file, not a folder; it keeps environments and setup locks there\nfix: set XDG_CACHE_HOME to a folder you can write (setup uses $XDG_CACHE_HOME/dynamo-dev)`;
+    for (const args of [[], ['--dry-run'], ['--dir', join(h.dir, 'env')], ['--dir', join(h.dir, 'env'), '--dry-run']]) {
+      const xdg = await runCli(['setup', ...args], setupEnv(h, { XDG_CACHE_HOME: file }));
+      expect([args, xdg.code, xdg.stderr, xdg.stdout]).toEqual([args, 2, xdgLine, '']);
+    }
     expect(readFileSync(file, 'utf8')).toBe('x');
+    expect(existsSync(join(h.dir, 'env'))).toBe(false);
   });
 });
 

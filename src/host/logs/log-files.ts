@@ -3,6 +3,8 @@ import { readdirSync, readlinkSync, realpathSync, statSync, type Stats } from 'n
 import { realpath, stat } from 'node:fs/promises';
 import { join, resolve, dirname } from 'node:path';
 import { UserError } from '../../errors.js';
+import { errnoText } from '../files/errno-text.js';
+import { kernelFs } from '../files/kernel-fs.js';
 
 // Which files a scan reads: the paths named (a missing or unreadable one said by name), folders
 // walked for log names, pipes read only where they end. log-scan.ts reads what this finds.
@@ -37,6 +39,10 @@ export async function statLogPath(path: string, o: { missingOk?: boolean; label?
     const tty = st.isCharacterDevice() && /^\/dev\/(?:stdin|fd\/0)$/.test(path) && isatty(0) ? ' (standard input is a terminal here: pipe a log into it, e.g. cat worker.log | dynamo-dev diagnose /dev/stdin)' : '';
     throw new UserError(`${o.label ?? ''}${path}: ${kindOf(st)}, not a log file${tty}; pass log files or folders`);
   }
+  // /proc and /sys hold no logs: walking /proc follows /proc/N/root into the whole machine (raw
+  // EACCES halfway), and a file like /proc/kmsg blocks its reader.
+  const kernel = st.isFIFO() ? null : kernelFs(path);
+  if (kernel) throw new UserError(`${o.label ?? ''}${path}: is on the kernel's ${kernel} file system, which holds no logs; pass log files or folders`);
   return st;
 }
 
@@ -89,7 +95,13 @@ async function walk(dir: string, realDir: string, out: string[]): Promise<void> 
   let slice = performance.now();
   // realD: d's real path, so a folder that is no symlink needs no realpath call of its own.
   const visit = async (d: string, realD: string): Promise<void> => {
-    const entries = readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    let listed;
+    try {
+      listed = readdirSync(d, { withFileTypes: true });
+    } catch (err) {
+      throw new UserError(`${d}: cannot read this folder (${errnoText((err as NodeJS.ErrnoException).code)}); pass log files or folders you can read`);
+    }
+    const entries = listed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       const p = join(d, e.name);
       let isDir = e.isDirectory();
@@ -112,6 +124,8 @@ async function walk(dir: string, realDir: string, out: string[]): Promise<void> 
           } catch {
             continue; // vanished
           }
+          // A link into /proc or /sys leads to no logs, and through /proc/N/root to everything.
+          if (kernelFs(real)) continue;
         }
         if (visited.has(real)) continue;
         visited.add(real);

@@ -62,7 +62,7 @@ export function onPath(name: string, env: Env): string | null {
   return null;
 }
 
-export { dirState, errnoText, OWNER_FILE, type DirState } from './setup-folder.js';
+export { dirState, errnoText, OWNER_FILE, unusableFolder, type DirState } from './setup-folder.js';
 import { dirState, errnoText, OWNER_FILE, OWNER_TEXT } from './setup-folder.js';
 export { lockFolder, setupLockPath, type FolderLock } from './setup-lock.js';
 

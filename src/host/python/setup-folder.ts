@@ -1,7 +1,11 @@
-import { accessSync, constants, lstatSync, readdirSync, statfsSync, statSync } from 'node:fs';
+import { accessSync, constants, lstatSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MARKER_FILE, parseMarker } from '../../plan/setup-install.js';
 import { readBoundedSync } from '../files/bounded-read.js';
+import { errnoText } from '../files/errno-text.js';
+import { kernelFs } from '../files/kernel-fs.js';
+
+export { errnoText };
 
 // Whose folder an environment's folder is: setup builds only where nothing is, or over what it
 // made itself (its owner file or its completion marker), never over anyone else's file or folder.
@@ -49,6 +53,30 @@ export function dirState(dir: string): DirState {
   return { kind: 'foreign', why: 'exists and is not an environment dynamo-dev setup made' };
 }
 
+/**
+ * Why a folder setup keeps things in (its cache root: envs/, setup-locks/) cannot be used, or null
+ * when it is a writable folder or can be made: a file there or above it, a kernel file system, no
+ * write permission. Said before anything runs, instead of mkdir's raw ENOTDIR later.
+ */
+export function unusableFolder(path: string): string | null {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') return `cannot be examined (${errnoText(code)})`;
+    const below = absentUnder(path);
+    return below.kind === 'foreign' ? below.why : null;
+  }
+  if (!st.isDirectory()) return st.isFile() ? 'is a file, not a folder' : 'is not a folder (a pipe, socket or device)';
+  try {
+    accessSync(path, constants.W_OK);
+  } catch (err) {
+    return `is not writable (${errnoText((err as NodeJS.ErrnoException).code)})`;
+  }
+  return null;
+}
+
 /** A folder that is not there yet: can it be made? The nearest existing ancestor must be a folder we may write in. */
 function absentUnder(dir: string): DirState {
   for (let up = dirname(dir); ; up = dirname(up)) {
@@ -70,23 +98,4 @@ function absentUnder(dir: string): DirState {
     }
     return { kind: 'absent' };
   }
-}
-
-/** statfs(2) f_type of the kernel's own file systems (linux/magic.h), where root may "write" yet mkdir fails. */
-const KERNEL_FS: Record<number, string> = { 0x9fa0: 'proc', 0x62656572: 'sysfs', 0x63677270: 'cgroup2', 0x27e0eb: 'cgroup', 0x64626720: 'debugfs' };
-function kernelFs(path: string): string | null {
-  try {
-    return KERNEL_FS[Number(statfsSync(path).type)] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** errno codes as people read them. */
-export function errnoText(code: string | undefined): string {
-  const words: Record<string, string> = {
-    EACCES: 'permission denied', EPERM: 'operation not permitted', ENOTDIR: 'a part of the path is a file',
-    EROFS: 'read-only file system', ENOSPC: 'no space left on the device', ELOOP: 'too many symbolic links', EIO: 'input/output error',
-  };
-  return code ? (words[code] ? `${code}: ${words[code]}` : code) : 'unknown error';
 }
