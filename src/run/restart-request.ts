@@ -1,6 +1,7 @@
-import { appendFileSync, mkdirSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, linkSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { readBoundedSync } from '../host/files/bounded-read.js';
+import { writeWholeFileSync } from '../host/files/exclusive-write.js';
 import { runDir } from './paths.js';
 import { isSameProcess } from './proc.js';
 import type { Diagnosis } from './diagnosis.js';
@@ -52,9 +53,11 @@ export const newRequestId = (pid: number, now: number) => `${now}-${pid}`;
 export function writeRestartRequest(stateDir: string, runId: string, r: RestartRequest): void {
   mkdirSync(dirOf(stateDir, runId), { recursive: true, mode: 0o700 });
   const path = requestPath(stateDir, runId, r.id);
-  writeFileSync(`${path}.tmp`, `${JSON.stringify(r)}\n`, { mode: 0o600 });
-  renameSync(`${path}.tmp`, path);
-  writeFileSync(eventsPath(stateDir, runId, r.id), '', { flag: 'a', mode: 0o600 });
+  // The events file first, made here exclusively (never a planted file or link followed); the
+  // supervisor only appends to it, never creates it.
+  closeSync(openSync(eventsPath(stateDir, runId, r.id), fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600));
+  // Through an exclusive, unguessable temporary (never `${path}.tmp`, which anyone could plant as a link).
+  writeWholeFileSync(path, `${JSON.stringify(r)}\n`, 0o600);
 }
 
 /** The command's side, when the supervisor never took it: nothing will answer, so nothing stays asked. */
@@ -141,10 +144,12 @@ export function takeRestartRequests(stateDir: string, runId: string): RestartReq
       continue;
     }
     try {
-      renameSync(join(dir, name), join(dir, `${name}.taken`));
+      // Claimed by a link and an unlink, not a rename: a file someone put at NAME.taken is never replaced.
+      linkSync(join(dir, name), join(dir, `${name}.taken`));
+      unlinkSync(join(dir, name));
       out.push(r);
     } catch {
-      // withdrawn meanwhile: nobody waits for an answer
+      // withdrawn meanwhile (nobody waits for an answer), or NAME.taken is not ours
     }
   }
   return out;
@@ -158,7 +163,13 @@ export function withdrawLeftRequests(stateDir: string, runId: string, runState: 
 /** The supervisor's side: one progress event (a restart is never stopped by a failed note). */
 export function appendRestartEvent(stateDir: string, runId: string, reqId: string, e: RestartEvent): void {
   try {
-    appendFileSync(eventsPath(stateDir, runId, reqId), `${JSON.stringify(e)}\n`);
+    // Appended to the file the command made (O_APPEND without O_CREAT), never through a link.
+    const fd = openSync(eventsPath(stateDir, runId, reqId), fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    try {
+      writeSync(fd, `${JSON.stringify(e)}\n`);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     // the command then says the supervisor did not answer
   }

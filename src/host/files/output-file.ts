@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, writeFile } from 'node:fs/promises';
+import { access, lstat, writeFile } from 'node:fs/promises';
 import { UserError } from '../../errors.js';
 import { writeWholeFile } from './exclusive-write.js';
 
@@ -13,8 +13,20 @@ function why(err: unknown): string {
   return code ?? String(err);
 }
 
-/** Refuses an existing file unless `force` (checked before any other work, so nothing is done in vain). */
+/** What is at `path` when it is no regular file (a link, a folder, a FIFO...): never replaced, --force or not. */
+async function notAFile(path: string): Promise<string | null> {
+  const there = await lstat(path).catch(() => null);
+  if (!there || there.isFile()) return null;
+  return there.isSymbolicLink() ? 'a symbolic link' : there.isDirectory() ? 'a folder' : there.isFIFO() ? 'a named pipe (FIFO)' : 'not a regular file';
+}
+
+/**
+ * Refuses an existing file unless `force`, and a link, folder or FIFO always (checked before any
+ * other work, so nothing is done in vain).
+ */
 export async function checkOutputFile(path: string, force: boolean): Promise<void> {
+  const what = await notAFile(path);
+  if (what) throw new UserError(`-o ${path}: is ${what}; give the path of a new or regular file`);
   if (force) return;
   try {
     await access(path, constants.F_OK);
@@ -38,6 +50,9 @@ export async function writeOutputFile(path: string, text: string, force: boolean
     }
     return;
   }
+  // Checked again just before the rename (the check above ran before the manifest was made).
+  const what = await notAFile(path);
+  if (what) throw new UserError(`-o ${path}: is ${what}; give the path of a new or regular file`);
   try {
     await writeWholeFile(path, text);
   } catch (err) {

@@ -1,6 +1,6 @@
 import { CPU_BUILDS, CPU_OVERRIDES_FILE, CPU_REQUIREMENTS_FILE, cpuFiles, cpuSteps } from '../../plan/setup-cpu.js';
 import { spawn } from 'node:child_process';
-import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import {
   advance, AIPERF_MARKER_FILE, AIPERF_VERSION, aiperfSteps, dynamoOnly, envPython, parseAiperfMarker, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
@@ -8,6 +8,7 @@ import {
   type EnvMarker, type InstallProgress, type InstallTools, type PlaceholderFailure, type SetupEngine, type Step,
 } from '../../plan/setup-install.js';
 import { readBoundedSync } from '../files/bounded-read.js';
+import { writeWholeFileSync } from '../files/exclusive-write.js';
 import { runProgram } from '../procs/run-program.js';
 
 // The installer behind `dynamo-dev setup`: the only code that builds an environment. It runs the
@@ -164,9 +165,8 @@ export function tailOf(output: string, n = 12): string[] {
 
 /** Writes the marker: a temporary file renamed over it, so a reader sees all of it or none. */
 export function writeMarker(dir: string, marker: EnvMarker): void {
-  const tmp = join(dir, `.${MARKER_FILE}.${process.pid}.tmp`);
-  writeFileSync(tmp, `${JSON.stringify(marker, null, 2)}\n`);
-  renameSync(tmp, join(dir, MARKER_FILE));
+  // Through an exclusive, unguessable temporary: a file, FIFO or link planted at a fixed temporary name is never followed or replaced.
+  writeWholeFileSync(join(dir, MARKER_FILE), `${JSON.stringify(marker, null, 2)}\n`);
 }
 
 /**
@@ -350,8 +350,6 @@ export async function buildAiperfEnvironment(input: { dir: string; tools: Instal
     }
   }
   await closeLog();
-  const tmp = join(dir, `${AIPERF_MARKER_FILE}.tmp`);
-  writeFileSync(tmp, `${JSON.stringify({ aiperf: AIPERF_VERSION, python: envPython(dir) }, null, 2)}\n`);
-  renameSync(tmp, join(dir, AIPERF_MARKER_FILE));
+  writeWholeFileSync(join(dir, AIPERF_MARKER_FILE), `${JSON.stringify({ aiperf: AIPERF_VERSION, python: envPython(dir) }, null, 2)}\n`);
   return { ok: true, python: envPython(dir) };
 }
