@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, fakeEnv, hostLine, SAMPLES, tempHome, type FakeHost } from '../helpers/cli.js';
 import { openTerminal, stripTerm, type Terminal } from '../helpers/pty.js';
@@ -29,8 +30,15 @@ describe.each([[80, 24], [120, 40]])('doctor in a %ix%i terminal', (cols, rows) 
     const h = tempHome('dd-doc-term-');
     homes.push(h);
     const env = fakeEnv(h, { gpu: 'laptop-570', host: HOST, vars: { NO_COLOR: undefined } });
+    // The logs copied under the test's own short temporary folder: their paths are printed, and a path
+    // under the checkout made the line's width depend on where the repository lies (issue 29, FLAKES.md:
+    // 85 columns in /work/wt/arch-host-suite, 80 in /work/wt/arch-host).
+    const logs = ['frontend-kv-events-disabled.log', 'worker-agg-ready.log'].map((n) => {
+      copyFileSync(join(LOGS, n), join(h.dir, n));
+      return join(h.dir, n);
+    });
     const term = openTerminal([process.execPath, BIN, 'doctor', '--only', 'kv.events', '--recipe', 'agg-router',
-      '--logs', join(LOGS, 'frontend-kv-events-disabled.log'), join(LOGS, 'worker-agg-ready.log')], env, { cols, rows });
+      '--logs', ...logs], env, { cols, rows });
     terms.push(term);
     expect(await term.exit).toBe(1);
     const text = stripTerm(term.raw()).replace(/\r/g, '');

@@ -3,6 +3,7 @@ import { execa } from 'execa';
 import { appendFileSync, openSync, closeSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, fakeEnv, runCli, SAMPLES, tempHome } from '../helpers/cli.js';
+import { runCliMeasured } from '../helpers/rss.js';
 import { deadPid, spawnLone, writeFakeRun } from '../helpers/proc-trees.js';
 import { readFileSync } from 'node:fs';
 import { readStartTicks } from '../../src/run/proc.js';
@@ -116,7 +117,7 @@ describe('logs', () => {
     expect(berlin.stdout.split('\n')[0]).toBe('agg-1    | INFO 12-05 13:59:22 [model.py:547] Resolved architecture: Qwen3ForCausalLM');
   });
 
-  it('--lines reads from the end: the tail of a 64 MB log comes back in well under a second', async () => {
+  it('--lines reads from the end: the tail of a 64 MB log is read, not the whole log (bytes read counted, not the wall clock)', async () => {
     const h = home();
     const rec = await twoProcessRun(h);
     const big = rec.processes[1].log;
@@ -125,10 +126,11 @@ describe('logs', () => {
     for (let i = 0; i < 64; i++) writeSync(fd, block);
     writeSync(fd, 'INFO GPU KV cache size: 14,816 tokens\nlast line\n');
     closeSync(fd);
-    const r = await runCli(['logs', 'agg-0', '--lines', '3'], h.env);
+    const r = await runCliMeasured(['logs', 'agg-0', '--lines', '3'], h.env);
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')).toEqual([expect.stringContaining('filler line'), 'INFO GPU KV cache size: 14,816 tokens', 'last line']);
-    expect(r.durationMs).toBeLessThan(1500);
+    // Issue 29: was 'under 1.5 s', failed under load. The whole log is 64 MiB; the CLI's own modules are a few MiB.
+    expect(r.readMiB).toBeLessThan(16);
   });
 
   it('an unknown process is an input error naming the valid ones', async () => {

@@ -83,7 +83,8 @@ describe('setup --dir refuses what is not its own, --dry-run too: exit 2, one li
     }
     expect(snapshot(h.dir)).toEqual(before);
     expect(existsSync(join(h.dir, 'commands.log')) && readFileSync(join(h.dir, 'commands.log'), 'utf8').includes('venv')).toBe(false);
-  });
+    // Ten commands: vitest's default 30 s was a wall-clock bound this test does not mean (timed out at load 12).
+  }, 120_000);
 
   it('a folder that cannot be made (under /proc, under a file) or an XDG_CACHE_HOME that is a file: one line, no raw errno', async () => {
     const h = home();

@@ -29,7 +29,7 @@ const envDir = (h: ReturnType<typeof home>, name = '1.6.1-mocker') => join(h.dir
 const ndjson = (text: string): Ev[] => text.trim().split('\n').map((l) => JSON.parse(l));
 
 describe('setup on a machine without a GPU', () => {
-  it('the placeholder fails as on a network without pypi.nvidia.com: ai-dynamo --no-deps plus its 12 requirements, said in one line and recorded; a second setup is a no-op under 2 s', async () => {
+  it('the placeholder fails as on a network without pypi.nvidia.com: ai-dynamo --no-deps plus its 12 requirements, said in one line and recorded; a second setup is a no-op (no venv made, nothing installed)', async () => {
     const h = home();
     const env = setupEnv(h, { FAKE_PIP: 'placeholder' });
     const r = await runCli(['setup'], env, { timeoutMs: 60_000 });
@@ -59,14 +59,18 @@ describe('setup on a machine without a GPU', () => {
     // The whole installer output is kept beside the environment.
     expect(readFileSync(join(dir, 'setup.log'), 'utf8')).toContain('This is a special placeholder package');
 
+    // A no-op proved by the work it does, not by the wall clock (issue 29: 'under 2 s' failed on a loaded machine):
+    // it makes no venv and installs nothing (the fake Python logs every command it is given).
+    const ranBefore = readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').length;
     const again = await runCli(['setup'], env);
+    const ranAgain = readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').slice(ranBefore - 1).filter(Boolean);
+    expect(ranAgain.filter((l) => /-m venv|pip install|\buv\b/.test(l))).toEqual([]);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`✓ ready: ai-dynamo 1.6.1 (mocker) was already set up in ${dir}`);
     // AIPerf for bench, in an environment of its own: made by the first setup, found by the second.
     const aiperfDir = envDir(h, 'aiperf-0.13.0');
     expect(r.stdout).toContain(`\n  aiperf  installing AIPerf 0.13.0 for bench into ${aiperfDir} (about a minute)\n  aiperf  AIPerf 0.13.0 in ${aiperfDir} (for bench)\n  next    dynamo-dev up mocker`);
     expect(again.stdout).toContain(`\n  aiperf  AIPerf 0.13.0 in ${aiperfDir} (for bench)\n`);
-    expect(again.durationMs).toBeLessThan(2000);
     expect(readFileSync(env.FAKE_SETUP_LOG, 'utf8').split('\n').filter((l) => l.includes('pip install'))).toHaveLength(4);
     // --dry-run on a complete environment still prints the commands (issue 31: it only said 'ready').
     const dry = await runCli(['setup', '--dry-run'], env);
@@ -352,7 +356,9 @@ describe('other commands use the environment setup made', () => {
     expect(probe.code, probe.stderr).not.toBe(2);
     expect(JSON.parse(probe.stdout)).toMatchObject({ url: `http://127.0.0.1:${base}`, model: 'dynamo-dev/tiny', requests: expect.objectContaining({ failed: 0 }) });
     expect((await runCli(['teardown'], env)).code).toBe(0);
-  });
+    // Eleven commands, a setup and a run: the default 30 s was a wall-clock bound it did not mean to test (issue 29,
+    // FLAKES.md: timed out under load); each command has its own timeout above.
+  }, 180_000);
 
   it('bench without --python and nothing on PATH: finds the AIPerf setup installed, starts its variants with the environment setup made; without that AIPerf, the fix is a command to paste', async () => {
     const h = home();

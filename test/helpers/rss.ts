@@ -11,6 +11,8 @@ export interface MeasuredRun {
   durationMs: number;
   /** Peak resident memory of the CLI process, MiB. */
   maxRssMiB: number;
+  /** Bytes the CLI process read (rchar of /proc/self/io at exit: its own modules included), MiB. */
+  readMiB: number;
 }
 
 /**
@@ -31,7 +33,8 @@ export async function runCliMeasured(
       stdin: 'ignore', stdout: o.stdout ?? 'pipe',
     });
     const kib = Number(readFileSync(out, 'utf8'));
-    return { code: r.exitCode ?? -1, stdout: String(r.stdout ?? ''), stderr: String(r.stderr), durationMs: performance.now() - t0, maxRssMiB: kib / 1024 };
+    const read = Number(readFileSync(`${out}.io`, 'utf8'));
+    return { code: r.exitCode ?? -1, stdout: String(r.stdout ?? ''), stderr: String(r.stderr), durationMs: performance.now() - t0, maxRssMiB: kib / 1024, readMiB: read / 1024 / 1024 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
