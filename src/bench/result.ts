@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { jsonSchemaDoc } from '../json-schema-doc.js';
 import type { Plan } from '../plan/types.js';
+import { jsonErrorWithoutText } from '../host/net/http-body.js';
+
+export { jsonErrorWithoutText };
 
 // The stored result of one `dynamo-dev bench` (issue 23): <state dir>/bench/<id>/result.json, with
 // AIPerf's raw exports beside it. `bench` writes it (bench-run); `bench show/compare/list`, the
@@ -176,18 +179,6 @@ export function nestingDepth(text: string): number {
     } else if (c === 93 || c === 125) depth--;
   }
   return max;
-}
-
-/**
- * Pure: V8's JSON.parse message without the text it quotes ('Unexpected token 'p', "password=..."
- * is not valid JSON'): a result linked to someone's secret file must not print its first bytes.
- */
-export function jsonErrorWithoutText(message: string): string {
-  const first = message.split('\n')[0];
-  const at = /at position (\d+)/.exec(first);
-  if (/^Unexpected end of JSON input/.test(first)) return 'it ends early';
-  if (/^Unexpected token/.test(first) || / is not valid JSON$/.test(first)) return at ? `invalid at byte ${at[1]}` : 'invalid from the first bytes';
-  return first.replace(/"[^"]*"/g, '"…"');
 }
 
 export function parseBenchResult(text: string, dirId?: string): { ok: true; result: BenchResult } | { ok: false; reason: string } {

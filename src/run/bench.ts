@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { readBoundedSync } from '../host/files/bounded-read.js';
 import { join, relative } from 'node:path';
 import type { Plan } from '../plan/types.js';
 import type { Recipe } from '../recipe/schema.js';
@@ -16,6 +17,9 @@ import { plannedWorkerNames, readRunFacts } from './bench-facts.js';
 import { benchDir, writeBenchResult } from './bench-store.js';
 import type { BenchResult, BenchVariant as BenchVariantDoc, VariantStatus } from '../bench/result.js';
 import { DEFAULT_FRONTEND_PORT } from '../defaults.js';
+
+/** AIPerf's JSON export of one load run is a few KiB; anything past this is not one. */
+const MAX_EXPORT_BYTES = 16 * 1024 * 1024;
 
 // One bench, variant after variant (issue 23): for each, doctor's preflight and the start as
 // `up --detach` does them (bench-start.ts: startRun, as up), the gates on the live
@@ -182,7 +186,10 @@ async function runStarted(v: PreparedVariant, index: number, b: BenchPlan, d: Be
         else if (!file) error = `AIPerf wrote no export in ${relative(dir, artifactDir)}`;
         else {
           try {
-            metrics = metricsFromExport(readFileSync(file, 'utf8'));
+            // Bounded: AIPerf wrote it, but whatever sits at that name is read at most 16 MiB, never through a link or a FIFO.
+            const read = readBoundedSync(file, { maxBytes: MAX_EXPORT_BYTES });
+            if (!read.ok) throw new Error(read.message);
+            metrics = metricsFromExport(read.text);
           } catch (err) {
             error = `AIPerf's export ${relative(dir, file)} could not be read: ${(err as Error).message}`;
           }

@@ -1,3 +1,4 @@
+import { constants as fsConstants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -25,7 +26,8 @@ export interface ReadOptions {
 async function openLog(path: string): Promise<FileHandle | null> {
   let fh: FileHandle;
   try {
-    fh = await open(path, 'r');
+    // O_NONBLOCK: a FIFO must be refused below, not waited on for a writer that never comes.
+    fh = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch {
     return null;
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RunRecord } from './types.js';
+import { jsonErrorWithoutText, MAX_JSON_DEPTH, nestsDeeperThan } from '../host/net/http-body.js';
 
 // run.json as read back: every field status, teardown and doctor act on is checked before anyone
 // acts on it (a record names processes to signal and files to read). Loose objects: fields added
@@ -60,11 +61,14 @@ export const runRecordSchema = z.looseObject({
  * must not make `logs` read it.
  */
 export function parseRunRecord(text: string, dirId: string, logPathOf: (name: string) => string): { ok: true; record: RunRecord } | { ok: false; reason: string } {
+  // Never the record's bytes in the reason: a run.json someone linked to a secret file (or wrote
+  // to look like one) must not print it; nested past any record's depth is refused before zod recurses.
+  if (nestsDeeperThan(text)) return { ok: false, reason: `nested deeper than ${MAX_JSON_DEPTH} levels; a run record never is` };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    return { ok: false, reason: `not JSON (${(err as Error).message.split('\n')[0]})` };
+    return { ok: false, reason: `not JSON (${jsonErrorWithoutText((err as Error).message)})` };
   }
   const r = runRecordSchema.safeParse(raw);
   if (!r.success) {

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeAtomic } from './atomic-write.js';
+import { readBounded } from '../host/files/bounded-read.js';
 import { writeWholeFileSync } from '../host/files/exclusive-write.js';
 import { asDiskFull, UserError } from '../errors.js';
 import type { RunView } from './run-view.js';
@@ -120,17 +121,17 @@ type ReadResult = { ok: true; record: RunRecord } | { ok: false; reason: string 
 /** The record of runs/<id>/ (null: no run.json there, e.g. a run dir whose up never got to write). */
 async function readRecord(stateDir: string, id: string): Promise<ReadResult> {
   const path = runJsonPath(stateDir, id);
-  let text: string;
-  try {
-    const st = await stat(path);
-    if (!st.isFile()) return { ok: false, reason: 'not a regular file' };
-    if (st.size > MAX_RECORD_BYTES) return { ok: false, reason: `${Math.round(st.size / (1024 * 1024))} MiB is too large for a run record` };
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    return { ok: false, reason: `cannot read it (${code ?? (err as Error).message})` };
+  // Bounded (host/files/bounded-read.ts): never a FIFO opened blocking, a link followed (ours is
+  // written by rename, never a link: one planted to a secret file is not read), a huge file read whole.
+  const read = await readBounded(path, { maxBytes: MAX_RECORD_BYTES });
+  if (!read.ok) {
+    if (read.why === 'absent') return null;
+    if (read.why === 'not-a-file') return { ok: false, reason: 'not a regular file' };
+    if (read.why === 'link') return { ok: false, reason: 'a symbolic link, which is not followed' };
+    if (read.why === 'too-large') return { ok: false, reason: `${Math.round(read.size / (1024 * 1024))} MiB is too large for a run record` };
+    return { ok: false, reason: `cannot read it (${read.code})` };
   }
+  const text = read.text;
   // The schema (zod, ~45 ms to load) only once there is a record to check: doctor on a machine
   // without runs, and every command before its first run, never pays for it.
   const { parseRunRecord } = await import('./record-schema.js');

@@ -105,6 +105,14 @@ describe('bench RECIPE --vary: a whole bench on the fakes', () => {
     nothingLeft(home.stateDir);
   }, 120_000);
 
+  it('a FIFO where AIPerf\'s export goes: the load run fails naming it, the bench ends (issue 29: the export was read with readFileSync and blocked for good)', async () => {
+    const { home, env, args } = await setup({ FAKE_AIPERF: 'export-fifo' });
+    const r = await runCli(['bench', 'mocker', '--concurrency', '1', '--repeats', '1', ...args], env, { timeoutMs: 90_000 });
+    expect(r.stdout).toMatch(/AIPerf's export \S+profile_export_aiperf\.json could not be read: is a named pipe \(FIFO\), not a regular file/);
+    expect(r.code).toBe(1);
+    nothingLeft(home.stateDir);
+  }, 120_000);
+
   it('AIPerf runs that hit errors: every table marks them, the errors table counts them per run, AIPerf\'s text is quoted, the plot shows them', async () => {
     const { home, env, args } = await setup({ FAKE_AIPERF_ERRORS: '2' });
     const svg = join(home.dir, 'errors.svg');

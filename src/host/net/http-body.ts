@@ -85,3 +85,15 @@ export function cleanDeep(v: unknown, depth = 0): unknown {
   if (Array.isArray(v)) return v.map((x) => cleanDeep(x, depth + 1));
   return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [cleanText(k), cleanDeep(x, depth + 1)]));
 }
+
+/**
+ * Pure: V8's JSON.parse message without the text it quotes ('Unexpected token 'p', "password=..."
+ * is not valid JSON'): a result linked to someone's secret file must not print its first bytes.
+ */
+export function jsonErrorWithoutText(message: string): string {
+  const first = message.split('\n')[0];
+  const at = /at position (\d+)/.exec(first);
+  if (/^Unexpected end of JSON input/.test(first)) return 'it ends early';
+  if (/^Unexpected token/.test(first) || / is not valid JSON$/.test(first)) return at ? `invalid at byte ${at[1]}` : 'invalid from the first bytes';
+  return first.replace(/"[^"]*"/g, '"…"');
+}

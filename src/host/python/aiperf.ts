@@ -7,6 +7,7 @@ import { runProgram } from '../procs/run-program.js';
 import { readAiperfEnv } from './installer.js';
 import { AIPERF_VERSION, aiperfFolderName, envsRoot } from '../../plan/setup-install.js';
 import { homedir } from 'node:os';
+import { readHead } from '../files/read-head.js';
 
 // AIPerf (NVIDIA's load generator, `aiperf profile`): the one adapter that finds and runs it.
 // Found as `aiperf` on PATH, else as `python -m aiperf` in the interpreter's environment (the
@@ -55,10 +56,10 @@ export async function findAiperf(env: Env, python: string, timeoutMs = 20_000): 
   const onPath = aiperfOnPath(env);
   if (onPath) {
     // A console script's first line names its interpreter: ask that one for the version.
-    const { readFileSync } = await import('node:fs');
     let version: string | null = null;
     try {
-      const head = readFileSync(onPath, 'utf8').slice(0, 512).split('\n')[0];
+      // Its first 512 bytes only, never blocking: a FIFO or a 1 GiB binary named aiperf is no script.
+      const head = ((await readHead(onPath, 512)) ?? '').split('\n')[0];
       const interp = head.startsWith('#!') ? head.slice(2).trim().split(/\s+/)[0] : null;
       if (interp && !interp.endsWith('/env') && !interp.endsWith('sh')) {
         const r = await runProgram(interp, ['-c', VERSION_OF], { env, timeoutMs });

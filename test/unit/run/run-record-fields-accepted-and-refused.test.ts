@@ -81,7 +81,9 @@ describe('refused, naming the field', () => {
     }
   });
 
-  it('text that is not JSON: the parser\'s first line, whole', () => {
-    expect(reasonOf('{"id":')).toBe('not JSON (Unexpected end of JSON input)');
+  it('text that is not JSON: what is wrong, never the text itself (a run.json may be someone\'s secret file: issue 29)', () => {
+    expect(reasonOf('{"id":')).toBe('not JSON (it ends early)');
+    expect(reasonOf('password=hunter2')).toBe('not JSON (invalid from the first bytes)');
+    expect(reasonOf('{"id": "password=hunter2" x')).toMatch(/^not JSON \([^"]*position 26/);
   });
 });

@@ -23,7 +23,7 @@ afterEach(() => {
 });
 
 describe('a run.json that cannot be read', () => {
-  it('a symlink loop: --run names the file and the errno, not "no such run"', async () => {
+  it('a symlink loop: --run names the file and why, not "no such run" (a link is never followed: issue 29)', async () => {
     const h = home();
     await writeFakeRun(h.stateDir, { id: 'good', state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 }, processes: [] });
     const dir = join(h.stateDir, 'runs', 'looped');
@@ -31,7 +31,7 @@ describe('a run.json that cannot be read', () => {
     symlinkSync(join(dir, 'run.json'), join(dir, 'run.json'));
     const err = await readRun(h.stateDir, 'looped').then(() => null, (e: unknown) => e);
     expect(err).toBeInstanceOf(UserError);
-    expect((err as UserError).message).toBe(`--run looped: ${join(dir, 'run.json')} is not a valid run record: cannot read it (ELOOP)`);
+    expect((err as UserError).message).toBe(`--run looped: ${join(dir, 'run.json')} is not a valid run record: a symbolic link, which is not followed`);
   });
 });
 
