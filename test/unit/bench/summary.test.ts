@@ -26,6 +26,11 @@ describe('median', () => {
     expect(median([10, 20])).toBe(15);
     expect(() => median([])).toThrow();
   });
+
+  it('sorts numbers as numbers: the median of [9, 10, 11] is 10, given in any order (issue 29: a string sort puts 10 and 11 before 9)', () => {
+    for (const xs of [[9, 10, 11], [11, 9, 10], [10, 11, 9]]) expect(median(xs)).toBe(10);
+    expect(median([100, 9, 20, 3])).toBe(14.5);
+  });
 });
 
 describe('summarize', () => {

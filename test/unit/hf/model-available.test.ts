@@ -59,6 +59,18 @@ describe('model.available: a local folder', () => {
     expect(judgeModelSource(local({ files: ['config.json', 'model.safetensors', 'vocab.json'] }), 'vllm').status).toBe('fail');
   });
 
+  it('real snapshots holding tokenizer.json AND vocab.json + merges.txt pass without a warning (issue 29: the BPE pair must not shadow tokenizer.json)', () => {
+    // The files of Qwen/Qwen3-0.6B's snapshot on the hub, and of a Llama-style one (tokenizer.json alone).
+    const qwen = ['.gitattributes', 'LICENSE', 'README.md', 'config.json', 'generation_config.json', 'merges.txt', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'vocab.json'];
+    const llama = ['.gitattributes', 'LICENSE.txt', 'README.md', 'USE_POLICY.md', 'config.json', 'generation_config.json', 'model.safetensors', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json'];
+    for (const files of [qwen, llama]) {
+      for (const r of [judgeModelSource(local({ files }), 'vllm'), judgeModelSource(hub({ snapshotDir: join(root, 'snap'), snapshotFiles: files }), 'vllm')]) {
+        expect([files.length, r.status]).toEqual([files.length, 'pass']);
+        expect(`${r.summary} ${(r.details ?? []).join(' ')}`).not.toMatch(/vLLM loads it|needs tokenizer\.json|warn/);
+      }
+    }
+  });
+
   it('tiktoken files are the frontend\'s too', () => {
     expect(judgeModelSource(local({ files: ['config.json', 'model.safetensors', 'o200k.tiktoken'] }), 'vllm').status).toBe('pass');
     expect(judgeModelSource(local({ files: ['config.json', 'model.safetensors', 'tiktoken.model'] }), 'vllm').status).toBe('pass');

@@ -89,5 +89,7 @@ describe('summarize', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 2, 3])).toBe(2.5);
     expect(median([])).toBeNull();
+    // Numbers sorted as numbers (issue 29): a string sort makes [9, 10, 11]'s middle 11.
+    for (const xs of [[9, 10, 11], [11, 9, 10], [10, 11, 9]]) expect(median(xs)).toBe(10);
   });
 });
