@@ -17,3 +17,9 @@ export const BENCH_MAX_CONCURRENCY_LEVELS = 32;
 export const BENCH_MAX_REQUESTS = 1_000_000;
 /** The most load runs per variant and concurrency (`bench --repeats`). */
 export const BENCH_MAX_REPEATS = 100;
+/**
+ * The most variants a `--plot` draws (a bar per variant and concurrency in each panel): past this
+ * the bars are thinner than a pixel, and resvg took 65 s and 1.2 GB for 3,000 (issue 29). Refused
+ * before anything is drawn; the tables show every variant.
+ */
+export const BENCH_MAX_PLOT_VARIANTS = 64;

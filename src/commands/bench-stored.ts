@@ -34,4 +34,5 @@ export async function checkPlot(opts: StoredOptions): Promise<void> {
   plotFormat(opts.plot);
 }
 
+export { refuseUnplottable } from '../bench/plot-limit.js';
 export type { BenchResult };

@@ -31,6 +31,8 @@ export interface BenchInput {
   preflight?: boolean;
   /** --device: `cpu` runs a preset's vLLM recipes on vLLM's CPU build (not the mocker) without a GPU. */
   device?: string;
+  /** --plot FILE: its variant limit is checked with the others. */
+  plot?: string;
 }
 
 export interface PreparedBench {
@@ -68,6 +70,8 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   if (preset && !(gpu?.ok && gpu.gpus.length > 0) && i.device !== 'cpu') engine = 'mocker';
   if (i.variants?.length && !preset) throw new UserError('--variants picks variants of a --preset; with recipes, name the recipes or use --vary');
   const specs = preset ? pickVariants(presetVariants(preset, engine, varies), preset, i.variants) : expandVariants(recipes, varies);
+  // A --plot of more variants than a picture holds: refused before anything is checked, locked or started.
+  (await import('../bench/plot-limit.js')).refuseUnplottable(i.plot, specs.length);
 
   // Every variant's recipe loads (an unknown --vary key fails here, naming it) before anything starts.
   const [{ loadRecipe }, { modelSource }] = await Promise.all([import('../host/files/recipes.js'), import('../plan/embedded-model.js')]);

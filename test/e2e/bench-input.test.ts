@@ -38,6 +38,15 @@ describe('bench: bad input is one line, exit 2, nothing started', () => {
     nothingStarted(h);
   });
 
+  it('--plot of more variants than a picture holds (66 by two --vary): refused before anything starts', async () => {
+    const h = home();
+    const plot = join(h.dir, 'p.svg');
+    const ports = Array.from({ length: 22 }, (_, i) => 9000 + i).join(',');
+    const r = await runCli(['bench', 'mocker', '--vary', 'frontend.routerMode=kv,round-robin,random', '--vary', `frontend.httpPort=${ports}`, '--plot', plot], withAiperf(h));
+    expect([r.code, r.stderr]).toEqual([2, `dynamo-dev: --plot ${plot}: 66 variants; a plot draws at most 64 (its bars would be thinner than a pixel); the tables show them all without --plot`]);
+    nothingStarted(h);
+  });
+
   it('zero requests', async () => {
     const h = home();
     const r = await runCli(['bench', 'mocker', '--requests', '0'], withAiperf(h));

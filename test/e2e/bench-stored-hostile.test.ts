@@ -81,3 +81,24 @@ describe('--plot with numbers and targets nobody expected', () => {
     expect(readdirSync(dir).sort()).toEqual(['folder.svg', 'link.svg']);
   });
 });
+
+describe('--plot of more variants than a picture holds (issue 29: 3,000 variants took 65 s and 1.2 GB as a PNG)', () => {
+  const many = (n: number) => home((d) => {
+    d.variants = Array.from({ length: n }, (_, i) => ({ ...d.variants[i % d.variants.length], name: `v${i}` }));
+  });
+
+  it('65 variants: refused in one line before anything is drawn or printed, exit 2; 64 are drawn', async () => {
+    const { h, env } = many(65);
+    for (const args of [['bench', 'show', ROUTING], ['bench', 'compare', ROUTING, AGG]]) {
+      const target = join(h.dir, 'many.png');
+      const r = await runCli([...args, '--plot', target], env);
+      const n = args[1] === 'show' ? 65 : 65 + 2;
+      expect([args, r.code, r.stdout, r.stderr]).toEqual([args, 2, '', `dynamo-dev: --plot ${target}: ${n} variants; a plot draws at most 64 (its bars would be thinner than a pixel); the tables show them all without --plot`]);
+      expect(readdirSync(h.dir)).not.toContain('many.png');
+    }
+    const ok = many(64);
+    const drawn = await runCli(['bench', 'show', ROUTING, '--plot', join(ok.h.dir, 'ok.svg')], ok.env);
+    expect(drawn.code, drawn.stderr).toBe(0);
+    expect(readFileSync(join(ok.h.dir, 'ok.svg'), 'utf8')).toContain('>v63');
+  });
+});
