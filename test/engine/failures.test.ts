@@ -1,4 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { cleanup, cli, cpuArgs, engineHome, json, ourEngines, portBlock, portSets, records } from './helpers.js';
@@ -34,6 +35,27 @@ describe('refused before anything starts', () => {
     nothingStarted(home);
   });
 
+  it('a taken system port: preflight\'s ports.free names it and its holder; with --no-preflight up still fails at once the same way (the real worker would go on without /health)', async () => {
+    const home = engineHome();
+    const base = await portBlock();
+    const holder: Server = createServer();
+    await new Promise<void>((r, j) => holder.once('error', j).listen(base + 1, '0.0.0.0', () => r()));
+    try {
+      for (const extra of [[], ['--no-preflight']]) {
+        const t0 = Date.now();
+        const r = await cli(['up', 'agg', ...cpuArgs(base), ...extra, '--detach'], home);
+        expect(r.code, r.stdout + r.stderr).toBe(1);
+        // --no-preflight asks only the ports (a bind test and /proc): at once, even on a loaded machine.
+        if (extra.length) expect(Date.now() - t0, 'not at once').toBeLessThan(30_000);
+        expect(r.stderr, extra.join(' ')).toContain(`port ${base + 1} (agg-0.system) is in use by pid ${process.pid}`);
+        if (extra.length) expect(r.stderr).toContain('ports.free failed (--no-preflight skips doctor\'s checks, never the ports of the plan); nothing was started');
+        nothingStarted(home);
+      }
+    } finally {
+      holder.close();
+    }
+  });
+
   it('RAM over budget (40 GiB of KV asked): preflight cpu.memory fails with the numbers, nothing started', async () => {
     const home = engineHome();
     const r = await cli(['up', 'agg', ...cpuArgs(await portBlock()), '--set', 'workers.0.env={"VLLM_CPU_KVCACHE_SPACE":"40"}', '--detach'], home);
@@ -52,6 +74,17 @@ describe('found by the real engine, explained by up and diagnose', () => {
     expect(`${r.stdout}\n${r.stderr}`).toContain('[vllm.no-kv-memory]');
     const d = json<DiagnoseDoc>(await cli(['diagnose', '--json'], home));
     expect(d.findings.find((f) => f.code === 'vllm.no-kv-memory')?.fix).toContain('doctor --only cpu.memory');
+    expect(ourEngines(home)).toEqual([]);
+  });
+
+  it('a model path that does not exist, started anyway (--no-preflight): the worker fails fetching it; up and diagnose say hf.model-not-found', async () => {
+    const home = engineHome();
+    const missing = join(home.dir, 'no-such-model');
+    const r = await cli(['up', 'agg', '--device', 'cpu', '--model', missing, '--set', 'maxModelLen=1024', '--set', 'workers.0.gpuMemoryUtilization=0.15', ...portSets(await portBlock()), '--no-preflight', '--detach'], home, 900_000);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(`${r.stdout}\n${r.stderr}`).toContain('[hf.model-not-found]');
+    const d = json<DiagnoseDoc>(await cli(['diagnose', '--json'], home));
+    expect(d.findings.map((f) => f.code)).toContain('hf.model-not-found');
     expect(ourEngines(home)).toEqual([]);
   });
 
