@@ -8,7 +8,8 @@ import type { UpEvent } from './events.js';
 import type { StopHandle, StopSnapshot } from './stop.js';
 import type { TimerHandle } from './clock.js';
 import { RunWriter } from './run-writer.js';
-import { runDir, runJsonPath } from './paths.js';
+import { runDir } from './paths.js';
+import { recordBeforeSpawn } from './record-before-spawn.js';
 import { realSupervisorDeps, type SupervisorDeps } from './supervisor-deps.js';
 import { startable } from './policy/start-order.js';
 import { modelErrorFailure } from './policy/failure.js';
@@ -21,7 +22,7 @@ import { restartProcess, restartReady, takeRestartRequests, type RestartWhy } fr
 import { stopAll, stopForUser, TEARDOWN_ENDED } from './run-stop.js';
 import { blame, onDeadline, onProcessExit } from './run-deaths.js';
 import type { RunCore } from './run-core.js';
-import { MIN_FREE_BYTES, type Failure, type RestartDone, type SupervisorOptions, type SupervisorResult } from './supervisor-types.js';
+import { type Failure, type RestartDone, type SupervisorOptions, type SupervisorResult } from './supervisor-types.js';
 
 export { TEARDOWN_ENDED };
 export type { RestartDone, SupervisionOptions, SupervisorOptions, SupervisorResult } from './supervisor-types.js';
@@ -126,23 +127,9 @@ export class Supervisor extends EventEmitter implements RunCore {
 
   /** Runs until detached-and-ready, a user stop, or a failure. */
   async run(): Promise<SupervisorResult> {
-    // The per-run discovery directory (DYN_FILE_KV) exists before anyone registers in it.
-    const dirs = new Set(this.o.plan.processes.map((p) => p.env.DYN_FILE_KV).filter((d): d is string => Boolean(d)));
-    for (const d of dirs) this.d.mkdirs(d);
-    // Before any spawn, and a failure here is up's failure: nothing may run unrecorded (nor on a
-    // disk too full for the record to name the pids it starts: MIN_FREE_BYTES).
-    this.record.updatedAt = new Date().toISOString();
-    try {
-      const free = this.d.freeBytes(runDir(this.o.stateDir, this.o.runId));
-      if (free !== null && free < MIN_FREE_BYTES) throw new DiskFullError(runJsonPath(this.o.stateDir, this.o.runId), 'ENOSPC');
-      this.d.writeRun(this.o.stateDir, this.record);
-    } catch (err) {
-      if (!(err instanceof DiskFullError)) throw err;
-      // A full disk before anything started: up fails with the file and what to do, nothing runs.
-      this.finishing = true;
-      this.emitEvent({ event: 'failed', reason: `${err.message}; nothing was started`, process: null, diagnosis: null, hint: null, lastLines: [], log: null });
-      return { outcome: 'failed', code: 1, reason: err.message };
-    }
+    // The discovery folders and run.json before any spawn; a full disk: nothing starts.
+    const refused = recordBeforeSpawn(this);
+    if (refused) return refused;
     if (this.o.handleSignals !== false) {
       // The first signal stops cleanly (SIGTERM, grace, SIGKILL); another one while stopping
       // (a failure's stop, or Ctrl-C again) means "now": SIGKILL without waiting out the grace.
