@@ -45,7 +45,7 @@ export interface Preset {
   load: LoadShape;
 }
 
-// The seed's routing experiment: 12 prefixes sent 6 times each, one request at a time
+// The seed's routing experiment: 12 prefixes sent 6 times each (loadFor keeps 6 sends per prefix for another --requests), one request at a time
 // (FACTS §7: KV routing with events 53-60 of 60 repeats hit, round-robin 35-43, events on the
 // router but none published 37-44). The mocker publishes its own KV events unless prefix caching
 // is off (dynamo/mocker/args.py --no-enable-prefix-caching, ai-dynamo 1.6.1): that is how its
@@ -86,6 +86,7 @@ export const PRESETS: Record<string, Preset> = {
     ],
     concurrency: [1, 4],
     requests: 72,
+    // 12 prefixes at the preset's 72 requests; another --requests keeps 6 sends per prefix (prefixesFor).
     load: { inputTokens: 32, outputTokens: 8, prefixes: { count: 12, tokens: 1024 } },
   },
   'agg-vs-disagg': {
@@ -128,3 +129,21 @@ export const DEFAULT_LOAD: LoadShape = { inputTokens: 256, outputTokens: 64, pre
 export const DEFAULT_REQUESTS = 32;
 export const DEFAULT_CONCURRENCY = [1];
 export const DEFAULT_REPEATS = 3;
+
+/** Sends per shared prefix the routing experiment is designed for: the first send of a prefix misses everywhere. */
+export const SENDS_PER_PREFIX = 6;
+/** The most prefixes a load asks for (64 x 1,024 tokens: well inside one worker's KV cache on the mocker or a laptop GPU). */
+export const MAX_PREFIXES = 64;
+
+/**
+ * The load of `requests` requests: a shared-prefix pool keeps SENDS_PER_PREFIX sends per prefix
+ * (at least 2 prefixes, at most MAX_PREFIXES), so the hit share a router can reach does not
+ * depend on --requests. With 12 prefixes fixed, 36 requests sent each prefix 3 times: a third of
+ * the sends were first sends (a miss under any router), and at concurrency 4 KV routing led random
+ * by 2.6 points of hit share where 72 requests gave 15 (real 1.6.1 mocker, 2026-12-07).
+ */
+export function loadFor(load: LoadShape, requests: number): LoadShape {
+  if (!load.prefixes) return load;
+  const count = Math.min(MAX_PREFIXES, Math.max(2, Math.round(requests / SENDS_PER_PREFIX)));
+  return { ...load, prefixes: { ...load.prefixes, count } };
+}

@@ -62,7 +62,7 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   const requests = i.requests ?? preset?.requests ?? presets.DEFAULT_REQUESTS;
   const repeats = i.repeats ?? presets.DEFAULT_REPEATS;
   const seed = i.seed ?? 0;
-  const load: LoadShape = preset?.load ?? presets.DEFAULT_LOAD;
+  const load: LoadShape = presets.loadFor(preset?.load ?? presets.DEFAULT_LOAD, requests);
 
   // The engine a preset runs on: vLLM with a GPU, else Dynamo's mocker (CPU only).
   let engine: Engine = 'vllm';

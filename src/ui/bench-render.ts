@@ -1,7 +1,7 @@
 import type { BenchResult } from '../bench/result.js';
 import { summarize, summarizeCompare, type Summary } from '../bench/summary.js';
 import { renderSvg } from './bench-plot-svg.js';
-import { isolationLine, machineLine, renderCompare, renderReport } from '../ui/bench-report.js';
+import { isolationLine, loadText, machineLine, renderCompare, renderReport } from '../ui/bench-report.js';
 import { renderTextPlot } from '../ui/bench-plot-text.js';
 
 // Pure: everything `bench`, `bench show` and `bench compare` print or draw for stored results, in
@@ -22,7 +22,6 @@ export interface Rendered {
 const withPlot = (text: string, s: Summary, t: Terminal) =>
   (t.width === null ? text : `${text}\n${renderTextPlot(s, { width: t.width, ascii: !t.utf8 })}`);
 
-const loadLine = (doc: BenchResult) => `${doc.requests} requests per run, ${doc.repeats} repeat${doc.repeats === 1 ? '' : 's'}, concurrency ${doc.concurrency.join(', ')}, seed ${doc.seed}`;
 
 /** What a result compared, for a plot's title: 'routing: kv-events vs round-robin vs random (control: kv-events-off)'. */
 export function comparedTitle(doc: BenchResult): string {
@@ -37,7 +36,7 @@ export function renderResult(doc: BenchResult, t: Terminal): Rendered {
   const s = summarize(doc);
   return {
     text: withPlot(renderReport(doc, { width: t.width }), s, t),
-    svg: () => renderSvg(s, { title: comparedTitle(doc), subtitle: [`dynamo-dev bench ${doc.id}`, machineLine(doc, true), loadLine(doc), isolationLine(doc)] }),
+    svg: () => renderSvg(s, { title: comparedTitle(doc), subtitle: [`dynamo-dev bench ${doc.id}`, machineLine(doc, true), loadText(doc), isolationLine(doc)] }),
   };
 }
 
@@ -46,6 +45,6 @@ export function renderComparison(a: BenchResult, b: BenchResult, t: Terminal): R
   const s = summarizeCompare(a, b);
   return {
     text: withPlot(renderCompare(a, b, { width: t.width }), s, t),
-    svg: () => renderSvg(s, { title: `A ${comparedTitle(a)} / B ${comparedTitle(b)}`, subtitle: [`dynamo-dev bench compare: A ${a.id}, B ${b.id} (B's bars lighter)`, `A: ${machineLine(a, true)}`, `B: ${machineLine(b, true)}`, `A: ${loadLine(a)}; B: ${loadLine(b)}`] }),
+    svg: () => renderSvg(s, { title: `A ${comparedTitle(a)} / B ${comparedTitle(b)}`, subtitle: [`dynamo-dev bench compare: A ${a.id}, B ${b.id} (B's bars lighter)`, `A: ${machineLine(a, true)}`, `B: ${machineLine(b, true)}`, `A: ${loadText(a)}; B: ${loadText(b)}`] }),
   };
 }

@@ -153,6 +153,16 @@ function pythonOf(m: BenchResult['machine'], short: boolean): string {
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** How the load runs were kept comparable (issue 31): said for every result, also the older ones that were not. */
+/**
+ * The load of a result: requests per run with the shared-prefix pool where the result kept it (how
+ * many sends per prefix the hit share can reach), repeats, concurrency, seed.
+ */
+export function loadText(doc: BenchResult): string {
+  const p = doc.load?.prefixes;
+  const pool = p ? ` (${p.count} shared prefixes of ${p.tokens.toLocaleString('en-US')} tokens, ~${Math.round(doc.requests / p.count)} sends each)` : '';
+  return `${plural(doc.requests, 'request')} per run${pool}, ${plural(doc.repeats, 'repeat')}, concurrency ${doc.concurrency.join(', ')}, seed ${doc.seed}`;
+}
+
 export function isolationLine(doc: BenchResult): string {
   const runs = doc.concurrency.length * doc.repeats;
   if (doc.isolation === 'fresh-prefixes') {
@@ -171,7 +181,7 @@ function headerLines(doc: BenchResult, width: number | null, letter?: string): s
     `${letter ? `${letter} = ` : ''}bench ${doc.id} · ${what}`,
     `started ${formatUtc(doc.startedAt)}, ${took(doc)}${doc.interrupted ? ', INTERRUPTED' : ''}`,
     `machine: ${machineLine(doc)}`,
-    `load: ${plural(doc.requests, 'request')} per run, ${plural(doc.repeats, 'repeat')}, concurrency ${doc.concurrency.join(', ')}, seed ${doc.seed}`,
+    `load: ${loadText(doc)}`,
     isolationLine(doc),
     `command: dynamo-dev bench ${doc.argv.join(' ')}`,
   ];
