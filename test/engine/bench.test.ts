@@ -5,7 +5,7 @@ import { cleanup, cli, cpuArgs, engineHome, json, ourEngines, portBlock, records
 // `bench --preset routing --device cpu` on the real engine with real AIPerf, kept short for CI: the
 // two variants that show what KV routing buys (--variants kv-events,round-robin: two starts of two
 // real CPU workers instead of five), one load run of 24 requests at concurrency 1 over the
-// preset's 12 shared prefixes of 1,024 tokens (longer than the CPU engine's 128-token KV block, so
+// preset's shared prefixes of 1,024 tokens (4 at 24 requests: ~6 sends each, bench/presets.ts loadFor) (longer than the CPU engine's 128-token KV block, so
 // a repeat can hit). KV routing sends a repeat to the worker holding its prefix; round-robin
 // alternates, so about half of its repeats land on the other worker and miss.
 
