@@ -110,7 +110,11 @@ export class ProcessLifecycle {
     // fs.watch (inotify) wakes the follower on every write; the poll only catches what it misses,
     // so an idle run reads nothing 10 times a second (issue 9: <= 0.5% CPU idle after ready).
     this.follower = d.follow(this.rec.log, (line) => this.onLine(line), { pollMs: this.env.followPollMs, ...(offset > 0 ? { offset } : {}) });
-    s.exited.then((info) => this.onExit(info));
+    // Only this spawn's exit is this start's: a restart may start the next one before the old
+    // exit is reported (its SIGKILL under load), which must not end the new one (h32, real engine).
+    s.exited.then((info) => {
+      if (this.spawned === s) this.onExit(info);
+    });
     this.readiness.started();
   }
 
