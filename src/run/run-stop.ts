@@ -23,8 +23,10 @@ export async function stopAll(run: RunCore): Promise<Stopped> {
   const killAt = Date.now() + (run.escalated ? 0 : run.o.graceMs);
   run.record.stopKillAt = new Date(killAt).toISOString();
   run.setRunState('stopping');
-  // After the state: a restart overtaken by this stop answers that the run is stopping, not the
-  // `degraded` its own start had set.
+  // After the state, and with it on disk: a restart overtaken by this stop answers that the run is
+  // stopping, not the `degraded` its own start had set; the restart command judges the run from
+  // run.json as soon as it hears (a write still pending showed it `degraded` in a loaded suite).
+  if (run.procs.some((p) => p.restart)) await run.writer.flush();
   for (const p of run.procs) {
     if (p.restart) endRestart(run, p, p.restart, 'the run was stopped while it restarted', null);
   }
