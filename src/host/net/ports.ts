@@ -57,26 +57,34 @@ export function holderCandidates(procs: readonly ProcessInfo[]): ProcessInfo[] {
   return ranks.flatMap((r) => r.sort((a, b) => b.pid - a.pid));
 }
 
+/** The socket inodes a process holds open (`socket:[N]` links in /proc/PID/fd); null when it is gone or not ours to read. */
+function socketInodes(pid: number): string[] | null {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return null;
+  }
+  const out: string[] = [];
+  for (const fd of fds) {
+    try {
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (link.startsWith('socket:[')) out.push(link.slice(8, -1));
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
+}
+
 /** Adds to `found` the holders of the wanted socket inodes among the candidates `take` accepts; stops once all are found. */
 async function lookForHolders(inodes: ReadonlySet<string>, candidates: readonly ProcessInfo[], take: (p: ProcessInfo) => boolean, found: Map<string, number>): Promise<void> {
   const byPid = new Map(candidates.map((p) => [p.pid, p]));
   await eachPid(candidates.map((p) => p.pid), (pid) => {
     if (!take(byPid.get(pid)!)) return null;
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      return null; // gone, or not ours to read
-    }
-    for (const fd of fds) {
-      let link: string;
-      try {
-        link = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      if (!link.startsWith('socket:[')) continue;
-      const inode = link.slice(8, -1);
+    const held = socketInodes(pid);
+    if (held === null) return null; // gone, or not ours to read
+    for (const inode of held) {
       if (inodes.has(inode) && !found.has(inode)) found.set(inode, pid);
     }
     return null;
@@ -156,21 +164,8 @@ export async function portListenedBy(port: number, pids: readonly number[]): Pro
   const inodes = new Set((await readListeners()).filter((l) => l.port === port).map((l) => l.inode));
   if (inodes.size === 0) return 'none';
   for (const pid of pids) {
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue; // gone meanwhile
-    }
-    for (const fd of fds) {
-      let link: string;
-      try {
-        link = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      if (link.startsWith('socket:[') && inodes.has(link.slice(8, -1))) return 'ours';
-    }
+    // A pid gone meanwhile holds nothing.
+    if ((socketInodes(pid) ?? []).some((inode) => inodes.has(inode))) return 'ours';
   }
   return 'other';
 }
