@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants as fsConstants, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { asDiskFull, UserError } from '../errors.js';
 import { join } from 'node:path';
 import { upLockPath } from './paths.js';
@@ -92,9 +92,15 @@ export async function acquireUpLock(stateDir: string, runId: string, name?: stri
 function lockOrOwner(path: string, refuse: (owner: LockOwner | null) => Error): number {
   let fd: number;
   try {
-    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600);
+    // Non-blocking: a FIFO put where the lock lives must not hang the open.
+    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK, 0o600);
   } catch (err) {
     throw new UserError(`${path}: cannot open the lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (!fstatSync(fd).isFile()) {
+    // Ours is always a regular file: something else put this here, so it is not ours to remove.
+    closeSync(fd);
+    throw new UserError(`${path}: not a regular file, so not our lock; nothing was started`, `move it away (it is not ours to remove), then run the command again: mv ${path} ${path}.moved`);
   }
   const r = spawnSync('flock', ['--nonblock', '--exclusive', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
   if (r.error || (r.status !== 0 && r.status !== 1)) {
@@ -103,11 +109,32 @@ function lockOrOwner(path: string, refuse: (owner: LockOwner | null) => Error): 
     throw new Error(`cannot lock ${path}: ${why}`);
   }
   if (r.status === 1) {
-    const owner = parseLock(readFileSync(fd, 'utf8'));
+    const owner = holderOf(fd);
     closeSync(fd);
     throw refuse(owner);
   }
   return fd;
+}
+
+/**
+ * What the lock's holder wrote. It takes the lock, then writes: a refusal that lands between the
+ * two finds the file empty, so it looks again for a moment (the write follows within
+ * milliseconds) rather than name nobody. Bounded: the file is ours and small.
+ */
+function holderOf(fd: number): LockOwner | null {
+  const read = () => {
+    const buf = Buffer.alloc(4096);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return parseLock(buf.subarray(0, n).toString('utf8'));
+  };
+  const until = Date.now() + 500;
+  let owner = read();
+  // Stryker disable next-line EqualityOperator: the bound is a moment, not a contract
+  while (!owner && Date.now() < until) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    owner = read();
+  }
+  return owner;
 }
 
 /**

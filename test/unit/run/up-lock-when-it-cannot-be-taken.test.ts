@@ -1,9 +1,10 @@
-import { chmodSync, closeSync, constants, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { tempHome } from '../../helpers/cli.js';
 import { acquireUpLock } from '../../../src/run/state.js';
+import { acquireBenchLock } from '../../../src/run/up-lock.js';
 import { UserError } from '../../../src/errors.js';
 
 // What a second `up` (or an `up` on a machine without a working flock(1)) is told: the holder's
@@ -52,6 +53,24 @@ describe('a held lock', () => {
     }
   });
 
+  it('whose holder writes its name a moment after taking the lock (two benches started together): the refusal still names it', async () => {
+    const h = home();
+    mkdirSync(h.stateDir, { mode: 0o700 });
+    const path = join(h.stateDir, 'bench.lock');
+    const release = holdLock(path);
+    // Another process writes, as the holder does right after its flock; the refusal, which reads
+    // synchronously, must see it (CI once printed "another bench is running" naming nobody).
+    const writer = spawn('sh', ['-c', `sleep 0.1; printf '%s' '{"pid":4242,"runId":"20261207-140000-000-bench"}' > "${path}"`], { stdio: 'ignore' });
+    try {
+      const err = await failure(acquireBenchLock(h.stateDir, 'mine'));
+      expect(err.message).toBe(`another bench is running in ${h.stateDir}: bench 20261207-140000-000-bench (pid 4242); one bench per state directory (each starts and stops its own runs)`);
+      expect((err as UserError).fix).toBe('wait for it, or stop it: kill -INT 4242');
+    } finally {
+      release();
+      await new Promise((r) => (writer.exitCode === null ? writer.once('exit', r) : r(null)));
+    }
+  });
+
   it('whose file names its run: the fix is to tear that run down (or use another state directory)', async () => {
     const h = home();
     const first = await acquireUpLock(h.stateDir, '20261201-101500-agg');
@@ -75,6 +94,20 @@ describe('a lock that cannot be taken at all', () => {
     expect(err).toBeInstanceOf(UserError);
     expect(err.message).toBe(`${join(h.stateDir, 'up.lock')}: cannot open the lock (ELOOP)`);
     expect(readFileSync(target, 'utf8')).toBe('keep me');
+  });
+
+  it('up.lock or bench.lock planted as a FIFO: one line naming the file, no hang, the FIFO left where it is', async () => {
+    const h = home();
+    mkdirSync(h.stateDir, { mode: 0o700 });
+    for (const [file, take] of [['up.lock', () => acquireUpLock(h.stateDir, 'mine')], ['bench.lock', () => acquireBenchLock(h.stateDir, 'mine')]] as const) {
+      const path = join(h.stateDir, file);
+      execFileSync('mkfifo', [path]);
+      const err = await failure(take());
+      expect(err).toBeInstanceOf(UserError);
+      expect(err.message).toBe(`${path}: not a regular file, so not our lock; nothing was started`);
+      expect((err as UserError).fix).toBe(`move it away (it is not ours to remove), then run the command again: mv ${path} ${path}.moved`);
+      expect(lstatSync(path).isFIFO()).toBe(true);
+    }
   });
 
   it('without flock(1) on the PATH: says it cannot run and where it comes from', async () => {
