@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
@@ -61,6 +61,17 @@ describe('bench: bad input is one line, exit 2, nothing started', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^dynamo-dev: AIPerf is not installed: no `aiperf` on PATH, no AIPerf environment from setup, and `\/bin\/false -m aiperf` has none/);
     expect(r.stderr).toMatch(/\nfix: dynamo-dev setup {3}\(installs AIPerf 0\.13\.0 in an environment of its own/);
+    nothingStarted(h);
+  });
+
+  it('an aiperf on PATH whose interpreter is gone (a deleted venv): named, with the interpreter, instead of a bare ENOENT', async () => {
+    const h = home();
+    const bin = join(h.dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'aiperf'), '#!/gone/venv/bin/python3\nimport sys\n', { mode: 0o755 });
+    const r = await runCli(['bench', 'mocker', '--python', '/bin/false'], fakeEnv(h, { vars: { PATH: `${bin}:/usr/bin:/bin` } }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`dynamo-dev: AIPerf cannot run: the aiperf on PATH (${join(bin, 'aiperf')}) cannot run: its interpreter /gone/venv/bin/python3 is missing (its environment was moved or deleted); no AIPerf environment from setup, and \`/bin/false -m aiperf\` has none\nfix: dynamo-dev setup   (installs AIPerf 0.13.0 in an environment of its own beside Dynamo's; bench finds it there), or reinstall the one on PATH`);
     nothingStarted(h);
   });
 

@@ -8,6 +8,7 @@ import { readAiperfEnv } from './installer.js';
 import { AIPERF_VERSION, aiperfFolderName, envsRoot } from '../../plan/setup-install.js';
 import { homedir } from 'node:os';
 import { readHead } from '../files/read-head.js';
+import { UserError } from '../../errors.js';
 
 // AIPerf (NVIDIA's load generator, `aiperf profile`): the one adapter that finds and runs it.
 // Found as `aiperf` on PATH, else as `python -m aiperf` in the interpreter's environment (the
@@ -36,12 +37,7 @@ export function aiperfOnPath(env: Env): string | null {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     const p = join(dir, 'aiperf');
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      // not here
-    }
+    if (isExecutable(p)) return p;
   }
   return null;
 }
@@ -54,29 +50,48 @@ const VERSION_OF = 'import importlib.metadata as m\ntry:\n print(m.version("aipe
  */
 export async function findAiperf(env: Env, python: string, timeoutMs = 20_000): Promise<AiperfProgram | null> {
   const onPath = aiperfOnPath(env);
+  // A console script whose interpreter is gone (its venv moved or deleted) cannot run: the kernel
+  // says only ENOENT, naming neither file. Passed over for the next way, and named.
+  let unrunnable: string | null = null;
   if (onPath) {
     // A console script's first line names its interpreter: ask that one for the version.
     let version: string | null = null;
+    let interp: string | null = null;
     try {
       // Its first 512 bytes only, never blocking: a FIFO or a 1 GiB binary named aiperf is no script.
       const head = ((await readHead(onPath, 512)) ?? '').split('\n')[0];
-      const interp = head.startsWith('#!') ? head.slice(2).trim().split(/\s+/)[0] : null;
+      interp = head.startsWith('#!') ? head.slice(2).trim().split(/\s+/)[0] : null;
+    } catch {
+      // not a script we can read: no version
+    }
+    if (interp && interp.startsWith('/') && !isExecutable(interp)) {
+      unrunnable = `the aiperf on PATH (${onPath}) cannot run: its interpreter ${interp} is missing (its environment was moved or deleted)`;
+    } else {
       if (interp && !interp.endsWith('/env') && !interp.endsWith('sh')) {
         const r = await runProgram(interp, ['-c', VERSION_OF], { env, timeoutMs });
         version = r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : null;
       }
-    } catch {
-      // not a script we can read: no version
+      return { file: onPath, prefix: [], found: `aiperf on PATH (${onPath})`, version };
     }
-    return { file: onPath, prefix: [], found: `aiperf on PATH (${onPath})`, version };
   }
+  const passedOver = unrunnable ? `; ${unrunnable}` : '';
   // The environment `dynamo-dev setup` made for it (issue 31): envs/aiperf-<version>.
   const managed = readAiperfEnv(join(envsRoot(env, homedir()), aiperfFolderName()));
-  if (managed) return { file: managed.python, prefix: ['-m', 'aiperf'], found: `the AIPerf environment setup made (${managed.dir})`, version: managed.version };
+  if (managed) return { file: managed.python, prefix: ['-m', 'aiperf'], found: `the AIPerf environment setup made (${managed.dir})${passedOver}`, version: managed.version };
   const r = await runProgram(python, ['-c', VERSION_OF], { env, timeoutMs });
   const version = r.exitCode === 0 ? r.stdout.trim() : '';
-  if (!version) return null;
-  return { file: python, prefix: ['-m', 'aiperf'], found: `python -m aiperf (${python})`, version };
+  if (version) return { file: python, prefix: ['-m', 'aiperf'], found: `python -m aiperf (${python})${passedOver}`, version };
+  if (unrunnable) throw new UserError(`AIPerf cannot run: ${unrunnable}; no AIPerf environment from setup, and \`${python} -m aiperf\` has none`, `${aiperfFix('dynamo-dev')}, or reinstall the one on PATH`);
+  return null;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export interface AiperfRun {
