@@ -18,6 +18,15 @@ export const BENCH_MAX_REQUESTS = 1_000_000;
 /** The most load runs per variant and concurrency (`bench --repeats`). */
 export const BENCH_MAX_REPEATS = 100;
 /**
+ * The largest `bench --seed` (probe's, commands/probe.ts, has the same bound): 2^32-1. AIPerf 0.13.0 takes any `--random-seed` >= 0
+ * (aiperf/config/flags/cli_config.py: `random_seed: int | None`, `Field(ge=0)`), but folds a seed
+ * past 2^32-1 into numpy's 32-bit legacy seed (aiperf/common/random_generator.py
+ * fold_seed_to_uint32: 2^32 seeds numpy's global state as 1 does), and probe's PRNG (mulberry32)
+ * keeps 32 bits: a larger seed would silently repeat a smaller one's prompts. (bench's k-th load
+ * run sends seed + k, at most 3,199 more: exact, and still a seed AIPerf takes.)
+ */
+export const SEED_MAX = 2 ** 32 - 1;
+/**
  * The most variants a `--plot` draws (a bar per variant and concurrency in each panel): past this
  * the bars are thinner than a pixel, and resvg took 65 s and 1.2 GB for 3,000 (issue 29). Refused
  * before anything is drawn; the tables show every variant.

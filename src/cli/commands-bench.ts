@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BENCH_MAX_REPEATS, BENCH_MAX_REQUESTS, DEFAULT_READY_TIMEOUT_S } from '../defaults.js';
+import { BENCH_MAX_REPEATS, BENCH_MAX_REQUESTS, DEFAULT_READY_TIMEOUT_S, SEED_MAX } from '../defaults.js';
 import { collect, csv, DEVICE_HELP, MAX_S, RELEASE_HELP, type Declare } from './args.js';
 
 // bench and its stored-result subcommands, export k8s, recipes: declared.
@@ -17,7 +17,7 @@ export function declareBenchCommands(program: Command, { lazy, intArg, numArg }:
     .option('--concurrency <list>', 'concurrent requests, comma-separated (default 1; a preset has its own)', csv)
     .option('--requests <n>', 'requests per load run (default 32; a preset has its own)', intArg('--requests', 1, BENCH_MAX_REQUESTS))
     .option('--repeats <n>', 'load runs per variant and concurrency', intArg('--repeats', 1, BENCH_MAX_REPEATS), 3)
-    .option('--seed <n>', 'AIPerf\'s random seed (prompts, prefix picks); repeat r uses seed + r', intArg('--seed', 0))
+    .option('--seed <n>', 'AIPerf\'s random seed (prompts, prefix picks); repeat r uses seed + r', intArg('--seed', 0, SEED_MAX))
     .option('--model <id>', 'override every variant\'s model')
     .option('--set <path=value>', 'override a field of every variant\'s recipe (repeatable), e.g. frontend.httpPort=9000', collect, [])
     .option('--device <device>', DEVICE_HELP)

@@ -26,6 +26,10 @@ describe('bench: bad input is one line, exit 2, nothing started', () => {
     [['bench', 'mocker', '--concurrency', Array.from({ length: 33 }, (_, i) => i + 1).join(',')], 'dynamo-dev: --concurrency: 33 levels; at most 32 (each is a load run per variant and repeat)'],
     [['bench', 'mocker', '--requests', '1e12'], "dynamo-dev bench: option '--requests <n>' argument '1e12' is invalid. --requests must be a whole number from 1 to 1000000 (see: dynamo-dev bench --help)"],
     [['bench', 'mocker', '--repeats', '1e8'], "dynamo-dev bench: option '--repeats <n>' argument '1e8' is invalid. --repeats must be a whole number from 1 to 100 (see: dynamo-dev bench --help)"],
+    // Issue 29: --seed had no bound but a safe integer (2^53-1, where seed + k is no longer exact); AIPerf folds one past 2^32-1 (defaults.ts SEED_MAX).
+    [['bench', 'mocker', '--seed', '4294967296'], "dynamo-dev bench: option '--seed <n>' argument '4294967296' is invalid. --seed must be a whole number from 0 to 4294967295 (see: dynamo-dev bench --help)"],
+    [['bench', 'mocker', '--seed', '9007199254740991'], "dynamo-dev bench: option '--seed <n>' argument '9007199254740991' is invalid. --seed must be a whole number from 0 to 4294967295 (see: dynamo-dev bench --help)"],
+    [['bench', 'mocker', '--seed', '-1'], "dynamo-dev bench: option '--seed <n>' argument '-1' is invalid. --seed must be a whole number from 0 to 4294967295 (see: dynamo-dev bench --help)"],
     [['bench', 'mocker', '--preset', 'routing'], 'dynamo-dev: give recipes or --preset, not both (a preset names its own recipes)'],
     [['bench', '--preset', 'routing', '--variants', 'kv-events,rr'], 'dynamo-dev: --variants: preset routing has no variant "rr"; its variants: kv-events, kv-approx, round-robin, random, kv-events-off'],
     [['bench', 'mocker', '--variants', 'kv-events'], 'dynamo-dev: --variants picks variants of a --preset; with recipes, name the recipes or use --vary'],
