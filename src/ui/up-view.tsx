@@ -120,7 +120,9 @@ export function mountUpView(plan: Plan, runId: string, stdout: NodeJS.WriteStrea
     if (!a) return;
     // ink draws at most every ~33 ms: let the last state (a row turning ready) reach the screen.
     unmounting = new Promise<void>((r) => setTimeout(r, 40)).then(() => {
-      if (clear) a.clear();
+      // An empty last frame, not clear(): unmount draws the final frame again, and after clear()
+      // that put a spinner line back (over the plan summary) about one time in four.
+      if (clear) a.rerender(<></>);
       a.unmount();
       return a.waitUntilExit().then(() => undefined, () => undefined);
     });

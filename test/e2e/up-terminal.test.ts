@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { cacheQwen3, portBlock, records, survivors } from '../helpers/runs.js';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
+import { screenOf } from '../helpers/screen.js';
 import { finalText, openTerminal, stripTerm, type Terminal } from '../helpers/pty.js';
 import { visibleLength } from '../../src/ui/fit.js';
 
@@ -161,6 +162,11 @@ describe('up in an 80x24 terminal: stops and failures', () => {
     const raw = term.raw();
     expect(lastVisible(raw)).toBe('\n');
     expect(stripTerm(raw)).toContain('preflight: ');
+    // On the screen the spinner line is gone and the plan's summary under the first line stays
+    // (one time in four the spinner's last frame was drawn back over it).
+    const screen = screenOf(raw, 80);
+    expect(screen.filter((l) => /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] /.test(l))).toEqual([]);
+    expect(screen[1]).toMatch(/^3 processes \(frontend, agg-0, agg-1\)/);
     const text = stripTerm(raw).replace(/\r/g, '');
     expect(text.split('\n')[0]).toBe('up agg-router · Qwen/Qwen3-0.6B · Dynamo 1.6.1 · python3');
     expect(text).not.toMatch(/agg-0\s+waiting/);

@@ -81,8 +81,7 @@ const check: Check = {
         const s = settingFor(p.name);
         // Worker ports are ranges counted from the recipe's first port: move the whole range.
         const key = s?.startsWith('ports.') ? (s.slice(6) as keyof typeof facts.recipe.ports) : null;
-        const first = key ? facts.recipe.ports[key] + 100 : p.port + 1;
-        return [s, s ? `--set ${s}=${first}` : null] as const;
+        return [s, s ? `--set ${s}=${movedPort(s, key ? facts.recipe.ports[key] : p.port, key ? 100 : 1, ports)}` : null] as const;
       })).values()].filter(Boolean);
       const stop = holders.length
         ? `stop the holder (kill ${holders.join(' ')}, or \`dynamo-dev teardown\` if it is an earlier run)`
@@ -98,6 +97,19 @@ const check: Check = {
     );
   },
 };
+
+/**
+ * Pure: where to move setting `s` (now at `base`): `step` past it, and on, until none of the ports
+ * it moves lands on another planned port (the frontend moved onto the first worker's system port
+ * was a fix that failed the same check).
+ */
+export function movedPort(s: string, base: number, step: number, ports: readonly PortFact[]): number {
+  const offsets = ports.filter((p) => settingFor(p.name) === s).map((p) => p.port - base);
+  const others = new Set(ports.filter((p) => settingFor(p.name) !== s).map((p) => p.port));
+  let to = base + step;
+  while (to + Math.max(0, ...offsets) + step <= 65_535 && offsets.some((o) => others.has(to + o))) to += step;
+  return to;
+}
 
 /**
  * Pure: who holds each taken port. A live run's own: held by one of its pids, or (holder

@@ -62,6 +62,17 @@ describe('ports.free: taken by someone else', () => {
     });
   });
 
+  it('the moved port never lands on another planned port (the frontend at 18655 beside system ports 18656-18657 moves to 18658)', async () => {
+    const ports = [held('frontend.http', 18655, 1234, 'python3 -m http.server 18655'), free('agg-0.system', 18656), free('agg-1.system', 18657), free('agg-0.kvEvents', 18665)];
+    const recipe = recipeFrom({ ports: { system: 18656, kvEvents: 18665, nixlSideChannel: 20097 } });
+    const r = await check.run(fakeFacts({ ports }, { recipe }));
+    expect(r.fix).toBe('stop the holder (kill 1234, or `dynamo-dev teardown` if it is an earlier run), or move the port: --set frontend.httpPort=18658');
+    // A worker range moves by 100 until the whole range is clear of the others.
+    const ranges = [free('frontend.http', 9100), held('agg-0.system', 9000, 1, null), free('agg-1.system', 9001), free('agg-0.kvEvents', 9101)];
+    const r2 = await check.run(fakeFacts({ ports: ranges }, { recipe: recipeFrom({ ports: { system: 9000, kvEvents: 9101, nixlSideChannel: 20097 } }) }));
+    expect(r2.fix).toBe('stop the holder (kill 1, or `dynamo-dev teardown` if it is an earlier run), or move the port: --set ports.system=9200');
+  });
+
   it('a long holder command is cut to 60 characters in the verdict only', async () => {
     const cmd = `python3 -m http.server 8000 --bind 127.0.0.1 --directory /${'d'.repeat(2)}`;
     expect(cmd).toHaveLength(60);
