@@ -8,6 +8,8 @@ export function declareRunCommands(program: Command, { lazy, intArg, numArg }: D
   program
     .command('doctor')
     .description('check the machine before an experiment: GPU, CUDA, Python env, leftovers, locks, UCX, ports, KV')
+    // `doctor mocker` as `up mocker` names it: the same as --recipe mocker.
+    .argument('[recipe]', 'the recipe, as up takes it (the same as --recipe)')
     .option('--recipe <name|file>', 'recipe the plan-dependent checks use (default: the live run\'s, else agg)')
     .option('--set <path=value>', 'override a field of --recipe\'s recipe, as up does (repeatable)', collect, [])
     .option('--device <device>', DEVICE_HELP)

@@ -28,8 +28,12 @@ export interface DoctorOptions {
   timeout: number;
 }
 
-export default async function doctor(ctx: CommandContext, opts: DoctorOptions): Promise<number> {
+export default async function doctor(ctx: CommandContext, recipeArg: string | undefined, opts: DoctorOptions): Promise<number> {
   const t0 = performance.now();
+  if (recipeArg !== undefined) {
+    if (opts.recipe !== undefined && opts.recipe !== recipeArg) throw new UserError(`the recipe is given twice: ${recipeArg} and --recipe ${opts.recipe}; give it once`);
+    opts = { ...opts, recipe: recipeArg };
+  }
   refuseConflicts({ ...opts }, [
     { a: ['only', '--only'], b: ['skip', '--skip'], why: '--only names the checks to run; leave out the ones to skip there' },
   ]);
