@@ -258,5 +258,9 @@ export function startedFrom(events: UpEvent[], code: number): Started {
     else if (e.event === 'failed' && failed === null) failed = e.process ? `${e.process}: ${e.reason}` : e.reason;
     else if (e.event === 'stopped' && runId === null) runId = e.runId;
   }
+  // A preflight failure names only the check ids; up prints their findings above, bench has only
+  // this reason to show: say what each check found.
+  const fails = preflight.filter((c) => c.status === 'fail');
+  if (failed?.startsWith('preflight: ') && fails.length > 0) failed += ` (${fails.map((c) => `${c.id}: ${c.summary}`).join('; ')})`;
   return { code, runId, plan, preflight, failed };
 }

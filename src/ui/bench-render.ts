@@ -20,7 +20,7 @@ export interface Rendered {
 }
 
 const withPlot = (text: string, s: Summary, t: Terminal) =>
-  (t.width === null ? text : `${text}\n${renderTextPlot(s, { width: t.width, ascii: !t.utf8 })}`);
+  (t.width === null || s.baseline === null ? text : `${text}\n${renderTextPlot(s, { width: t.width, ascii: !t.utf8 })}`);
 
 
 /** What a result compared, for a plot's title: 'routing: kv-events vs round-robin vs random (control: kv-events-off)'. */

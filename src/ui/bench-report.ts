@@ -253,7 +253,12 @@ function body(s: Summary, rows: { label: string; variant: BenchVariant }[], widt
   }
   const transport = renderTransport(rows, width);
   if (transport.length > 0) out.push('', ...transport);
-  if (s.baseline === null) out.push(...fit('no variant was measured: no numbers to show', width, '  '));
+  if (s.baseline === null) {
+    // Tables of nothing but FAILED say again, in 30 lines, what the line above says once.
+    out.push(...fit('no variant was measured: no numbers to show', width, '  '), '', ...renderGates(rows, width));
+    if (s.missing.length > 0) out.push('', ...fit(`missing (the bench was interrupted before them): ${s.missing.join(', ')}`, width, '  '));
+    return out;
+  }
   const head = s.tables.filter((t) => s.headline.includes(t.metric.key)).sort((a, b) => s.headline.indexOf(a.metric.key) - s.headline.indexOf(b.metric.key));
   if (s.baseline !== null) {
     out.push('', ...fit(`headline: ${head.map((t) => t.metric.title).join(', ')}`, width, '  '));

@@ -72,6 +72,19 @@ describe('the report of a stored result', () => {
     expect(text).toContain('started 2026-12-05 12:00:00 UTC, took 7m13s, INTERRUPTED');
   });
 
+  it('nothing measured (every variant failed at its preflight): the reasons and the gates, no table or plot of FAILED cells', () => {
+    const doc: BenchResult = JSON.parse(JSON.stringify(INTERRUPTED));
+    for (const v of doc.variants) Object.assign(v, { status: 'failed', reason: 'preflight: ports.free failed; nothing was started', runs: [] });
+    for (const t of [PIPED, TERM80]) {
+      const text = renderResult(doc, t).text;
+      expect(text).toContain('no variant was measured: no numbers to show\n\nvalidity gates');
+      expect(text).not.toMatch(/^\S+ +FAILED$/m);
+      expect(text).not.toContain('TTFT');
+      expect(text).not.toMatch(/[█#]/);
+      expect(text).toContain('variants: 3 failed\n  agg: FAILED: preflight: ports.free failed; nothing was started\n');
+    }
+  });
+
   it('unknown cache hits read "unknown", not 0%', () => {
     const text = renderResult(AGG, PIPED).text;
     // Unknown for every variant: one line naming it, not a table of 'unknown' (and never 0%).

@@ -161,4 +161,14 @@ describe('startedFrom (up --json events)', () => {
     ], 1);
     expect(s).toMatchObject({ code: 1, runId: 'r1', failed: 'agg-1: exited with code 1', preflight: [{ id: 'procs.leftover', status: 'fail', summary: '1 leftover' }] });
   });
+
+  it('a preflight failure: the reason says what each failing check found (bench shows no check list of its own)', () => {
+    const check = (id: string, status: 'pass' | 'warn' | 'fail', summary: string) => ({ id, title: 't', status, summary, details: [], fix: null });
+    const s = startedFrom([
+      { event: 'plan', runId: null, plan },
+      { event: 'preflight', ok: false, checks: [check('procs.leftover', 'warn', '1 other run'), check('ports.free', 'fail', 'port 18655 (frontend.http) is in use by pid 26388 (python3 -m http.server 18655)'), check('hf.locks', 'fail', '1 stale lock')] },
+      { event: 'failed', reason: 'preflight: ports.free, hf.locks failed; nothing was started', process: null, diagnosis: null, hint: null, lastLines: [], log: null },
+    ], 1);
+    expect(s.failed).toBe('preflight: ports.free, hf.locks failed; nothing was started (ports.free: port 18655 (frontend.http) is in use by pid 26388 (python3 -m http.server 18655); hf.locks: 1 stale lock)');
+  });
 });
