@@ -1,3 +1,6 @@
+/** Exit codes (CLI.md): 0 success, 1 the job failed, 2 the user's input is wrong, 130 interrupted before done (128 + SIGINT). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+
 /** An error the user can fix (bad flag, bad recipe, plan that cannot fit): one line, exit 2. */
 export class UserError extends Error {
   readonly exitCode = 2;

@@ -18,5 +18,5 @@ export interface CommandContext {
   interactive: boolean;
 }
 
-/** Exit codes (CLI.md): 0 success, 1 the job failed, 2 the user's input is wrong, 130 interrupted before done (128 + SIGINT). */
-export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+/** Exit codes (CLI.md), said in errors.ts so that a service (run/setup.ts) can report them too. */
+export { EXIT } from '../errors.js';
