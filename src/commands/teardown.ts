@@ -72,31 +72,39 @@ export default async function teardown(ctx: CommandContext, opts: TeardownOption
   clearStatus();
   const ms = performance.now() - t0;
   for (const w of out.warnings) ctx.stderr.write(`dynamo-dev: warning: ${w}\n`);
-  if (ctx.json) {
-    ctx.stdout.write(`${JSON.stringify({
-      stopped: out.stopped.map((r) => ({ name: r.name, pid: r.pid, signal: r.signal, ms: r.ms, run: r.run, ...(r.note ? { note: r.note } : {}), ...(r.by ? { by: r.by } : {}) })),
-      remaining: out.remaining,
-      runs: out.runs,
-      orphans: out.orphans,
-      ...(out.otherRuns ? { otherRuns: out.otherRuns.map((r) => ({ pid: r.pid, name: r.name, run: r.runId, stateDir: r.stateDir })) } : {}),
-      ...(out.warnings.length ? { warnings: out.warnings } : {}),
-      ...(out.unreadable?.length ? { unreadable: out.unreadable } : {}),
-    }, null, 2)}\n`);
-  } else {
-    if (out.otherRuns?.length) {
-      // One block per run, its stop command once on a line of its own (to paste).
-      const { groupByRun, statusCommandFor } = await import('../run/other-runs.js');
-      for (const procs of groupByRun(out.otherRuns)) {
-        const [r] = procs;
-        const n = procs.length === 1 ? '1 process' : `${procs.length} processes`;
-        ctx.stdout.write(`${fitLines(`  left alone: ${n} of live run ${r.runId} (state dir ${r.stateDir}), not leftovers:`, columns, '    ')}\n`);
-        ctx.stdout.write(`${fitLines(`    ${procs.map((p) => `pid ${p.pid} ${p.name}`).join(', ')}`, columns, '    ')}\n`);
-        // Another state dir's run is not this teardown's to stop, nor to suggest stopping (issue 31).
-        ctx.stdout.write(`${fitCommand('    not stopped from here; it shows with: ', statusCommandFor(r), '', columns, '    ')}\n`);
-      }
-    }
+  if (ctx.json) ctx.stdout.write(teardownJson(out));
+  else {
+    if (out.otherRuns?.length) await sayOtherRuns(ctx, out.otherRuns, columns);
     if (opts.orphans && out.orphans === 0) ctx.stdout.write('no leftover engine processes\n');
     ctx.stdout.write(formatVerdict(out, ms, out.runs.map((id) => join(runDir(ctx.stateDir, id), 'logs')), columns));
   }
   return out.remaining.length === 0 ? 0 : 1;
+}
+
+type Outcome = Awaited<ReturnType<typeof stopRuns>>;
+
+/** --json: one document. */
+function teardownJson(out: Outcome): string {
+  return `${JSON.stringify({
+    stopped: out.stopped.map((r) => ({ name: r.name, pid: r.pid, signal: r.signal, ms: r.ms, run: r.run, ...(r.note ? { note: r.note } : {}), ...(r.by ? { by: r.by } : {}) })),
+    remaining: out.remaining,
+    runs: out.runs,
+    orphans: out.orphans,
+    ...(out.otherRuns ? { otherRuns: out.otherRuns.map((r) => ({ pid: r.pid, name: r.name, run: r.runId, stateDir: r.stateDir })) } : {}),
+    ...(out.warnings.length ? { warnings: out.warnings } : {}),
+    ...(out.unreadable?.length ? { unreadable: out.unreadable } : {}),
+  }, null, 2)}\n`;
+}
+
+/** Processes of other live runs, left alone: one block per run, its status command once on a line of its own (to paste). */
+async function sayOtherRuns(ctx: CommandContext, otherRuns: NonNullable<Outcome['otherRuns']>, columns: number): Promise<void> {
+  const { groupByRun, statusCommandFor } = await import('../run/other-runs.js');
+  for (const procs of groupByRun(otherRuns)) {
+    const [r] = procs;
+    const n = procs.length === 1 ? '1 process' : `${procs.length} processes`;
+    ctx.stdout.write(`${fitLines(`  left alone: ${n} of live run ${r.runId} (state dir ${r.stateDir}), not leftovers:`, columns, '    ')}\n`);
+    ctx.stdout.write(`${fitLines(`    ${procs.map((p) => `pid ${p.pid} ${p.name}`).join(', ')}`, columns, '    ')}\n`);
+    // Another state dir's run is not this teardown's to stop, nor to suggest stopping (issue 31).
+    ctx.stdout.write(`${fitCommand('    not stopped from here; it shows with: ', statusCommandFor(r), '', columns, '    ')}\n`);
+  }
 }
