@@ -73,6 +73,9 @@ export function variantEnded(p: Progress, variant: number, keepTeardown: boolean
   return { ...p, steps: p.steps.filter((s) => s.variant !== variant || (keepTeardown && s.kind === 'teardown')) };
 }
 
+/** 'about 3m20s', 'under 10s' (not 'about under 10s'). */
+export const aboutLeft = (ms: number): string => (ms < 10_000 ? formatLeft(ms) : `about ${formatLeft(ms)}`);
+
 /** '3m20s', '45s', 'under 10s': rounded to what a person plans with. */
 export function formatLeft(ms: number): string {
   if (ms < 10_000) return 'under 10s';

@@ -83,7 +83,7 @@ async function progressTracker(
   const est = await import('../bench/estimate.js');
   let progress = est.benchProgress(ranEngine, variants, concurrency, repeats, requests);
   const byName = new Map(variants.map((v, i) => [v.name, i]));
-  say(`estimate: about ${est.formatLeft(est.remainingMs(progress))} (${progress.steps.filter((x) => x.kind === 'load').length} load runs of ${requests} requests; from typical ${ranEngine === 'mocker' ? 'mocker' : 'vLLM'} times, refined as it runs)`);
+  say(`estimate: ${est.aboutLeft(est.remainingMs(progress))} (${progress.steps.filter((x) => x.kind === 'load').length} load runs of ${requests} requests; from typical ${ranEngine === 'mocker' ? 'mocker' : 'vLLM'} times, refined as it runs)`);
   let variantStart = Date.now();
   return (e: BenchEvent): string => {
     const i = byName.get(e.name) ?? -1;
@@ -101,7 +101,7 @@ async function progressTracker(
     // Piped: plain lines (a log reads the same every time); a terminal gets the time left.
     if (!ctx.interactive || ctx.json || !['variant', 'up', 'load'].includes(e.event)) return line;
     const left = est.remainingMs(progress);
-    return `${line} · ${left > 0 ? `about ${est.formatLeft(left)} left` : 'finishing'}`;
+    return `${line} · ${left > 0 ? `${est.aboutLeft(left)} left` : 'finishing'}`;
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { benchProgress, formatLeft, remainingMs, stepDone, stepMs, variantEnded } from '../../../src/bench/estimate.js';
+import { aboutLeft, benchProgress, formatLeft, remainingMs, stepDone, stepMs, variantEnded } from '../../../src/bench/estimate.js';
 
 // The time a bench will take (issue 31): before it starts from typical times, then from what its
 // own steps measured; a variant that ends early drops what it will not run.
@@ -45,5 +45,7 @@ describe('bench time estimate', () => {
     expect(formatLeft(58_000)).toBe('1m00s');
     expect(formatLeft(200_000)).toBe('3m20s');
     expect(formatLeft(3_600_000)).toBe('1h00m');
+    // As the progress line says it: 'under 10s left', never 'about under 10s left'.
+    expect([aboutLeft(9_999), aboutLeft(10_000)]).toEqual(['under 10s', 'about 10s']);
   });
 });
