@@ -5,13 +5,14 @@
 // record's supervisor (gone, as after `up --detach` ended) started with the first tree, so the run
 // marker is looked for only in processes started since, as for a real run.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, ROOT, loadNote, median, report, startSleepers, timeCpu, treesRunRecord } from './lib.mjs';
 
 const { descendants, readStartTicks } = await import(join(ROOT, 'dist', 'run', 'proc.js'));
 const { writeRun } = await import(join(ROOT, 'dist', 'run', 'state.js'));
+const { markerFor, RUN_MARKER } = await import(join(ROOT, 'dist', 'run', 'run-scan.js'));
 
 const N = Number(process.env.DD_BENCH_RUNS ?? 3);
 const MANY = 3000;
@@ -21,8 +22,9 @@ const script = `${SLOW}; (exec -a VLLM::EngineCore bash -c '${SLOW}; sleep 3000 
 const started = new Set();
 process.once('exit', () => { for (const pid of started) try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ } });
 
-async function tree() {
-  const child = spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' });
+// Each tree carries its run's marker, as every process `up` starts does: teardown signals no recorded pid without it.
+async function tree(marker) {
+  const child = spawn('bash', ['-c', script], { detached: true, stdio: 'ignore', env: { ...process.env, [RUN_MARKER]: marker } });
   child.unref();
   started.add(child.pid);
   for (let i = 0; i < 500; i++) {
@@ -36,8 +38,10 @@ async function tree() {
 async function teardownOnce(i) {
   const dir = mkdtempSync(join(tmpdir(), 'dd-bench-tdp-'));
   const stateDir = join(dir, 'state');
-  const trees = await Promise.all([tree(), tree(), tree()]);
+  mkdirSync(stateDir, { mode: 0o700 });
   const id = `bench-${i}`;
+  const marker = markerFor(stateDir, id);
+  const trees = await Promise.all([tree(marker), tree(marker), tree(marker)]);
   await writeRun(stateDir, treesRunRecord(stateDir, id, trees, Math.min(...trees.map((t) => t.startTicks))));
   const prof = process.env.DD_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.DD_BENCH_PROF}`] : [];
   const wrap = process.env.DD_BENCH_STRACE ? ['strace', '-f', '-o', process.env.DD_BENCH_STRACE, '-e', 'trace=openat,statx,newfstatat,stat', process.execPath] : [process.execPath];

@@ -1,16 +1,18 @@
 // teardown of three process trees that honour SIGTERM (leader + VLLM::EngineCore child each,
 // detached like the supervisor spawns them): target under 1 s for the whole CLI call.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, FIXTURES, ROOT, median, report, timeRun, treesRunRecord } from './lib.mjs';
 
 const { descendants, readStartTicks } = await import(join(ROOT, 'dist', 'run', 'proc.js'));
 const { writeRun } = await import(join(ROOT, 'dist', 'run', 'state.js'));
+const { markerFor, RUN_MARKER } = await import(join(ROOT, 'dist', 'run', 'run-scan.js'));
 
-async function tree() {
-  const child = spawn('bash', [join(FIXTURES, 'proc-trees', 'tree.sh'), 'honour'], { detached: true, stdio: 'ignore' });
+// Each tree carries its run's marker, as every process `up` starts does: teardown signals no recorded pid without it.
+async function tree(marker) {
+  const child = spawn('bash', [join(FIXTURES, 'proc-trees', 'tree.sh'), 'honour'], { detached: true, stdio: 'ignore', env: { ...process.env, [RUN_MARKER]: marker } });
   child.unref();
   const pid = child.pid;
   for (let i = 0; i < 500; i++) {
@@ -26,8 +28,10 @@ const ms = [];
 for (let round = 0; round < rounds; round++) {
   const dir = mkdtempSync(join(tmpdir(), 'dd-bench-td-'));
   const stateDir = join(dir, 'state');
-  const trees = await Promise.all([tree(), tree(), tree()]);
+  mkdirSync(stateDir, { mode: 0o700 });
   const id = `bench-${round}`;
+  const marker = markerFor(stateDir, id);
+  const trees = await Promise.all([tree(marker), tree(marker), tree(marker)]);
   await writeRun(stateDir, treesRunRecord(stateDir, id, trees));
   const r = timeRun(process.execPath, [BIN, 'teardown', '--json'], { ...process.env, DYNAMO_DEV_HOME: stateDir });
   const doc = JSON.parse(r.stdout);

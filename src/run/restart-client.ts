@@ -1,5 +1,7 @@
 import { followFile, type Follower } from './follow.js';
 import { isSameProcess, readStartTicks } from './proc.js';
+import { notOursNote, provesRun } from './run-marker-proof.js';
+import { markerFor } from './run-scan.js';
 import {
   RESTART_CAPABILITY, RESTART_SIGNAL, eventsPath, newRequestId, withdrawRestartRequest, writeRestartRequest, type RestartEvent,
 } from './restart-request.js';
@@ -47,6 +49,12 @@ export async function askRestart(a: RestartAsk): Promise<RestartAnswer> {
   if (!alive()) {
     withdrawRestartRequest(stateDir, rec.id, id);
     return failed(`the run's supervisor (pid ${sup.pid}) is gone`);
+  }
+  // Start time alone can be copied into a record: the run's marker (or, in the foreground, its open
+  // run directory) says the pid is still our supervisor before anything signals it.
+  if (!provesRun(sup.pid, markerFor(stateDir, rec.id), 'supervisor')) {
+    withdrawRestartRequest(stateDir, rec.id, id);
+    return failed(`the run's supervisor: ${notOursNote(sup.pid)}`);
   }
   try {
     process.kill(sup.pid, RESTART_SIGNAL);

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { closeSync, constants as fsConstants, existsSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CheckOutcome } from '../doctor/judge.js';
 import type { RunView } from './run-view.js';
@@ -169,6 +169,9 @@ const EXIT_INTERRUPTED = 130;
 /** The foreground supervisor: this process is the parent of the run until it stops. */
 async function superviseHere(o: SupervisionOptions, emit: (e: UpEvent) => void, warn: (w: string) => void): Promise<SupervisorResult> {
   const { Supervisor } = await import('./supervisor.js');
+  // Our environment was fixed by the user's shell, without the run marker: holding the run's
+  // directory open is how teardown tells this process is the run's (run-marker-proof.ts).
+  const dirFd = holdOpen(runDir(o.stateDir, o.runId));
   const sup = new Supervisor({ ...o, detach: false });
   sup.on('event', emit);
   sup.on('warning', warn);
@@ -181,6 +184,16 @@ async function superviseHere(o: SupervisionOptions, emit: (e: UpEvent) => void, 
   } finally {
     process.off('uncaughtException', lastResort);
     process.off('unhandledRejection', lastResort);
+    if (dirFd !== null) closeSync(dirFd);
+  }
+}
+
+/** A folder opened read-only (close-on-exec, as Node opens everything: no child inherits it); null when it cannot be. */
+function holdOpen(dir: string): number | null {
+  try {
+    return openSync(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW);
+  } catch {
+    return null;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { DescendantRecord, ProcessRecord } from './types.js';
+import type { ProofKind } from './run-marker-proof.js';
 
 // What a stop is given (targets: a process group, or one pid) and what it tells (each target's
 // result, what survived SIGKILL, its state while it runs): shared by stop.ts, the supervisor's
@@ -11,6 +12,9 @@ export interface StopTarget {
   /** Signal only this pid (and its descendants), never its group: for processes whose group is not ours
    *  (a supervisor started from a shell, a leftover engine process). */
   single?: boolean;
+  /** Signalled only once the live pid proves to be the run's by its run marker (run-marker-proof.ts):
+   *  teardown's targets; absent for the supervisor's own children (it spawned them). */
+  proof?: { marker: string; as: ProofKind };
 }
 /** Pure: a target per started process of a run record (teardown and the supervisor alike). A leader
  *  that already exited may have left its group behind (an engine outliving a crashed worker): the

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { indexScan, sameIn, signallable, type ScanIndex } from './liveness.js';
 import { realClock, type Clock } from './clock.js';
 import { escalationStep, nextScanInMs } from './policy/escalation.js';
+import { notOursNote, provesRun, type ProofKind } from './run-marker-proof.js';
 
 // Stopping a run the way vLLM needs it (FACTS §3): SIGTERM to the whole process group so the
 // EngineCore children shut down cleanly and free GPU memory, wait until the GROUP is empty (not
@@ -51,6 +52,8 @@ export interface StopDeps {
   uid?: number | null;
   /** Owner uid of a live pid (null: gone). */
   owner?(pid: number): number | null;
+  /** Whether a live pid proves to be a run's by its marker (run-marker-proof.ts). Absent: not checked (fake process tables). */
+  proves?(pid: number, marker: string, as: ProofKind): boolean;
 }
 
 export const realStopDeps: StopDeps = {
@@ -68,6 +71,7 @@ export const realStopDeps: StopDeps = {
       return null;
     }
   },
+  proves: provesRun,
 };
 
 /** Whether a live process is ours to signal, its owner remembered per process (pid and start ticks). */
@@ -164,7 +168,9 @@ function signalAll(
  * is still in it or a recorded descendant (same start ticks) lives in it: a group whose leader is
  * gone and that nothing recorded proves may be a stranger that reused the pgid.
  */
-function track(t: StopTarget, scan: readonly ProcStat[], index: ScanIndex, ownGroup: number, ours: (pid: number, index: ScanIndex) => boolean): Tracked {
+function track(
+  t: StopTarget, scan: readonly ProcStat[], index: ScanIndex, ownGroup: number, ours: (pid: number, index: ScanIndex) => boolean, deps: StopDeps,
+): Tracked {
   const leader = signallable(t.pid) ? index.get(t.pid) : undefined;
   const same = signallable(t.pid) && sameIn(index, t.pid, t.startTicks);
   const tr: Tracked = {
@@ -182,13 +188,26 @@ function track(t: StopTarget, scan: readonly ProcStat[], index: ScanIndex, ownGr
     tr.result.note = `pid ${t.pid} is not a process teardown may signal; not signalled`;
     return tr;
   }
-  const descendants = (t.descendants ?? []).filter((d) => signallable(d.pid) && sameIn(index, d.pid, d.startTicks));
+  const recorded = (t.descendants ?? []).filter((d) => signallable(d.pid) && sameIn(index, d.pid, d.startTicks));
   const groupOk = !t.single && signallable(t.pgid) && t.pgid !== ownGroup && t.startTicks !== null;
-  const provenByDescendant = descendants.some((d) => index.get(d.pid)?.pgid === t.pgid);
   if (same && !ours(t.pid, index)) {
     tr.result.note = `pid ${t.pid} belongs to another user: not signalled`;
     return tr;
   }
+  // The run marker (a start time can be copied, the marker cannot): a live leader carries it, and
+  // what lives in its group or under it is the run's by that. Without the leader, each recorded
+  // descendant proves itself (an engine's own environment may be wiped: run-marker-proof.ts).
+  const proven = (pid: number, as: ProofKind) => !t.proof || !deps.proves || deps.proves(pid, t.proof.marker, as);
+  if (same && !proven(t.pid, t.proof?.as ?? 'leader')) {
+    tr.result.note = notOursNote(t.pid);
+    return tr;
+  }
+  const descendants = same ? recorded : recorded.filter((d) => proven(d.pid, 'engine'));
+  if (!leader && descendants.length === 0 && recorded.length > 0) {
+    tr.result.note = notOursNote(recorded[0].pid);
+    return tr;
+  }
+  const provenByDescendant = descendants.some((d) => index.get(d.pid)?.pgid === t.pgid);
   if (same) {
     tr.watch.set(t.pid, t.startTicks);
     if (groupOk && (leader!.pgid === t.pgid || provenByDescendant)) tr.group = t.pgid;
@@ -227,7 +246,7 @@ export function startStop(targets: StopTarget[], opts: StopOptions, deps: StopDe
   // Stryker disable next-line UnaryOperator: ownGroup is only compared with signallable pgids (> 1): -1 and +1 both match none
   const ownGroup = index.get(deps.selfPid)?.pgid ?? -1;
   const ours = ownership(deps);
-  const tracked = targets.map((t) => track(t, scan, index, ownGroup, ours));
+  const tracked = targets.map((t) => track(t, scan, index, ownGroup, ours, deps));
 
   const snapshot = () => {
     if (!opts.onState) return;

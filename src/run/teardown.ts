@@ -1,9 +1,10 @@
 import type { RunView } from './run-view.js';
 import type { ProcessInfo } from '../host/types.js';
 import { selectOrphans, orphanName } from './orphans.js';
-import { ancestors, readCmdline, readStartTicks } from './proc.js';
+import { ancestors, descendantsIn, membersOf, readCmdline, readStartTicks } from './proc.js';
 import { keepSurvivors, survivorRecords } from './survivors.js';
-import { livenessIn, scanRuns } from './run-scan.js';
+import { livenessIn, markerFor, scanRuns } from './run-scan.js';
+import { leftAlone, type ProofKind } from './run-marker-proof.js';
 import { findRunView, listRunViews, readRun, writeRun } from './state.js';
 import { processTargets, realStopDeps, stopTargets, type StopDeps, type StopResult, type StopSnapshot, type StopTarget, type Survivor } from './stop.js';
 import type { RunRecord } from './types.js';
@@ -55,20 +56,24 @@ export interface TeardownOutcome {
   otherRuns?: (OtherRun & { name: string })[];
 }
 
-/** Pure: the stop targets of a run: its supervisor (when alive, never its group) and each started process. */
-export function runTargets(view: RunView, supervisorAlive: boolean): StopTarget[] {
+/**
+ * Pure: the stop targets of a run: its supervisor (when alive, never its group) and each started
+ * process, each signalled only once it proves to carry the run's marker (`marker`; absent: unchecked).
+ */
+export function runTargets(view: RunView, supervisorAlive: boolean, marker?: string): StopTarget[] {
   const rec = view.record;
+  const proof = (as: ProofKind) => (marker === undefined ? {} : { proof: { marker, as } });
   const out: StopTarget[] = [];
   if (supervisorAlive && rec.supervisor.pid !== process.pid) {
     // A foreground `up` stops its processes itself on SIGTERM; we stop them too, in parallel.
-    out.push({ name: 'supervisor', pid: rec.supervisor.pid, pgid: rec.supervisor.pid, startTicks: rec.supervisor.startTicks, single: true });
+    out.push({ name: 'supervisor', pid: rec.supervisor.pid, pgid: rec.supervisor.pid, startTicks: rec.supervisor.startTicks, single: true, ...proof('supervisor') });
   }
-  const targets = [...out, ...processTargets(rec.processes)];
+  const targets = [...out, ...processTargets(rec.processes).map((t) => ({ ...t, ...proof('leader') }))];
   // What an earlier stop left alive after SIGKILL is tried again: those of a process are among its
   // descendants (its target follows them); any other alone, by its recorded start ticks.
   const covered = new Set(targets.flatMap((t) => [t.pid, ...(t.descendants ?? []).map((d) => d.pid)]));
   for (const s of rec.survivors ?? []) {
-    if (!covered.has(s.pid)) targets.push({ name: s.name, pid: s.pid, pgid: s.pid, startTicks: s.startTicks, single: true });
+    if (!covered.has(s.pid)) targets.push({ name: s.name, pid: s.pid, pgid: s.pid, startTicks: s.startTicks, single: true, ...proof('engine') });
   }
   return targets;
 }
@@ -97,11 +102,14 @@ export function markStopped(rec: RunRecord, results: StopResult[], clean: boolea
   }, clean ? [] : left, now);
 }
 
-/** A target for a live pid no record names (found by the run marker): that pid alone, never its group. */
-function unrecordedTarget(pid: number): StopTarget | null {
+/**
+ * A target for a live pid no record names (found by the run marker, or under a process of the run):
+ * that pid alone, never its group; with `proof`, signalled only once it proves to be the run's.
+ */
+function unrecordedTarget(pid: number, proof?: StopTarget['proof']): StopTarget | null {
   const startTicks = readStartTicks(pid);
   if (startTicks === null) return null;
-  return { name: orphanName(readCmdline(pid)), pid, pgid: pid, startTicks, single: true };
+  return { name: orphanName(readCmdline(pid)), pid, pgid: pid, startTicks, single: true, ...(proof ? { proof } : {}) };
 }
 
 const MARKED_NOTE = 'found by its run marker';
@@ -168,7 +176,11 @@ async function stopRun(
   const stopped: StopResult[] = [];
   const remaining = new Map<number, Survivor>();
   const unrecorded = new Set(v.marked ?? []);
-  let targets = [...first, ...[...unrecorded].map(unrecordedTarget).filter((t): t is StopTarget => t !== null)];
+  const marker = markerFor(o.stateDir, v.record.id);
+  const later = (pid: number) => unrecordedTarget(pid, { marker, as: pid === v.record.supervisor.pid ? 'supervisor' : 'engine' });
+  let targets = [...first, ...[...unrecorded].map(later).filter((t): t is StopTarget => t !== null)];
+  // Recorded pids that proved not to be the run's (no marker): never signalled, nor what lives under them.
+  const strangers = new Set<number>();
   const noted = (r: StopResult) => (unrecorded.has(r.pid) && r.note === undefined ? { ...r, note: MARKED_NOTE } : r);
   const protectedPids = new Set([process.pid, ...ancestors(process.pid)]);
   // Stryker disable next-line EqualityOperator: equivalent, the loop always ends by round 2 (nothing left, or the round === 2 break)
@@ -180,9 +192,12 @@ async function stopRun(
         : await stopTargets(targets, { graceMs: o.graceMs, onProgress: (r) => onProgress(noted(r)) }, o.stopDeps);
       stopped.push(...res.stopped.map(noted));
       for (const s of res.remaining) remaining.set(s.pid, s);
+      for (const r of res.stopped) for (const pid of leftAlone(r.note)) strangers.add(pid);
     }
-    const now = livenessIn(o.stateDir, v.record, await scanRuns(o.stateDir, [v.record]));
-    const alive = now.pids.filter((pid) => !remaining.has(pid));
+    const rs = await scanRuns(o.stateDir, [v.record]);
+    const now = livenessIn(o.stateDir, v.record, rs);
+    const foreign = new Set([...strangers].flatMap((pid) => [pid, ...membersOf(rs.scan, pid), ...descendantsIn(rs.scan, pid).map((d) => d.pid)]));
+    const alive = now.pids.filter((pid) => !remaining.has(pid) && !foreign.has(pid));
     // Ourselves or the shell that runs us, carrying the run's marker: never signalled, never hidden.
     for (const pid of alive.filter((p) => protectedPids.has(p))) remaining.set(pid, { name: orphanName(readCmdline(pid)), pid, cmd: readCmdline(pid) });
     const left = alive.filter((pid) => !protectedPids.has(pid));
@@ -193,7 +208,7 @@ async function stopRun(
       break;
     }
     for (const pid of now.marked) unrecorded.add(pid);
-    targets = left.map(unrecordedTarget).filter((t): t is StopTarget => t !== null);
+    targets = left.map(later).filter((t): t is StopTarget => t !== null);
   }
   return { stopped, remaining: [...remaining.values()] };
 }
@@ -215,7 +230,7 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
     // Stryker disable next-line OptionalChaining,UnaryOperator: equivalent, the record schema requires a supervisor, and pid 1 is never a run's (signallable)
     const supAlive = v.pids.includes(v.record.supervisor?.pid ?? -1);
     if (supAlive) writeStopRequest(o.stateDir, run, { pid: process.pid, command: 'dynamo-dev teardown' });
-    const res = await stopRun(o, v, runTargets(v, supAlive), (r) => o.onProgress?.({ ...r, run }), (snap) => o.onState?.(run, snap));
+    const res = await stopRun(o, v, runTargets(v, supAlive, markerFor(o.stateDir, run)), (r) => o.onProgress?.({ ...r, run }), (snap) => o.onState?.(run, snap));
     // Re-read: the supervisor may have written exit codes meanwhile; our marks go on top.
     const rec = await readRun(o.stateDir, run).catch(() => v.record);
     try {
@@ -234,7 +249,7 @@ export async function teardown(o: TeardownOptions): Promise<TeardownOutcome> {
   }
   for (const u of unreadable) {
     const protectedPids = new Set([process.pid, ...ancestors(process.pid)]);
-    const targets = u.pids.filter((pid) => !protectedPids.has(pid)).map(unrecordedTarget).filter((t): t is StopTarget => t !== null);
+    const targets = u.pids.filter((pid) => !protectedPids.has(pid)).map((pid) => unrecordedTarget(pid)).filter((t): t is StopTarget => t !== null);
     const run = u.id;
     const res = await stopTargets(targets, { graceMs: o.graceMs, onProgress: (r) => o.onProgress?.({ ...r, note: MARKED_NOTE, run }) }, o.stopDeps);
     stopped.push(...res.stopped.map((r) => ({ ...r, note: MARKED_NOTE, run })));

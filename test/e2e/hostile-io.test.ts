@@ -4,7 +4,7 @@ import { chmodSync, closeSync, openSync, readdirSync, truncateSync, writeFileSyn
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { BIN, fakeEnv, ROOT, runCli, tempHome } from '../helpers/cli.js';
-import { deadPid, isAlive, killStarted, spawnLone, writeFakeRun } from '../helpers/proc-trees.js';
+import { deadPid, isAlive, killStarted, runEnv, spawnLone, writeFakeRun } from '../helpers/proc-trees.js';
 import { runCliMeasured } from '../helpers/rss.js';
 import { killChildren } from '../helpers/children.js';
 import { assertRoot, otherHome, OTHER_UID, runCliAs } from '../helpers/second-user.js';
@@ -234,9 +234,9 @@ describe('cause 12: a state directory that is a file, or read-only', () => {
     for (const json of [true, false]) {
       const o = otherHome();
       homes.push(o);
-      const a = await spawnLone('VLLM::EngineCore', ['3000'], { uid: OTHER_UID });
-      const b = await spawnLone('python3 -m dynamo.frontend', ['3000'], { uid: OTHER_UID });
       const id = '20261130-101500-agg';
+      const a = await spawnLone('VLLM::EngineCore', ['3000'], { uid: OTHER_UID, env: runEnv(o.stateDir, id) });
+      const b = await spawnLone('python3 -m dynamo.frontend', ['3000'], { uid: OTHER_UID, env: runEnv(o.stateDir, id) });
       await writeFakeRun(o.stateDir, {
         id, supervisor: { pid: deadPid(), startTicks: 1, detached: true },
         processes: [{ name: 'frontend', pid: b.pid, startTicks: b.startTicks }, { name: 'agg-0', pid: a.pid, startTicks: a.startTicks }],

@@ -4,7 +4,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, fakeEnv, FIXTURES, ROOT, runCli, tempHome } from '../helpers/cli.js';
-import { deadPid, isAlive, killStarted, spawnLone, spawnTree, track, waitUntil, writeFakeRun } from '../helpers/proc-trees.js';
+import { deadPid, isAlive, killStarted, spawnLone, runEnv, spawnTree, track, waitUntil, writeFakeRun } from '../helpers/proc-trees.js';
 import { freeBlock } from '../helpers/ports.js';
 import { markedPids } from '../helpers/runs.js';
 import { killChildren } from '../helpers/children.js';
@@ -213,7 +213,7 @@ describe('cause 4: a child that double-forked out of its group', () => {
 describe('cause 5: malformed run records', () => {
   it('each bad record is skipped with one warning naming its file; status, doctor, up and teardown work on the good one', async () => {
     const h = home();
-    const tree = await spawnTree('honour');
+    const tree = await spawnTree('honour', runEnv(h.stateDir, 'good'));
     await writeFakeRun(h.stateDir, {
       id: 'good', supervisor: { pid: deadPid(), startTicks: 1, detached: true },
       processes: [{ name: 'agg-0', pid: tree.pid, startTicks: tree.startTicks, descendants: [tree.engine] }],
@@ -281,7 +281,7 @@ describe('cause 6: the process-group guard', () => {
 
   it('the recorded pgid is compared with the live leader\'s: a leader now in another group is stopped alone', async () => {
     const h = home();
-    const leader = await spawnLone('python3 -m dynamo.vllm');
+    const leader = await spawnLone('python3 -m dynamo.vllm', ['3000'], { env: runEnv(h.stateDir, 'moved') });
     const stranger = await spawnLone('unrelated-job');
     await writeFakeRun(h.stateDir, { id: 'moved', supervisor: { pid: deadPid(), startTicks: 1, detached: true }, processes: [{ name: 'agg-0', pid: leader.pid, startTicks: leader.startTicks }] });
     const rec = JSON.parse(readFileSync(join(h.stateDir, 'runs', 'moved', 'run.json'), 'utf8'));

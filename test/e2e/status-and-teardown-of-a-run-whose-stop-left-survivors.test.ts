@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
-import { deadPid, isAlive, killStarted, spawnLone, writeFakeRun } from '../helpers/proc-trees.js';
+import { deadPid, isAlive, killStarted, runEnv, spawnLone, writeFakeRun } from '../helpers/proc-trees.js';
 import { readRun } from '../../src/run/state.js';
 import type { RunStatusDoc } from '../../src/run/status-doc.js';
 
@@ -32,7 +32,7 @@ describe('a run whose stop left a process SIGKILL could not end', () => {
   it('status shows it orphaned with the survivor and the teardown; teardown tries again, ends it, exit 0; then the run is stopped', async () => {
     const h = home();
     const env = fakeEnv(h);
-    const engine = await spawnLone('VLLM::EngineCore');
+    const engine = await spawnLone('VLLM::EngineCore', ['3000'], { env: runEnv(h.stateDir, ID) });
     await recordRun(h.stateDir, engine);
 
     const human = await runCli(['status'], env);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
-import { deadPid, isAlive, killStarted, spawnTree, writeFakeRun } from '../helpers/proc-trees.js';
+import { deadPid, isAlive, killStarted, runEnv, spawnTree, writeFakeRun } from '../helpers/proc-trees.js';
 import { openTerminal, stripTerm, type Terminal } from '../helpers/pty.js';
 import { visibleLength } from '../../src/ui/fit.js';
 
@@ -26,7 +26,7 @@ describe('status of a run whose stop was cut short, on an 80-column terminal', (
     const h = home();
     const stateDir = join(h.dir, 'a-rather-long-folder-name', 'for-the-state-of-dynamo-dev-runs');
     const env = { ...fakeEnv(h), DYNAMO_DEV_HOME: stateDir };
-    const [a, b] = [await spawnTree('ignore'), await spawnTree('honour')];
+    const [a, b] = [await spawnTree('ignore', runEnv(stateDir, ID)), await spawnTree('honour', runEnv(stateDir, ID))];
     const sup = deadPid();
     await writeFakeRun(stateDir, {
       id: ID, recipe: 'agg-router', state: 'stopping', supervisor: { pid: sup, startTicks: 1 },

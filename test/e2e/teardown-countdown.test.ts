@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BIN, fakeEnv, tempHome } from '../helpers/cli.js';
-import { deadPid, isAlive, killStarted, spawnTree, writeFakeRun } from '../helpers/proc-trees.js';
+import { deadPid, isAlive, killStarted, runEnv, spawnTree, writeFakeRun } from '../helpers/proc-trees.js';
 import { openTerminal, stripTerm, type Terminal } from '../helpers/pty.js';
 
 // teardown on a terminal (script(1), 80x24) of a run whose worker ignores SIGTERM: below the
@@ -21,8 +21,8 @@ describe('teardown on a terminal', () => {
   it('counts down to SIGKILL for a worker that ignores SIGTERM, then the countdown line is gone', async () => {
     const h = tempHome('dd-td-count-');
     homes.push(h);
-    const honours = await spawnTree('honour');
-    const stubborn = await spawnTree('ignore');
+    const honours = await spawnTree('honour', runEnv(h.stateDir, 'r1'));
+    const stubborn = await spawnTree('ignore', runEnv(h.stateDir, 'r1'));
     await writeFakeRun(h.stateDir, {
       id: 'r1', supervisor: { pid: deadPid(), startTicks: 1, detached: true },
       processes: [

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
-import { deadPid, isAlive, killStarted, spawnTree, waitUntil, writeFakeRun } from '../helpers/proc-trees.js';
+import { deadPid, isAlive, killStarted, runEnv, spawnTree, waitUntil, writeFakeRun } from '../helpers/proc-trees.js';
 import { openTerminal, stripTerm, type Terminal } from '../helpers/pty.js';
 import { visibleLength } from '../../src/ui/fit.js';
 
@@ -23,10 +23,10 @@ const ID = '20261202-033000-agg-router';
 
 /** A run recorded as `stopping` by a supervisor that is dead: agg-0's leader already gone (its group lives on), agg-1 ignores SIGTERM. */
 async function strandedRun(stateDir: string) {
-  const leaderGone = await spawnTree('leader-first');
+  const leaderGone = await spawnTree('leader-first', runEnv(stateDir, ID));
   process.kill(leaderGone.pid, 'SIGKILL');
   await waitUntil(() => !isAlive(leaderGone.pid), 'agg-0\'s leader to be gone');
-  const stubborn = await spawnTree('ignore');
+  const stubborn = await spawnTree('ignore', runEnv(stateDir, ID));
   const sup = deadPid();
   await writeFakeRun(stateDir, {
     id: ID, recipe: 'agg-router', state: 'stopping', supervisor: { pid: sup, startTicks: 1, detached: true },

@@ -3,7 +3,7 @@ import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
-import { deadPid, isAlive, killStarted, spawnTree, writeFakeRun } from '../helpers/proc-trees.js';
+import { deadPid, isAlive, killStarted, runEnv, spawnTree, writeFakeRun } from '../helpers/proc-trees.js';
 import { spawnLone } from '../helpers/proc-trees.js';
 import type { RunRecord } from '../../src/run/types.js';
 
@@ -28,7 +28,7 @@ const readRecord = (stateDir: string, id: string): RunRecord => JSON.parse(readF
 describe('teardown of recorded runs', () => {
   it('stops three trees that honour SIGTERM with SIGTERM, leaves nothing, marks the run stopped, keeps the logs, well under a second', async () => {
     const h = home();
-    const [fe, a0, a1] = await Promise.all([spawnTree('honour'), spawnTree('honour'), spawnTree('honour')]);
+    const [fe, a0, a1] = await Promise.all([spawnTree('honour', runEnv(h.stateDir, 'r1')), spawnTree('honour', runEnv(h.stateDir, 'r1')), spawnTree('honour', runEnv(h.stateDir, 'r1'))]);
     await writeFakeRun(h.stateDir, {
       id: 'r1',
       supervisor: { pid: deadPid(), startTicks: 1, detached: true },
@@ -65,7 +65,7 @@ describe('teardown of recorded runs', () => {
 
   it('SIGKILLs a worker that ignores SIGTERM at the grace deadline, grandchildren included', async () => {
     const h = home();
-    const t = await spawnTree('ignore');
+    const t = await spawnTree('ignore', runEnv(h.stateDir, 'r2'));
     await writeFakeRun(h.stateDir, {
       id: 'r2', supervisor: { pid: deadPid(), startTicks: 1, detached: true },
       processes: [{ name: 'agg-0', pid: t.pid, startTicks: t.startTicks, descendants: [t.engine] }],
@@ -83,7 +83,7 @@ describe('teardown of recorded runs', () => {
 
   it('keeps escalating when the group leader exits first and its members ignore SIGTERM (process-compose #520)', async () => {
     const h = home();
-    const t = await spawnTree('leader-first');
+    const t = await spawnTree('leader-first', runEnv(h.stateDir, 'r3'));
     await writeFakeRun(h.stateDir, {
       id: 'r3', supervisor: { pid: deadPid(), startTicks: 1, detached: true },
       processes: [{ name: 'decode-0', role: 'decode', pid: t.pid, startTicks: t.startTicks }],
@@ -98,7 +98,7 @@ describe('teardown of recorded runs', () => {
 
   it('finds and stops an engine that left the group with setsid but was recorded as a descendant', async () => {
     const h = home();
-    const t = await spawnTree('escape');
+    const t = await spawnTree('escape', runEnv(h.stateDir, 'r4'));
     expect(t.engine.pid).not.toBe(t.pid);
     await writeFakeRun(h.stateDir, {
       id: 'r4', supervisor: { pid: deadPid(), startTicks: 1, detached: true },
@@ -132,7 +132,7 @@ describe('teardown of recorded runs', () => {
   it('reports a recycled pid next to a live process of the same run, and stops only the real one', async () => {
     const h = home();
     const other = await spawnLone('unrelated-server');
-    const t = await spawnTree('honour');
+    const t = await spawnTree('honour', runEnv(h.stateDir, 'r6'));
     await writeFakeRun(h.stateDir, {
       id: 'r6', supervisor: { pid: deadPid(), startTicks: 1, detached: true },
       processes: [
@@ -153,8 +153,8 @@ describe('teardown of recorded runs', () => {
 
   it('after a supervisor was SIGKILLed: status says orphaned, teardown removes everything, status then says stopped', async () => {
     const h = home();
-    const a = await spawnTree('honour');
-    const b = await spawnTree('ignore');
+    const a = await spawnTree('honour', runEnv(h.stateDir, 'r7'));
+    const b = await spawnTree('ignore', runEnv(h.stateDir, 'r7'));
     await writeFakeRun(h.stateDir, {
       id: 'r7', state: 'starting', supervisor: { pid: deadPid(), startTicks: 1, detached: false },
       processes: [
@@ -175,8 +175,8 @@ describe('teardown of recorded runs', () => {
 
   it('signals a live foreground supervisor too, but never its process group', async () => {
     const h = home();
-    const sup = await spawnLone('node-up-supervisor');
-    const t = await spawnTree('honour');
+    const sup = await spawnLone('node-up-supervisor', ['3000'], { env: runEnv(h.stateDir, 'r8') });
+    const t = await spawnTree('honour', runEnv(h.stateDir, 'r8'));
     await writeFakeRun(h.stateDir, {
       id: 'r8', supervisor: { pid: sup.pid, startTicks: sup.startTicks, detached: false },
       processes: [{ name: 'agg-0', pid: t.pid, startTicks: t.startTicks }],
@@ -190,7 +190,7 @@ describe('teardown of recorded runs', () => {
 
   it('stops every live run at once; same process names in two runs are told apart by run id', async () => {
     const h = home();
-    const [a, b] = await Promise.all([spawnTree('honour'), spawnTree('honour')]);
+    const [a, b] = await Promise.all([spawnTree('honour', runEnv(h.stateDir, 'run-a')), spawnTree('honour', runEnv(h.stateDir, 'run-b'))]);
     for (const [id, t] of [['run-a', a], ['run-b', b]] as const) {
       await writeFakeRun(h.stateDir, { id, supervisor: { pid: deadPid(), startTicks: 1, detached: true }, processes: [{ name: 'agg-0', pid: t.pid, startTicks: t.startTicks }] });
     }

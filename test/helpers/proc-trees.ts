@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { FIXTURES } from './cli.js';
 import { descendants, readStartTicks } from '../../src/run/proc.js';
 import { writeRun } from '../../src/run/state.js';
+import { markerFor, RUN_MARKER } from '../../src/run/run-scan.js';
 import type { Plan } from '../../src/plan/types.js';
 import type { DescendantRecord, ProcessRecord, RunRecord, SurvivorRecord } from '../../src/run/types.js';
 
@@ -50,12 +51,21 @@ export async function spawnTree(mode: TreeMode, env: Record<string, string> = {}
   return { pid, startTicks, engine: desc.find((x) => x.cmd.startsWith('VLLM::EngineCore'))!, descendants: desc };
 }
 
-/** A lone process in its own group (an unrelated process, a fake supervisor, a stray engine). */
-export async function spawnLone(argv0: string, args: string[] = ['3000'], opts: { uid?: number } = {}): Promise<{ pid: number; startTicks: number }> {
+/**
+ * The run marker of run `id` in `stateDir`, as `up` gives every process it starts (run-scan.ts):
+ * what teardown requires of a recorded pid before it signals it. A fake run's processes carry it.
+ */
+export const runEnv = (stateDir: string, id: string): Record<string, string> => ({ [RUN_MARKER]: markerFor(stateDir, id) });
+
+/** A lone process in its own group (an unrelated process, a fake supervisor, a stray engine); `env`: added to its environment. */
+export async function spawnLone(
+  argv0: string, args: string[] = ['3000'], opts: { uid?: number; env?: Record<string, string> } = {},
+): Promise<{ pid: number; startTicks: number }> {
   const script = `exec -a '${argv0}' sleep ${args.join(' ')}`;
+  const env = { ...process.env, ...opts.env };
   const child = opts.uid === undefined
-    ? spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' })
-    : spawn('setpriv', [`--reuid=${opts.uid}`, `--regid=${opts.uid}`, '--clear-groups', 'bash', '-c', script], { detached: true, stdio: 'ignore' });
+    ? spawn('bash', ['-c', script], { detached: true, stdio: 'ignore', env })
+    : spawn('setpriv', [`--reuid=${opts.uid}`, `--regid=${opts.uid}`, '--clear-groups', 'bash', '-c', script], { detached: true, stdio: 'ignore', env });
   const pid = child.pid!;
   started.add(pid);
   child.unref();

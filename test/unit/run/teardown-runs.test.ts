@@ -22,8 +22,8 @@ afterEach(() => killStarted());
 const GRACE = 300;
 
 /** A stand-in for a foreground `up` (its own group, as a shell starts it) once its SIGTERM trap is set. */
-async function slowSupervisor(script: string, armed: string): Promise<{ pid: number; startTicks: number }> {
-  const child = spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' });
+async function slowSupervisor(script: string, armed: string, env: Record<string, string>): Promise<{ pid: number; startTicks: number }> {
+  const child = spawn('bash', ['-c', script], { detached: true, stdio: 'ignore', env: { ...process.env, ...env } });
   track(child.pid!);
   child.unref();
   await waitUntil(() => existsSync(armed), 'the supervisor stand-in to set its trap');
@@ -95,7 +95,7 @@ describe('teardown of recorded runs', () => {
     // A supervisor that needs 2.5x the processes' grace to finish its own stop after SIGTERM: it must
     // not be SIGKILLed at the processes' deadline.
     const armed = join(dir, 'sup-armed');
-    const sup = await slowSupervisor(`trap 'sleep ${(GRACE * 2.5) / 1000}; exit 0' TERM; touch '${armed}'; while :; do sleep 0.05; done`, armed);
+    const sup = await slowSupervisor(`trap 'sleep ${(GRACE * 2.5) / 1000}; exit 0' TERM; touch '${armed}'; while :; do sleep 0.05; done`, armed, { [RUN_MARKER]: markerFor(stateDir, id) });
     const tree = await spawnTree('honour', { [RUN_MARKER]: markerFor(stateDir, id) });
     await writeFakeRun(stateDir, { id, supervisor: { pid: sup.pid, startTicks: sup.startTicks }, processes: [{ name: 'agg-0', pid: tree.pid, startTicks: tree.startTicks, descendants: tree.descendants }] });
     const out = await teardown({ stateDir, graceMs: GRACE, orphans: false });

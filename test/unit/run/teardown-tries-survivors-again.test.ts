@@ -7,7 +7,7 @@ import { readRun } from '../../../src/run/state.js';
 import { formatRunPlan, formatVerdict } from '../../../src/ui/teardown-report.js';
 import { listRunViews } from '../../../src/run/state.js';
 import { tempHomes } from '../../helpers/cli.js';
-import { deadPid, isAlive, killStarted, spawnLone, writeFakeRun } from '../../helpers/proc-trees.js';
+import { deadPid, isAlive, killStarted, runEnv, spawnLone, writeFakeRun } from '../../helpers/proc-trees.js';
 
 // `teardown` (src/run/teardown.ts) of a run whose earlier stop left a process SIGKILL could not end:
 // a real process stands in for it, recorded in run.json as the supervisor records a survivor; the
@@ -29,7 +29,7 @@ const stuck = (pid: number): StopDeps => ({
 
 async function runWithSurvivor() {
   const { stateDir } = home();
-  const engine = await spawnLone('VLLM::EngineCore');
+  const engine = await spawnLone('VLLM::EngineCore', ['3000'], { env: runEnv(stateDir, ID) });
   const survivor = { name: 'agg-0', pid: engine.pid, startTicks: engine.startTicks, cmd: 'VLLM::EngineCore', at: '2026-12-02T06:10:00.000Z' };
   await writeFakeRun(stateDir, {
     id: ID, state: 'stopped', supervisor: { pid: deadPid(), startTicks: 1 },

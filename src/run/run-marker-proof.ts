@@ -1,0 +1,90 @@
+import { readdirSync, readlinkSync } from 'node:fs';
+import { readBoundedSync } from '../host/files/bounded-read.js';
+import { markerIn } from './run-scan.js';
+
+// Whether a recorded pid is still one of the run's before anything signals it (house rule: start
+// time AND run marker). A start time can be read off any process, so a record (forged, or copied
+// from another machine state) could name a stranger with its real start time; the marker cannot:
+// every process `up` starts inherits DYNAMO_DEV_RUN=<run dir> (run-scan.ts), fixed at exec in
+// /proc/PID/environ.
+//
+// Not every process of a run shows it there:
+// - vLLM's EngineCore and workers call setproctitle (vllm/utils/system_utils.py set_process_title),
+//   which zeroes the whole argv+environ area: /proc/PID/environ then reads as NULs (checked with
+//   setproctitle 1.3.8, the version ai-dynamo[vllm] installs). Such a descendant is judged by its
+//   place (parent chain, process group) under a leader that carries the marker, never by its own
+//   environment; alone (its leader gone) a wiped environment is accepted, an environment of other
+//   variables is not.
+// - A foreground `up` (the supervisor) was started by the user's shell: its environment has no
+//   marker. It holds its run directory open for its whole life instead (start-run.ts), which
+//   /proc/PID/fd shows; a detached supervisor carries the marker (detached.ts).
+// An environment we cannot read (another user's process: EACCES) is not ours.
+
+/** Environments are at most a few MiB (ARG_MAX); more is not a process we started. */
+const MAX_ENVIRON_BYTES = 8 * 1024 * 1024;
+/** Open descriptors looked at for the run directory (a supervisor holds a few dozen). */
+const MAX_FDS = 4096;
+
+export type EnvironVerdict = 'marked' | 'wiped' | 'unmarked';
+
+/** Pure: what an environment block (null: unreadable) says of a run marker. */
+export function environVerdict(environ: string | null, marker: string): EnvironVerdict {
+  if (environ === null) return 'unmarked';
+  if (markerIn(environ) === marker) return 'marked';
+  // setproctitle leaves NULs (or the title) where NAME=VALUE strings were.
+  return environ.includes('=') ? 'unmarked' : 'wiped';
+}
+
+/** Pure: whether one of these open paths is the run directory or a file in it. */
+export const holdsRunDir = (paths: readonly string[], marker: string): boolean =>
+  paths.some((p) => p === marker || p.startsWith(`${marker}/`));
+
+/** How a target proves it is the run's. */
+export type ProofKind = 'leader' | 'supervisor' | 'engine';
+
+/** Pure given what was read: leader: the marker; supervisor: the marker or the run dir open; engine: the marker or a wiped environment. */
+export function proves(kind: ProofKind, verdict: EnvironVerdict, openPaths: () => readonly string[], marker: string): boolean {
+  if (verdict === 'marked') return true;
+  if (kind === 'engine') return verdict === 'wiped';
+  if (kind === 'supervisor') return holdsRunDir(openPaths(), marker);
+  return false;
+}
+
+const NOT_OURS = ' is no longer ours (no run marker): left alone';
+/** The note of a target left alone for want of the marker. */
+export const notOursNote = (pid: number): string => `pid ${pid}${NOT_OURS}`;
+/** Pure: the pid a stop's note says was left alone for want of the marker ([] for any other note). */
+export function leftAlone(note: string | undefined): number[] {
+  const m = note?.endsWith(NOT_OURS) ? /^pid (\d+)/.exec(note) : null;
+  return m ? [Number(m[1])] : [];
+}
+
+/** /proc/PID/environ, read bounded and without blocking; null when gone or unreadable. */
+export function readEnviron(pid: number): string | null {
+  const r = readBoundedSync(`/proc/${pid}/environ`, { maxBytes: MAX_ENVIRON_BYTES });
+  return r.ok ? r.text : null;
+}
+
+/** What /proc/PID/fd links to (at most MAX_FDS of them); [] when gone or unreadable. */
+export function openPathsOf(pid: number): string[] {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`).slice(0, MAX_FDS);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const fd of fds) {
+    try {
+      out.push(readlinkSync(`/proc/${pid}/fd/${fd}`));
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
+}
+
+/** Whether a live pid proves to be the run's (marker is the run's RUN_MARKER value). */
+export function provesRun(pid: number, marker: string, kind: ProofKind): boolean {
+  return proves(kind, environVerdict(readEnviron(pid), marker), () => openPathsOf(pid), marker);
+}
