@@ -26,7 +26,8 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   const { scanPaths, LOG_NAMES_TEXT } = await import('../host/logs/log-scan.js');
   const t0 = performance.now();
   // Paths the user named may be pipes (`/dev/stdin`, `<(zcat old.log.gz)`): read them to their end.
-  let result = await scanPaths(paths, { pipes: given.length > 0 });
+  // A run's logs are paths we build: one that is not a regular file (a FIFO put there) is skipped and said.
+  let result = await scanPaths(paths, { pipes: given.length > 0, skipOdd: given.length === 0 });
   // The logs of a run: its processes' exits count too (a crash with no known line is no "0 errors").
   // Only paths shaped like a run's logs can belong to a run (the record code loads only for them).
   const { runPathParts } = await import('../run/paths.js');
@@ -46,6 +47,8 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
   result = await withFittedFixes(result, runs);
   // Only folders can yield no file (a file named is always scanned): "no failure found" would
   // then be a false all-clear.
+  const partial = result.partial ?? [];
+  if (result.files === 0 && partial.length > 0) throw new UserError(partial.map((p) => `${p.file}: ${p.reason}`).join('; '));
   if (result.files === 0) {
     throw new UserError(
       `${paths.join(', ')}: no log files in ${paths.length === 1 ? 'this folder' : 'these folders'} (looked for ${LOG_NAMES_TEXT})`,
@@ -53,7 +56,6 @@ export default async function diagnose(ctx: CommandContext, given: string[], opt
     );
   }
   // Nothing could be read at all (every file an unreadable .gz): as false an all-clear as no file.
-  const partial = result.partial ?? [];
   if (partial.length > 0 && partial.length === result.files && result.bytes === 0) {
     throw new UserError(partial.map((p) => `${p.file}: ${p.reason}`).join('; '));
   }

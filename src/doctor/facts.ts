@@ -181,7 +181,8 @@ export function createFacts(o: FactsOptions): Facts {
       const view = await run();
       if (!view) return null;
       const files = view.record.processes.map((p) => ({ path: p.log, process: p.name, role: p.role }));
-      const scan = await scanPaths(files.map((f) => f.path), { missingOk: true });
+      // skipOdd: a FIFO put where a process log was is not read (said by the checks), never a crashed check.
+      const scan = await scanPaths(files.map((f) => f.path), { missingOk: true, skipOdd: true });
       // A process of the run that ended badly is a finding too, quoted with the best line its log has.
       const { addExitFindings } = await import('../run/exit-findings.js');
       return { source: 'run', label: `run ${view.record.id}`, files, scan: await addExitFindings(scan, view.record, { lost: view.lost }) };

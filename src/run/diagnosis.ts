@@ -50,7 +50,7 @@ export async function diagnoseLog(path: string, ctx: FixContext = {}): Promise<{
       import('../host/logs/log-scan.js'), import('../diagnose/signatures.js'), import('../diagnose/choose-fix.js'),
     ]);
     // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, without missingOk a missing log throws and the catch below returns the same empty diagnosis
-    const scan = await scanPaths([path], { missingOk: true });
+    const scan = await scanPaths([path], { missingOk: true, skipOdd: true });
     // The fix chosen for the run the log belongs to (its plan: recipe settings, workers sharing the GPU).
     const ranked = rankFindings(scan.findings).map((f) => {
       const sig = signatureFor(f.code);

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { MAX_LINE } from './log-read.js';
 
@@ -42,7 +42,13 @@ export function followFile(path: string, onLine: (line: string) => void, opts: F
   const open = (): boolean => {
     if (fd !== null) return true;
     try {
-      fd = openSync(path, 'r');
+      // O_NONBLOCK: a FIFO put there must not block; only a regular file is followed.
+      fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+      if (!fstatSync(fd).isFile()) {
+        closeSync(fd);
+        fd = null;
+        return false;
+      }
     } catch {
       // Stryker disable next-line BooleanLiteral: equivalent as `true`: a failed open leaves fd null, and drain() returns on `fd === null` as on false
       return false;

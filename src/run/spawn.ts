@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { readStartTicks } from './proc.js';
 
@@ -26,8 +26,11 @@ export interface Spawned {
 
 export function spawnLogged(argv: string[], env: NodeJS.ProcessEnv, logFile: string): Spawned {
   mkdirSync(dirname(logFile), { recursive: true });
-  const fd = openSync(logFile, 'a');
   const startedAt = new Date().toISOString();
+  const fd = openLog(logFile);
+  if (typeof fd === 'string') {
+    return { pid: null, pgid: null, startTicks: null, startedAt, exited: Promise.resolve({ code: null, signal: null, error: fd }), unref() {} };
+  }
   let child;
   try {
     child = spawn(argv[0], argv.slice(1), { detached: true, stdio: ['ignore', fd, fd], env });
@@ -42,7 +45,8 @@ export function spawnLogged(argv: string[], env: NodeJS.ProcessEnv, logFile: str
     child.once('error', (err: NodeJS.ErrnoException) => {
       if (pid === null) {
         try {
-          const efd = openSync(logFile, 'a');
+          const efd = openLog(logFile);
+          if (typeof efd === 'string') throw new Error(efd);
           writeSync(efd, `dynamo-dev: cannot start ${argv[0]}: ${err.code === 'ENOENT' ? 'no such program (not found on PATH)' : err.message}\n`);
           closeSync(efd);
         } catch { /* the log dir vanished; the event still says why */ }
@@ -53,4 +57,26 @@ export function spawnLogged(argv: string[], env: NodeJS.ProcessEnv, logFile: str
   });
   closeSync(fd); // the child holds its own copy
   return { pid, pgid: pid, startTicks, startedAt, exited, unref: () => child.unref() };
+}
+
+/**
+ * The log opened for appending without blocking or following a link (a FIFO put where a log was,
+ * by a restart's time, would block the supervisor's whole event loop on a plain open), and only when
+ * it is a regular file: the descriptor, or why not (the process is then not started).
+ */
+function openLog(logFile: string): number | string {
+  let fd: number;
+  try {
+    fd = openSync(logFile, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW, 0o666);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // ENXIO: a FIFO nobody reads; ELOOP: a symbolic link.
+    const what = code === 'ENXIO' ? 'is a named pipe (FIFO), not a regular file' : code === 'ELOOP' ? 'is a symbolic link, which is not followed' : `cannot be opened (${code ?? (err as Error).message})`;
+    return `its log ${logFile} ${what}; nothing started`;
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    return `its log ${logFile} is not a regular file; nothing started`;
+  }
+  return fd;
 }

@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import type { FixContext } from '../diagnose/choose-fix.js';
 import { realClock, type Clock } from './clock.js';
 import { diagnoseLog, type Diagnosis } from './diagnosis.js';
@@ -87,9 +87,12 @@ export function realSupervisorDeps(): SupervisorDeps {
 function appendLine(path: string, line: string): number {
   let lastByte = 0x0a;
   try {
-    const fd = openSync(path, 'r');
+    // Without blocking or following a link: a FIFO put where the log was must not hold the supervisor.
+    const fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW);
     try {
-      const size = fstatSync(fd).size;
+      const st = fstatSync(fd);
+      if (!st.isFile()) return 0;
+      const size = st.size;
       if (size > 0) {
         const b = Buffer.alloc(1);
         readSync(fd, b, 0, 1, size - 1);
@@ -101,6 +104,17 @@ function appendLine(path: string, line: string): number {
   } catch {
     // no log yet: the line starts it
   }
-  appendFileSync(path, `${lastByte === 0x0a ? '' : '\n'}${line}\n`);
-  return statSync(path).size;
+  let fd: number;
+  try {
+    fd = openSync(path, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW, 0o666);
+  } catch {
+    return 0; // a FIFO nobody reads, a link: not a log we write into
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return 0;
+    writeSync(fd, `${lastByte === 0x0a ? '' : '\n'}${line}\n`);
+    return fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
 }

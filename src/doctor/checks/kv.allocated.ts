@@ -59,7 +59,10 @@ const check: Check = {
         continue;
       }
       if (t === undefined) {
-        problems.push({ status: 'fail', line: `${w.name}: no log at ${w.path} (the process never started?)`, fix: `dynamo-dev status; dynamo-dev logs ${w.name}` });
+        const unread = logs.scan.partial?.find((p) => p.file === w.path);
+        problems.push(unread
+          ? { status: 'fail', line: `${w.name}: its log ${w.path} is ${unread.reason}`, fix: `put its log back as a file, or read the worker another way: dynamo-dev status` }
+          : { status: 'fail', line: `${w.name}: no log at ${w.path} (the process never started?)`, fix: `dynamo-dev status; dynamo-dev logs ${w.name}` });
         continue;
       }
       if (t === null) {

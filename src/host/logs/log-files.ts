@@ -66,7 +66,8 @@ function isAnonymousPipe(path: string): boolean {
   return false;
 }
 
-function kindOf(st: Stats): string {
+/** What a path that is not a regular file is, for people. */
+export function kindOf(st: Stats): string {
   if (st.isCharacterDevice()) return 'a character device';
   if (st.isBlockDevice()) return 'a block device';
   if (st.isFIFO()) return 'a named pipe';

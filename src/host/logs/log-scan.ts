@@ -8,7 +8,8 @@ import type { Finding, ScanResult } from '../../diagnose/types.js';
 import { UserError } from '../../errors.js';
 import { workerAnswer, type WorkerAnswer } from './worker-answer.js';
 import { LineSplitter } from '../../diagnose/line-splitter.js';
-import { expand, LOG_NAMES_TEXT, statLogPath } from './log-files.js';
+import { expand, kindOf, LOG_NAMES_TEXT, statLogPath } from './log-files.js';
+import { stat } from 'node:fs/promises';
 
 export { LOG_NAMES_TEXT, statLogPath };
 
@@ -42,6 +43,12 @@ export interface ScanOptions {
   pipes?: boolean;
   /** HELPER_FROM_MS for this scan (tests start the helper thread on any file of SPLIT_FROM bytes with 0). */
   helperFromMs?: number;
+  /**
+   * Paths a command builds (a run's process logs): one that is not a regular file or folder (a
+   * FIFO, a device put where a log was) is not read and is said in `partial`; the others are still
+   * judged. Off: such a path is a UserError naming it (paths the user named).
+   */
+  skipOdd?: boolean;
 }
 
 /** Scans files and folders (recursively; `.gz` decompressed on the fly). A missing path -> UserError. */
@@ -49,9 +56,13 @@ export async function scanPaths(paths: string[], opts: ScanOptions = {}): Promis
   const scanner = new Scanner();
   const files: string[] = [];
   const pipes = new Set<string>();
-  for (const p of paths) files.push(...(await expand(p, opts, pipes)));
-  const seen = new Set<string>();
   const partial: { file: string; reason: string }[] = [];
+  for (const p of paths) {
+    const odd = opts.skipOdd ? await oddKind(p) : null;
+    if (odd) partial.push({ file: p, reason: `${odd}, not a log file: not read` });
+    else files.push(...(await expand(p, opts, pipes)));
+  }
+  const seen = new Set<string>();
   const io = newScanIo(opts.helperFromMs);
   let slice = performance.now();
   for (const f of files) {
@@ -104,7 +115,8 @@ async function scanFile(scanner: Scanner, file: string, io: ScanIo, pipe = false
   } else if (/\.gz$/i.test(file)) {
     // zlib only when a .gz comes (loading it cost ~2 ms of every start of every scanning thread).
     const { createGunzip } = await import('node:zlib');
-    const source = createReadStream(file, { highWaterMark: 1 << 20 });
+    // Opened without blocking and checked on the descriptor: a FIFO swapped in since the listing must not block.
+    const source = createReadStream('', { fd: openRegular(file), highWaterMark: 1 << 20 });
     const stream = createGunzip({ chunkSize: 1 << 20 });
     // pipe() does not forward read errors: without this an unreadable file would hang the loop.
     source.on('error', (err) => stream.destroy(err));
@@ -126,6 +138,27 @@ async function scanFile(scanner: Scanner, file: string, io: ScanIo, pipe = false
   splitter.end();
   scanner.setLines(file, splitter.lineCount() + later);
   return damage;
+}
+
+/** What a path is when it is neither a regular file nor a folder ('a named pipe'...); null otherwise or when absent. */
+async function oddKind(path: string): Promise<string | null> {
+  const st = await stat(path).catch(() => null);
+  return st && !st.isFile() && !st.isDirectory() ? kindOf(st) : null;
+}
+
+/** A descriptor of a regular file, opened O_NONBLOCK (a FIFO never blocks the open); else a UserError naming it. */
+function openRegular(file: string): number {
+  let fd: number;
+  try {
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  } catch (err) {
+    throw cannotRead(file, err);
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new UserError(`${file}: not a regular file any more; pass log files or folders`);
+  }
+  return fd;
 }
 
 const cannotRead = (file: string, err: unknown) => new UserError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
