@@ -28,7 +28,8 @@ export function formatRestartStep(e: RestartEvent, columns = Infinity): string |
     case 'stopped':
       return line(e.signal ? `stopped ${e.process} (pid ${e.pid}) with ${e.signal} in ${secs(e.ms)}${e.note ? ` (${e.note})` : ''}` : `${e.process} (pid ${e.pid}): ${e.note ?? 'already gone'}`);
     case 'starting':
-      return line(`started ${e.process} (pid ${e.pid ?? '?'}); its log continues after the line "${e.marker}"`);
+      // No pid: the spawn itself failed (a log that is no file, a program gone); the verdict says why.
+      return e.pid === null ? null : line(`started ${e.process} (pid ${e.pid}); its log continues after the line "${e.marker}"`);
     case 'log-ready':
       return line(`${e.process} logged its KV cache: ${num(e.kvTokens)} tokens (${secs(e.ms)})`);
     case 'counted':

@@ -68,6 +68,8 @@ describe('a FIFO where a process log is', () => {
     const r = await runCli(['restart', 'agg-0'], s.env);
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(r.stdout).toContain(`✗ agg-0 did not come back: agg-0 could not be started: its log ${log} is a named pipe (FIFO), not a regular file; nothing started`);
+    // Nothing started: no "started agg-0 (pid ?)" above the verdict.
+    expect(r.stdout).not.toContain('started agg-0');
     // The supervisor still answers: it stops on SIGTERM, no SIGKILL needed.
     const t = await runCli(['teardown', '--json', '--grace', '5'], s.env);
     expect(t.code, t.stderr).toBe(0);
