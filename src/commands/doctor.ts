@@ -188,6 +188,7 @@ async function renderOnTerminal(ctx: CommandContext, opts: DoctorOptions, r: Ren
     ? `${target.source}; ${others.length === 1 ? '1 more run is' : `${others.length} more runs are`} live (${others.map((v) => v.record.name ?? v.record.id).join(', ')}): --run ID|NAME judges ${others.length === 1 ? 'it' : 'one'}`
     : target.source;
   ctx.stdout.write(formatHeader(await r.system!, source, columns));
+  if (target.noGpu) ctx.stdout.write(r.report.formatWaysWithoutGpu(columns));
   const width = titleWidth(checks);
   let outcomes: CheckOutcome[];
   let footer = formatFooter;

@@ -10,6 +10,8 @@ export interface DoctorTarget {
   plan: Plan;
   /** Where the recipe came from, for the report header. */
   source: string;
+  /** Judged for want of a GPU: the header then names both ways to run without one (ways-without-gpu.ts). */
+  noGpu?: true;
 }
 
 /**
@@ -43,7 +45,7 @@ export async function resolveDoctorTarget(o: {
   // '3 failed' with fixes to install vLLM into the system Python and fetch a model from the hub.
   if (o.noGpu) {
     const recipe = await loadRecipe('mocker');
-    return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'mocker', o.pythonFrom), source: 'mocker (no GPU here: the recipe this machine can run; --recipe agg judges the GPU one)' };
+    return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'mocker', o.pythonFrom), source: 'mocker (no GPU here; --recipe agg judges the GPU one)', noGpu: true };
   }
   const recipe = await loadRecipe('agg');
   return { recipe, plan: planFor(recipe, o.stateDir, o.python, 'agg', o.pythonFrom), source: 'agg (default)' };

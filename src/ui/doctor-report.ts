@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import type { Tally } from '../doctor/runner.js';
 import type { CheckOutcome } from '../doctor/types.js';
 import type { SystemFacts } from '../host/system/system.js';
+import { CPU_ENGINE_WAY, JUDGE_CPU_ENGINE, MOCKER_WAY } from '../doctor/ways-without-gpu.js';
 import { MARK, paintStatus } from './marks.js';
 import { wrapFix, wrapParts, wrapWords } from './fit.js';
 
@@ -13,6 +14,23 @@ export function formatHeader(sys: SystemFacts | null, target: string, columns = 
   const title = wrapWords(`${chalk.bold('dynamo-dev doctor')}  ${chalk.dim(`recipe ${target}`)}`, columns, '  ');
   const machine = sys ? wrapParts([sys.os, `${sys.cpu} (${sys.cores} cores)`, `${sys.memGiB} GiB RAM`, `Node ${sys.node}`], ' · ', columns, '  ') : [];
   return [...title, ...machine.map((l) => chalk.dim(l))].map((l) => `${l}\n`).join('');
+}
+
+/**
+ * Under the header on a machine without a GPU: both ways to run there, each with its cost and its
+ * commands on a line of their own (copy-paste), the mocker first as the one judged below.
+ */
+export function formatWaysWithoutGpu(columns = Infinity): string {
+  const way = (w: typeof MOCKER_WAY, extra: string[] = []) => [
+    ...wrapWords(`  ${chalk.bold(w.name)}: ${w.cost}`, columns, '    '),
+    ...wrapWords(`    ${w.commands.join(' && ')}`, columns, '      '),
+    ...extra.flatMap((l) => wrapWords(`    ${chalk.dim(l)}`, columns, '      ')),
+  ];
+  return [
+    ...wrapWords('no GPU here: two ways to run (the first is judged below)', columns, '  '),
+    ...way(MOCKER_WAY),
+    ...way(CPU_ENGINE_WAY, [`judge it: ${JUDGE_CPU_ENGINE} (docs/cpu.md)`]),
+  ].map((l) => `${l}\n`).join('');
 }
 
 /**

