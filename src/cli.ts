@@ -128,8 +128,21 @@ function reportError(err: unknown, ctx: CommandContext): number {
 
 /** Exit once stdout and stderr have drained (a piped --json document must arrive whole). */
 export async function exitAfterFlush(code: number): Promise<never> {
-  await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((r) => (s.writableNeedDrain ? s.once('drain', r) : r()))));
+  // A stream whose reader is gone (readerGone) never drains: nothing is left to wait for there.
+  await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((r) => (s.writableNeedDrain && !s.destroyed ? s.once('drain', r) : r()))));
   process.exit(code);
+}
+
+/**
+ * `dynamo-dev doctor | head -1`: the reader leaves, and the next write failed with an unhandled
+ * EPIPE and a stack trace (EIO for a closed terminal). Lost output is only lost output: the command
+ * finishes its work (up goes on supervising, see commands/up.ts) and exits with its own code.
+ */
+function readerGone(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    // The stream destroys itself on the error; later writes to it fail with ERR_STREAM_DESTROYED.
+    if (err.code !== 'EPIPE' && err.code !== 'EIO' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+  });
 }
 
 export function buildProgram({ Command, InvalidArgumentError }: Commander): Command {
@@ -170,6 +183,8 @@ function decorateHelp(program: Command): void {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  readerGone(process.stdout);
+  readerGone(process.stderr);
   if (argv.length === 3 && (argv[2] === '--version' || argv[2] === '-V')) {
     process.stdout.write(`${pkg.version}\n`);
     return;
