@@ -2,7 +2,7 @@ import { execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSameProcess } from '../../src/run/proc.js';
-import { cleanup, cli, cpuArgs, engineHome, json, ourEngines, portBlock, records, until, upDetached, type Home } from './helpers.js';
+import { cleanup, cli, json, ourEngines, records, secs, until, upOnCpu, type Home } from './helpers.js';
 
 // `up agg-router --device cpu` on the real engine: two real vLLM CPU workers behind the real KV
 // router, through the built binary, as a user runs it. One run serves every claim (each start costs
@@ -31,16 +31,10 @@ const sinceLastRestart = (log: string) => {
   const text = readFileSync(log, 'utf8');
   return text.slice(text.lastIndexOf('--- dynamo-dev restart '));
 };
-const secs = (t0: number) => Math.round((Date.now() - t0) / 1000);
 
 describe('agg-router on vLLM\'s CPU build', () => {
   it('ready, answers, doctor passes, probe works; restart agg-1; --restart on-failure:1 brings a killed worker back once; teardown leaves no VLLM:: process', async () => {
-    const home = engineHome();
-    const base = await portBlock();
-    const t0 = Date.now();
-    const up = await upDetached(['agg-router', ...cpuArgs(base), '--restart', 'on-failure:1'], home);
-    expect(up.code, up.stdout + up.stderr).toBe(0);
-    console.error(`test:engine: up agg-router --device cpu ready in ${secs(t0)} s`);
+    const { home, up } = await upOnCpu('agg-router', ['--restart', 'on-failure:1']);
 
     // Both workers' real KV line (1 GiB at 512 bytes/token), recorded as the run's.
     const rec = records(home.stateDir)[0];

@@ -1,7 +1,7 @@
 import { execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanup, cli, cpuArgs, engineHome, json, MODEL, ourEngines, portBlock, records, upDetached } from './helpers.js';
+import { cleanup, cli, json, MODEL, ourEngines, records, upOnCpu } from './helpers.js';
 
 // `up agg --device cpu` on the real engine: the one-worker recipe a user starts first, through the
 // built binary. One worker start (~3 GB, 1-2 minutes idle): ready by its real KV line, the curl up
@@ -10,16 +10,9 @@ import { cleanup, cli, cpuArgs, engineHome, json, MODEL, ourEngines, portBlock, 
 
 afterEach(cleanup);
 
-const secs = (t0: number) => Math.round((Date.now() - t0) / 1000);
-
 describe('agg on vLLM\'s CPU build', () => {
   it('ready by the real KV line, the printed curl answers, status ready, teardown leaves no VLLM:: process', async () => {
-    const home = engineHome();
-    const base = await portBlock();
-    const t0 = Date.now();
-    const up = await upDetached(['agg', ...cpuArgs(base)], home);
-    expect(up.code, up.stdout + up.stderr).toBe(0);
-    console.error(`test:engine: up agg --device cpu ready in ${secs(t0)} s`);
+    const { home, base, up } = await upOnCpu('agg');
 
     // One worker, its real KV line (1 GiB at 512 bytes/token), recorded and said.
     const rec = records(home.stateDir)[0];

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { runCli, tempHome, type CliResult } from '../helpers/cli.js';
 import { freeBlock } from '../helpers/ports.js';
 import { records } from '../helpers/runs.js';
@@ -132,4 +132,21 @@ export async function upDetached(args: string[], home: Home, timeoutMs = 900_000
   if (!othersOnly) return { ...r, preflight: 'passed' };
   console.error('test:engine: other runs\' engine processes on this machine fail procs.leftover; starting with --no-preflight');
   return { ...(await cli(['up', ...args, '--detach', '--no-preflight'], home, timeoutMs)), preflight: 'others-leftovers' };
+}
+
+/** Seconds since t0, for the tier's timing lines. */
+export const secs = (t0: number): number => Math.round((Date.now() - t0) / 1000);
+
+/**
+ * A recipe started on the real engine as a user does (`up RECIPE --device cpu ... --detach`, in a
+ * home and port block of its own), ready or the test fails; its time to ready goes to stderr.
+ */
+export async function upOnCpu(recipe: string, extra: string[] = []): Promise<{ home: Home; base: number; up: CliResult }> {
+  const home = engineHome();
+  const base = await portBlock();
+  const t0 = Date.now();
+  const up = await upDetached([recipe, ...cpuArgs(base), ...extra], home);
+  expect(up.code, up.stdout + up.stderr).toBe(0);
+  console.error(`test:engine: up ${recipe} --device cpu ready in ${secs(t0)} s`);
+  return { home, base, up };
 }
