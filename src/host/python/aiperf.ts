@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, fstatSync, openSync, closeSync, readSync } from 'node:fs';
+import { constants, existsSync, fstatSync, openSync, closeSync, readSync } from 'node:fs';
 import { RECORDS_FILE } from './aiperf-records.js';
 import { EXPORT_FILE } from './aiperf-export.js';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { runProgram } from '../procs/run-program.js';
-import { readAiperfEnv } from './installer.js';
+import { onPath, readAiperfEnv } from './installer.js';
 import { AIPERF_VERSION, aiperfFolderName, envsRoot } from '../../plan/setup-install.js';
 import { homedir } from 'node:os';
 import { readHead } from '../files/read-head.js';
+import { isExecutable } from '../files/executable.js';
 import { UserError } from '../../errors.js';
 
 // AIPerf (NVIDIA's load generator, `aiperf profile`): the one adapter that finds and runs it.
@@ -33,14 +34,7 @@ export interface AiperfProgram {
 export const aiperfFix = (tool: string): string => `${tool} setup   (installs AIPerf ${AIPERF_VERSION} in an environment of its own beside Dynamo's; bench finds it there)`;
 
 /** The first executable `aiperf` on env.PATH, or null. */
-export function aiperfOnPath(env: Env): string | null {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const p = join(dir, 'aiperf');
-    if (isExecutable(p)) return p;
-  }
-  return null;
-}
+export const aiperfOnPath = (env: Env): string | null => onPath('aiperf', env);
 
 const VERSION_OF = 'import importlib.metadata as m\ntry:\n print(m.version("aiperf"))\nexcept m.PackageNotFoundError:\n print("")';
 
@@ -83,15 +77,6 @@ export async function findAiperf(env: Env, python: string, timeoutMs = 20_000): 
   if (version) return { file: python, prefix: ['-m', 'aiperf'], found: `python -m aiperf (${python})${passedOver}`, version };
   if (unrunnable) throw new UserError(`AIPerf cannot run: ${unrunnable}; no AIPerf environment from setup, and \`${python} -m aiperf\` has none`, `${aiperfFix('dynamo-dev')}, or reinstall the one on PATH`);
   return null;
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export interface AiperfRun {

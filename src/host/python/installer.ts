@@ -1,6 +1,6 @@
 import { CPU_BUILDS, CPU_OVERRIDES_FILE, CPU_REQUIREMENTS_FILE, cpuFiles, cpuSteps } from '../../plan/setup-cpu.js';
 import { spawn } from 'node:child_process';
-import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import {
   advance, AIPERF_MARKER_FILE, AIPERF_VERSION, aiperfSteps, dynamoOnly, envPython, parseAiperfMarker, extrasFor, LOG_FILE, MARKER_FILE, NO_PROGRESS, normalInstall, parseInstallLine, placeholderFailure, READ_REQUIRES,
@@ -8,6 +8,7 @@ import {
   type EnvMarker, type InstallProgress, type InstallTools, type PlaceholderFailure, type SetupEngine, type Step,
 } from '../../plan/setup-install.js';
 import { readBoundedSync } from '../files/bounded-read.js';
+import { isExecutable } from '../files/executable.js';
 import { writeWholeFileSync } from '../files/exclusive-write.js';
 import { runProgram } from '../procs/run-program.js';
 
@@ -53,12 +54,7 @@ export function onPath(name: string, env: Env): string | null {
   for (const d of (env.PATH ?? '').split(delimiter)) {
     if (!d) continue;
     const p = join(d, name);
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      // not here
-    }
+    if (isExecutable(p)) return p;
   }
   return null;
 }
