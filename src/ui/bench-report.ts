@@ -253,16 +253,18 @@ function body(s: Summary, rows: { label: string; variant: BenchVariant }[], widt
   }
   const transport = renderTransport(rows, width);
   if (transport.length > 0) out.push('', ...transport);
-  if (s.baseline === null) {
-    // Tables of nothing but FAILED say again, in 30 lines, what the line above says once.
-    out.push(...fit('no variant was measured: no numbers to show', width, '  '), '', ...renderGates(rows, width));
-    if (s.missing.length > 0) out.push('', ...fit(`missing (the bench was interrupted before them): ${s.missing.join(', ')}`, width, '  '));
-    return out;
-  }
+  // Nothing measured: tables of nothing but FAILED would say again, in 30 lines, what one line says.
+  if (s.baseline === null) out.push(...fit('no variant was measured: no numbers to show', width, '  '));
+  else out.push(...measuredTables(s, width));
+  out.push('', ...renderGates(rows, width));
+  if (s.missing.length > 0) out.push('', ...fit(`missing (the bench was interrupted before them): ${s.missing.join(', ')}`, width, '  '));
+  return out;
+}
+
+/** The headline tables, the distribution, modes and errors, then the other metrics: a result with numbers. */
+function measuredTables(s: Summary, width: number | null): string[] {
   const head = s.tables.filter((t) => s.headline.includes(t.metric.key)).sort((a, b) => s.headline.indexOf(a.metric.key) - s.headline.indexOf(b.metric.key));
-  if (s.baseline !== null) {
-    out.push('', ...fit(`headline: ${head.map((t) => t.metric.title).join(', ')}`, width, '  '));
-  }
+  const out = ['', ...fit(`headline: ${head.map((t) => t.metric.title).join(', ')}`, width, '  ')];
   // A metric no measured variant has (a result stored before it was kept) is one line, not a table of 'unknown'.
   const known = (t: MetricTable) => t.rows.some((r) => r.cells.some((c) => c.kind === 'value'));
   const notKept = (ts: MetricTable[]) => ts.filter((t) => !known(t) && t.rows.some((r) => r.cells.some((c) => c.kind === 'unknown')));
@@ -277,11 +279,9 @@ function body(s: Summary, rows: { label: string; variant: BenchVariant }[], widt
   const errors = renderErrors(s, width);
   if (errors.length > 0) out.push('', ...errors);
   const rest = s.tables.filter((t) => !s.headline.includes(t.metric.key));
-  if (rest.length > 0 && s.baseline !== null) out.push('', 'other metrics');
+  if (rest.length > 0) out.push('', 'other metrics');
   for (const t of rest) out.push(...table(t));
   out.push(...unknownLine(notKept(rest)));
-  out.push('', ...renderGates(rows, width));
-  if (s.missing.length > 0) out.push('', ...fit(`missing (the bench was interrupted before them): ${s.missing.join(', ')}`, width, '  '));
   return out;
 }
 
