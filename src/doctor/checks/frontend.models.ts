@@ -76,7 +76,8 @@ const check: Check = {
       const stale = seen > expected - (plannedWorkers({ processes: run!.record.processes.filter((p) => lostWorkers.some((l) => l.name === p.name)) }) ?? 0);
       return fail(
         `${names} ${lostWorkers.length === 1 ? 'is' : 'are'} gone; the frontend counts ${seen} of the ${expected} planned workers${stale ? ' (it still counts what is gone until the registration expires)' : ''}, so requests run on fewer workers than the experiment assumes`,
-        `see how it ended (\`dynamo-dev status${runId ? ` --run ${runId}` : ''}\`, \`dynamo-dev diagnose\`), then ${upAgainText(runId)}`,
+        // As status and kv.allocated say it: `restart` brings one worker back in seconds.
+        `see how it ended (\`dynamo-dev status${runId ? ` --run ${runId}` : ''}\`, \`dynamo-dev diagnose\`), then start ${lostWorkers.length === 1 ? 'it' : 'each'} again alone: ${lostWorkers.map((l) => `\`dynamo-dev restart ${l.name}${runId ? ` --run ${runId}` : ''}\``).join(', ')}; or ${upAgainText(runId)}`,
         [`counted from ${countedBy}`],
         { ...evidence, lost: lostWorkers.map((l) => l.name) },
       );

@@ -33,6 +33,8 @@ describe('frontend.models when the run has lost a worker', () => {
     expect(r.status).toBe('fail');
     expect(r.summary).toBe('agg-1 is gone; the frontend counts 2 of the 2 planned workers (it still counts what is gone until the registration expires), so requests run on fewer workers than the experiment assumes');
     expect(r.fix).toContain('dynamo-dev status --run r1');
+    // The one lost worker comes back alone, as status offers it; the whole run is the other way.
+    expect(r.fix).toBe('see how it ended (`dynamo-dev status --run r1`, `dynamo-dev diagnose`), then start it again alone: `dynamo-dev restart agg-1 --run r1`; or stop it (`dynamo-dev teardown --run r1`) and start it again with the same `dynamo-dev up` command');
     expect(r.evidence).toMatchObject({ lost: ['agg-1'], workers: { seen: 2, expected: 2 } });
   });
 
