@@ -12,6 +12,7 @@ import type { RestartJob } from './restart-job.js';
 import type { ExitInfo } from './spawn.js';
 import { endedWords } from './ended.js';
 import type { RestartEntry } from './types.js';
+import { ALREADY_GONE } from './stop-types.js';
 
 // Restarting one process of a live run (`dynamo-dev restart`, `up --restart on-failure`): stopped
 // as teardown would stop it (its group, SIGTERM, grace, SIGKILL, the pid-reuse guard), started
@@ -63,7 +64,11 @@ export async function restartProcess(
   if (p.rec.pid !== null) {
     p.refreshDescendants();
     const res = await d.stop(p.targets(), { graceMs: o.graceMs }).done;
-    for (const r of res.stopped) note({ event: 'stopped', process: name, pid: r.pid, signal: r.signal, ms: r.ms, ...(r.note ? { note: r.note } : {}) });
+    for (const r of res.stopped) {
+      // 'taken' already said an ended process is not running: its pid found gone adds nothing.
+      if (p.exit !== null && r.signal === null && (r.note === undefined || r.note === ALREADY_GONE)) continue;
+      note({ event: 'stopped', process: name, pid: r.pid, signal: r.signal, ms: r.ms, ...(r.note ? { note: r.note } : {}) });
+    }
     if (res.remaining.length > 0) {
       keepSurvivors(run, res.remaining);
       endRestart(run, p, job, `${name} outlived SIGKILL (pid ${res.remaining.map((r) => r.pid).join(', ')}); it is not started again beside it`, null);
