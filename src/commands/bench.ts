@@ -2,27 +2,14 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import type { BenchEvent, PreparedVariant } from '../run/bench.js';
 import type { Engine } from '../bench/presets.js';
+import type { BenchInput } from '../run/bench-prepare.js';
 
-export interface BenchOptions {
-  preset?: string;
-  /** --variants a,b: only these of the preset's variants. */
-  variants?: string[];
-  vary?: string[];
-  concurrency?: string[];
-  requests?: number;
-  repeats?: number;
-  seed?: number;
-  model?: string;
-  /** --set PATH=VALUE for every variant (before the variant's own overrides). */
-  set?: string[];
-  /** commander's --no-preflight -> false */
-  preflight?: boolean;
+/** bench's options: what the service takes from the command line (run/bench-prepare.ts), and how to render. */
+export type BenchOptions = Omit<BenchInput, 'env' | 'python' | 'release' | 'stateDir' | 'recipes'> & {
+  /** --ready-timeout S for every variant's up. */
   readyTimeout?: number;
-  plot?: string;
   json?: boolean;
-  /** gpu|cpu: every variant's device (--set device=...); cpu runs a preset's vLLM recipes on vLLM's CPU build. */
-  device?: string;
-}
+};
 
 /**
  * `dynamo-dev bench RECIPE... | --preset NAME` (CLI.md, issue 23): every variant through preflight,

@@ -26,6 +26,7 @@ export interface BenchInput {
   repeats?: number;
   seed?: number;
   model?: string;
+  /** --set PATH=VALUE for every variant (before the variant's own overrides). */
   set?: string[];
   /** false: --no-preflight. */
   preflight?: boolean;
