@@ -9,7 +9,7 @@ import { modelInPath, modelReadyUrl } from './model-ready.js';
 import { EMBEDDED_HUB_CACHE, EMBEDDED_MODEL, isEmbeddedModel, modelSource } from './embedded-model.js';
 import { kvTokensFor, overheadMiB } from './kv-math.js';
 import { KV_LINE_PATTERN, REGISTERED_LINE, type Plan, type PlannedProcess } from './types.js';
-import { checkCpuKvFits, checkKvFits, checkPortRange, checkPortsDistinct, workerOverheadMiB } from './plan-fits.js';
+import { checkCpuKvFits, checkKvFits, checkPortRange, checkPortsDistinct, checkPortsFetchable, workerOverheadMiB } from './plan-fits.js';
 import { CPU_KV_LINE_PATTERN, CPU_LOOPBACK_ENV, coreBinding, cpuWorkerMiB, kvGiBFor, type HostCpu } from './cpu.js';
 
 export interface PlanInput {
@@ -319,6 +319,7 @@ function planOf(input: PlanInput): Plan {
   };
   checkPortRange(plan, recipe);
   checkPortsDistinct(plan);
+  checkPortsFetchable(plan, recipe);
   if (cpu) checkCpuKvFits(plan, input);
   else checkKvFits(plan, input);
   return plan;

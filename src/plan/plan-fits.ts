@@ -3,9 +3,11 @@ import { highestFraction, workerEntryOf } from './fix-hints.js';
 import { kvTokensFor, overheadMiB } from './kv-math.js';
 import type { Recipe } from '../recipe/schema.js';
 import type { Plan } from './types.js';
+import { fetchRefuses } from './fetch-bad-ports.js';
 
 // What makes a built plan impossible, said before anything starts (exit 2 with the fix): ports past
-// 65535 or shared by two processes, a worker whose KV cache cannot hold one request of maxModelLen.
+// 65535, shared by two processes or refused by fetch, a worker whose KV cache cannot hold one
+// request of maxModelLen.
 
 /** What the fit checks read of buildPlan's input. */
 export interface FitInput {
@@ -34,6 +36,27 @@ export function checkPortRange(plan: Plan, recipe: Recipe): void {
         `${name}: ${used} workers count up from ${first} to ${port} (${p.name}), past the last port 65535; set ${name} to at most ${65535 - used + 1}`,
       );
     }
+  }
+}
+
+/**
+ * The ports readiness asks over HTTP (the frontend's, each worker's system port) must be ones fetch
+ * connects to (fetch-bad-ports.ts): else the run could never be seen ready. The fix moves the whole
+ * range (workers count up from ports.system) to the nearest first port above with none refused.
+ */
+export function checkPortsFetchable(plan: Plan, recipe: Recipe): void {
+  for (const k of ['http', 'system'] as const) {
+    const [name, first] = k === 'http' ? ['frontend.httpPort', recipe.frontend.httpPort] : ['ports.system', recipe.ports.system];
+    const offsets = plan.processes.flatMap((p) => (p.ports[k] === undefined ? [] : [p.ports[k] - first]));
+    const bad = plan.processes.find((p) => p.ports[k] !== undefined && fetchRefuses(p.ports[k]));
+    if (!bad) continue;
+    const port = bad.ports[k];
+    let fix = first + 1;
+    while (offsets.some((o) => fetchRefuses(fix + o))) fix++;
+    const whose = port === first ? '' : ` (${bad.name}'s: the workers count up from ${first})`;
+    throw new UserError(
+      `${name}: port ${port}${whose} is one fetch refuses to connect to (the WHATWG "bad ports", refused by Node and browsers alike), so dynamo-dev could never see ${bad.name} ready; set ${name} to another, e.g. ${fix}`,
+    );
   }
 }
 

@@ -1,12 +1,14 @@
 import type { Recipe } from '../recipe/schema.js';
 import type { Plan } from './types.js';
 import { MAX_SYSTEM_PORT } from './build.js';
+import { fetchRefuses } from './fetch-bad-ports.js';
 
 // `up --name`: a second run beside a live one takes ports of its own. Each kind of port is a
 // range counted from one recipe setting (frontend.httpPort; ports.system, ports.kvEvents,
 // ports.nixlSideChannel: one per worker from the first); the range moves up as a whole, past the
-// ports live runs hold and those something else is bound to, so the plan is the recipe's with
-// other first ports, and says so. Pure: what is taken comes in as a predicate.
+// ports live runs hold, those something else is bound to and those fetch refuses (for the ports
+// asked over HTTP), so the plan is the recipe's with other first ports, and says so. Pure: what
+// is taken comes in as a predicate.
 
 export type PortKind = 'http' | 'system' | 'kvEvents' | 'nixlSideChannel';
 export type PortBases = Record<PortKind, number>;
@@ -51,7 +53,9 @@ export function choosePortBases(bases: PortBases, used: Record<PortKind, number[
     const offsets = used[k].map((p) => p - bases[k]);
     if (offsets.length === 0) continue;
     const top = Math.max(...offsets);
-    const fits = (b: number) => !offsets.some((o) => taken(b + o) || chosen.has(b + o));
+    // Readiness asks the frontend and the workers' system ports over fetch, which refuses some ports.
+    const refused = (port: number) => (k === 'http' || k === 'system') && fetchRefuses(port);
+    const fits = (b: number) => !offsets.some((o) => taken(b + o) || chosen.has(b + o) || refused(b + o));
     let found: number | null = null;
     for (let b = bases[k]; found === null && b + top <= LIMIT[k]; b++) if (fits(b)) found = b;
     // Nothing free up to the limit (system ports stop at 32767): the nearest free range below.

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { copyFileSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { bindable } from '../helpers/ports.js';
 import { join } from 'node:path';
 import { FIXTURES, fakeEnv, runCli, tempHome } from '../helpers/cli.js';
@@ -61,6 +61,16 @@ describe('cause 8: crafted input', () => {
     expectInputError(r, new RegExp(`^dynamo-dev: ${p}: 200\\.0 MiB is too large for a recipe \\(at most 1 MiB\\)$`));
     expect(r.maxRssMiB).toBeLessThan(150);
     expectInputError(await runCli(['up', '/dev/zero', '--dry-run'], h.env), /^dynamo-dev: \/dev\/zero: is not a regular file/);
+  });
+
+  it('a port fetch refuses (6000): exit 2 at once naming the field and a port that works, nothing started (was: ready never seen, "(bad port)" after the whole deadline)', async () => {
+    const h = home();
+    const env = fakeEnv(h, { gpu: 'laptop-570', python: true });
+    const r = await runCli(['up', 'agg', '--no-preflight', '--set', 'frontend.httpPort=6000'], env);
+    // up's header line comes first (the recipe, the release, the interpreter), then the one line of the error.
+    expect(r.stdout.trimEnd().split('\n')).toEqual([expect.stringMatching(/^up agg · /)]);
+    expectInputError({ ...r, stdout: '' }, /^dynamo-dev: agg: frontend\.httpPort: port 6000 is one fetch refuses to connect to \(the WHATWG "bad ports", refused by Node and browsers alike\), so dynamo-dev could never see frontend ready; set frontend\.httpPort to another, e\.g\. 6001$/);
+    expect(existsSync(join(h.stateDir, 'runs'))).toBe(false);
   });
 
   it('ports counted up through replicas stay <= 65535 (system ports <= 32767, a signed 16-bit number for Dynamo)', async () => {

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { fetchRefuses } from '../../src/plan/fetch-bad-ports.js';
 
 /** A port nobody uses right now (bound on 127.0.0.1 and released): tests never share fixed ports. */
 export async function freePort(): Promise<number> {
@@ -23,11 +24,14 @@ export function bindable(port: number): Promise<boolean> {
 
 /**
  * The first port of a random block in [from, from + step x blocks) whose ports base + offset are
- * all bindable: each e2e file draws from its own range, so parallel files never collide.
+ * all bindable and none one fetch refuses: each e2e file draws from its own range, so parallel
+ * files never collide.
  */
 export async function freeBlock(from: number, blocks: number, step: number, offsets: number[]): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const b = from + step * Math.floor(Math.random() * blocks);
+    // A run asked over fetch on 6000 or 10080 could never be ready: up refuses such ports (exit 2).
+    if (offsets.some((o) => fetchRefuses(b + o))) continue;
     if ((await Promise.all(offsets.map((o) => bindable(b + o)))).every(Boolean)) return b;
   }
   throw new Error(`no free block of ports in ${from}-${from + step * blocks}`);

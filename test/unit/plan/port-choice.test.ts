@@ -23,6 +23,15 @@ describe('choosePortBases', () => {
     expect(choosePortBases({ ...bases, system: 32766 }, { ...used, system: [32766, 32767] }, (p) => p === 32767)).toEqual({ ok: true, bases: { ...bases, system: 32765 } });
     expect(choosePortBases({ ...bases, system: 32766 }, { ...used, system: [32766, 32767] }, (p) => p === 32767 || p === 32765)).toEqual({ ok: true, bases: { ...bases, system: 32763 } });
   });
+  it('passes over the ports fetch refuses for the ports asked over HTTP (frontend, system), not for the others', () => {
+    // 6000 and 6665-6669 are "bad ports": readiness could never ask a frontend or a worker there.
+    const taken = (p: number) => p === 5999 || p === 6664;
+    const b = { http: 5999, system: 6663, kvEvents: 5999 + 100, nixlSideChannel: 20097 };
+    const u = { http: [5999], system: [6663, 6664], kvEvents: [6099], nixlSideChannel: [] };
+    expect(choosePortBases(b, u, taken)).toEqual({ ok: true, bases: { ...b, http: 6001, system: 6670 } });
+    // ZMQ's KV events port is no HTTP port: 6000 is fine there.
+    expect(choosePortBases({ ...bases, kvEvents: 5999 }, { ...used, kvEvents: [5999, 6000] }, (p) => p === 5999)).toEqual({ ok: true, bases: { ...bases, kvEvents: 6000 } });
+  });
   it('says which kind has no room anywhere from 1024 to its limit', () => {
     expect(choosePortBases({ ...bases, system: 32766 }, { ...used, system: [32766, 32767] }, (p) => p >= 1024 && p % 2 === 1)).toEqual({ ok: false, kind: 'system' });
   });

@@ -121,6 +121,18 @@ describe('numbers within their real range', () => {
     expect(() => plan(['ports.kvEvents=65535', 'workers.0.replicas=3', 'workers.0.gpuMemoryUtilization=auto', 'frontend.routerMode=kv'])).toThrow(/ports\.kvEvents: 3 workers count up from 65535 to 65536 \(agg-1\)/);
     expect(plan(['ports.system=32766', 'workers.0.replicas=2']).processes.at(-1)!.ports.system).toBe(32767);
   });
+  it('ports readiness asks over HTTP are never ones fetch refuses (6000, 10080, 5060-5061, ...): the fix moves the whole range', () => {
+    expect(() => plan(['frontend.httpPort=6000'])).toThrow(
+      'my.yaml: frontend.httpPort: port 6000 is one fetch refuses to connect to (the WHATWG "bad ports", refused by Node and browsers alike), so dynamo-dev could never see frontend ready; set frontend.httpPort to another, e.g. 6001',
+    );
+    // Three workers from 5059: agg-2 would sit on 5061; 5060 and 5061 would keep two of them there.
+    expect(() => plan(['ports.system=5059', 'workers.0.replicas=3', 'workers.0.gpuMemoryUtilization=0.25'])).toThrow(
+      "my.yaml: ports.system: port 5060 (agg-1's: the workers count up from 5059) is one fetch refuses to connect to (the WHATWG \"bad ports\", refused by Node and browsers alike), so dynamo-dev could never see agg-1 ready; set ports.system to another, e.g. 5062",
+    );
+    // The boundary: the ports beside a refused one are fine, and so is a refused one for ZMQ (KV events).
+    expect(plan(['frontend.httpPort=10081', 'ports.system=5062', 'ports.kvEvents=6000', 'frontend.routerMode=kv']).processes.map((p) => p.ports)).toEqual([{ http: 10081 }, { system: 5062, kvEvents: 6000 }]);
+    expect(plan(['frontend.httpPort=5999']).processes[0].ports).toEqual({ http: 5999 });
+  });
   it('infinite or out-of-range numbers', () => {
     expect(errorOf(`${minimal}maxModelLen: .inf\n`)).toMatch(/^my\.yaml: maxModelLen: /);
     expect(errorOf(`${minimal}gpu: 100000\n`)).toMatch(/^my\.yaml: gpu: must be <= 255/);
