@@ -14,4 +14,3 @@ export const FETCH_BAD_PORTS: ReadonlySet<number> = new Set([
 
 /** Pure: whether fetch refuses this port. */
 export const fetchRefuses = (port: number): boolean => FETCH_BAD_PORTS.has(port);
-
