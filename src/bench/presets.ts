@@ -60,13 +60,17 @@ const NO_EVENTS = '["--no-enable-prefix-caching"]';
 // events against 337 ms at random, 2026-12-05). Slowing prefill alone widens that gap and keeps
 // the runs short.
 const SLOW_ARGS = ['--speedup-ratio', '0.05', '--decode-speedup-ratio', '20'];
-// Four mocker workers, not two (issue 31): with every load run on fresh prefixes (run/bench.ts
-// loadSeed), at concurrency 4 two workers were both busy most of the time, and the KV router's cost
-// (cache overlap against each worker's load) sent a prefix's second request to the idle worker: KV
-// routing and round-robin hit alike (real 1.6.1 mocker, 36 requests: 45.1% and 45.3%). With four,
-// a worker that holds the prefix is idle often enough to be chosen, while round-robin and random
-// find the prefix on the worker they pick one time in four (41.1% against 24.0%).
-const WORKERS = { 'workers.0.replicas': '4' };
+// Eight mocker workers for four concurrent requests. The KV router's cost weighs the blocks a
+// worker must prefill against the blocks it has active, so a busy worker holding the prefix loses to
+// an idle one without it by the new request's own uncached blocks: a repeat hits only where a
+// holder is idle. With as many workers as requests (4 at concurrency 4) the one idle worker is
+// about as likely to hold the prefix as the one random routing picks: CI's run of 2026-12-07 at
+// 72 requests had KV routing 49.3% against random 49.3% (TTFT mean 520 against 705 ms), and two
+// workers had KV routing and round-robin alike (45.1% and 45.3%). With eight, a holder is idle
+// most of the time, while round-robin and random find the prefix on the worker they pick less
+// often (real 1.6.1 mocker, 72 requests at concurrency 4, 2 repeats: 63.9% against 21.4% and
+// 24.5%; with four 52.3% against 43.5% and 44.9%).
+const WORKERS = { 'workers.0.replicas': '8' };
 const SLOW = { 'workers.0.args': JSON.stringify(SLOW_ARGS), ...WORKERS };
 const SLOW_NO_EVENTS = { 'workers.0.args': JSON.stringify([...SLOW_ARGS, '--no-enable-prefix-caching']), ...WORKERS };
 

@@ -113,7 +113,28 @@ export function pickVariants(specs: VariantSpec[], preset: Preset, names: string
   return specs.filter((s) => names.includes(base(s.name) ?? ''));
 }
 
-/** The --set arguments of a variant, as `up --set` takes them. */
-export function setArgs(v: Pick<VariantSpec, 'sets'>): string[] {
-  return Object.entries(v.sets).map(([k, val]) => `${k}=${val}`);
+const setKey = (arg: string) => arg.slice(0, Math.max(0, arg.indexOf('='))).trim();
+
+/**
+ * A `--set` of a field the variants differ in is refused: that field is what they compare, and
+ * setting it for all of them would measure one thing several times. The message names each
+ * variant's value.
+ */
+export function refuseComparedSets(specs: Pick<VariantSpec, 'name' | 'sets'>[], userSets: string[]): void {
+  for (const key of userSets.map(setKey).filter(Boolean)) {
+    const values = specs.map((v) => (Object.hasOwn(v.sets, key) ? v.sets[key] : undefined));
+    if (new Set(values).size < 2) continue;
+    const shown = specs.map((v, i) => `${v.name}: ${values[i] ?? "the recipe's"}`).join(', ');
+    throw new UserError(`--set ${key}: the variants differ in this field (${shown}), so it is what they compare; leave it to them, or pick variants with --variants and values with --vary`);
+  }
+}
+
+/**
+ * The `--set` arguments a variant's recipe loads with: its own, then the user's, which win (a
+ * preset's engine tuning such as the mocker's `workers.0.replicas` used to win and silently drop
+ * the user's `--set`). A field given by both is given once, the user's.
+ */
+export function variantSetArgs(v: Pick<VariantSpec, 'sets'>, userSets: string[]): string[] {
+  const users = new Set(userSets.map(setKey));
+  return [...Object.entries(v.sets).filter(([k]) => !users.has(k)).map(([k, val]) => `${k}=${val}`), ...userSets];
 }

@@ -50,7 +50,7 @@ export interface PreparedBench {
 
 export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   const recipes = i.recipes;
-  const [{ parseVary, parseConcurrency, expandVariants, presetVariants, findPreset, pickVariants }, presets] = await Promise.all([
+  const [{ parseVary, parseConcurrency, expandVariants, presetVariants, findPreset, pickVariants, refuseComparedSets, variantSetArgs }, presets] = await Promise.all([
     import('../bench/variants.js'), import('../bench/presets.js'),
   ]);
   if (recipes.length > 0 && i.preset) throw new UserError('give recipes or --preset, not both (a preset names its own recipes)');
@@ -71,6 +71,7 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   if (preset && !(gpu?.ok && gpu.gpus.length > 0) && i.device !== 'cpu') engine = 'mocker';
   if (i.variants?.length && !preset) throw new UserError('--variants picks variants of a --preset; with recipes, name the recipes or use --vary');
   const specs = preset ? pickVariants(presetVariants(preset, engine, varies), preset, i.variants) : expandVariants(recipes, varies);
+  refuseComparedSets(specs, i.set ?? []);
   // A --plot of more variants than a picture holds: refused before anything is checked, locked or started.
   (await import('../bench/plot-limit.js')).refuseUnplottable(i.plot, specs.length);
 
@@ -78,7 +79,7 @@ export async function prepareBench(i: BenchInput): Promise<PreparedBench> {
   const [{ loadRecipe }, { modelSource }] = await Promise.all([import('../host/files/recipes.js'), import('../plan/embedded-model.js')]);
   const variants: PreparedVariant[] = [];
   for (const v of specs) {
-    const sets = [...(i.set ?? []), ...Object.entries(v.sets).map(([k, val]) => `${k}=${val}`)];
+    const sets = variantSetArgs(v, i.set ?? []);
     if (i.model !== undefined) sets.push(`model=${JSON.stringify(i.model)}`);
     let recipeObj;
     try {

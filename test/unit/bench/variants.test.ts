@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expandVariants, parseConcurrency, parseVary, presetVariants, findPreset, setArgs, pickVariants } from '../../../src/bench/variants.js';
+import { expandVariants, parseConcurrency, parseVary, presetVariants, findPreset, variantSetArgs, pickVariants, refuseComparedSets } from '../../../src/bench/variants.js';
 import { PRESETS } from '../../../src/bench/presets.js';
 
 describe('bench variants', () => {
@@ -7,7 +7,7 @@ describe('bench variants', () => {
     const v = expandVariants(['mocker'], [parseVary('frontend.routerMode=kv,round-robin,random')]);
     expect(v.map((x) => x.name)).toEqual(['routerMode=kv', 'routerMode=round-robin', 'routerMode=random']);
     expect(v[1].sets).toEqual({ 'frontend.routerMode': 'round-robin' });
-    expect(setArgs(v[1])).toEqual(['frontend.routerMode=round-robin']);
+    expect(variantSetArgs(v[1], [])).toEqual(['frontend.routerMode=round-robin']);
   });
 
   it('names variants by recipe when there are several, and crosses two --vary keys', () => {
@@ -38,16 +38,45 @@ describe('bench variants', () => {
   });
 });
 
+describe('--set over a bench\'s variants', () => {
+  const routing = () => presetVariants(PRESETS.routing, 'mocker');
+
+  it('the user\'s value wins over a preset\'s engine tuning, given once and last (8 mocker workers, not the preset\'s 4)', () => {
+    const args = variantSetArgs(routing()[0], ['workers.0.replicas=8', 'frontend.httpPort=9000']);
+    expect(args.filter((a) => a.startsWith('workers.0.replicas='))).toEqual(['workers.0.replicas=8']);
+    expect(args.slice(-2)).toEqual(['workers.0.replicas=8', 'frontend.httpPort=9000']);
+    expect(args).toContain(`workers.0.args=${routing()[0].sets['workers.0.args']}`);
+  });
+
+  it('refuses a field the variants differ in, naming each one\'s value; a field they share, or one they all leave to the recipe, is the user\'s', () => {
+    expect(() => refuseComparedSets(routing(), ['frontend.routerMode=kv'])).toThrow(
+      "--set frontend.routerMode: the variants differ in this field (kv-events: the recipe's, kv-approx: the recipe's, round-robin: round-robin, random: random, kv-events-off: the recipe's), so it is what they compare; leave it to them, or pick variants with --variants and values with --vary",
+    );
+    // The control's worker args differ from the others' (prefix caching off).
+    expect(() => refuseComparedSets(routing(), ['workers.0.args=[]'])).toThrow(/^--set workers\.0\.args: the variants differ/);
+    expect(() => refuseComparedSets(routing(), ['workers.0.replicas=8', 'frontend.httpPort=9000', 'model=x'])).not.toThrow();
+    // Narrowed to variants that agree on the args, the user may set them.
+    const two = pickVariants(routing(), PRESETS.routing, ['kv-events', 'round-robin']);
+    expect(() => refuseComparedSets(two, ['workers.0.args=[]'])).not.toThrow();
+    expect(() => refuseComparedSets(two, ['frontend.routerMode=kv'])).toThrow(/round-robin: round-robin/);
+    // --vary's key is compared too; a malformed --set is left to the recipe loader (which names it).
+    const varied = expandVariants(['mocker'], [parseVary('frontend.routerMode=kv,random')]);
+    expect(() => refuseComparedSets(varied, ['frontend.routerMode=kv'])).toThrow(/routerMode=kv: kv, routerMode=random: random/);
+    expect(() => refuseComparedSets(varied, ['frontend.routerMode'])).not.toThrow();
+    expect(variantSetArgs(varied[0], ['frontend.routerMode'])).toEqual(['frontend.routerMode=kv', 'frontend.routerMode']);
+  });
+});
+
 describe('bench presets', () => {
-  it('routing: five variants on four mocker workers without a GPU, 12 prefixes, concurrency 1 and 4, 72 requests (12 x 6), events off a control', () => {
+  it('routing: five variants on eight mocker workers without a GPU, 12 prefixes, concurrency 1 and 4, 72 requests (12 x 6), events off a control', () => {
     const p = PRESETS.routing;
     const v = presetVariants(p, 'mocker');
     expect(v.map((x) => x.name)).toEqual(['kv-events', 'kv-approx', 'round-robin', 'random', 'kv-events-off']);
     expect(v.every((x) => x.recipe === 'mocker')).toBe(true);
-    // The mocker's prefill slowed so a cache hit's saved prefill shows in TTFT; four workers; events off = prefix caching off.
-    expect(v[0].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]', 'workers.0.replicas': '4' });
-    expect(v[2].sets).toEqual({ 'frontend.routerMode': 'round-robin', 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]', 'workers.0.replicas': '4' });
-    expect(v[4].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20","--no-enable-prefix-caching"]', 'workers.0.replicas': '4' });
+    // The mocker's prefill slowed so a cache hit's saved prefill shows in TTFT; eight workers; events off = prefix caching off.
+    expect(v[0].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]', 'workers.0.replicas': '8' });
+    expect(v[2].sets).toEqual({ 'frontend.routerMode': 'round-robin', 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20"]', 'workers.0.replicas': '8' });
+    expect(v[4].sets).toEqual({ 'workers.0.args': '["--speedup-ratio","0.05","--decode-speedup-ratio","20","--no-enable-prefix-caching"]', 'workers.0.replicas': '8' });
     expect(v.map((x) => x.control?.gate ?? null)).toEqual([null, null, null, null, 'kv.events']);
     expect(presetVariants(p, 'vllm')[4].sets).toEqual({ 'workers.0.args': '["--no-enable-prefix-caching"]' });
     expect(presetVariants(p, 'vllm')[0].sets).toEqual({});

@@ -45,6 +45,15 @@ describe('prepareBench of good input', () => {
     expect(existsSync(join(i.stateDir, 'bench.lock'))).toBe(true);
   });
 
+  it('the user\'s --set wins over the preset\'s engine tuning (two mocker workers, not eight); the field the variants compare is refused before the lock', async () => {
+    const i = input({ preset: 'routing', variants: ['kv-events', 'random'], set: ['workers.0.replicas=2'], requests: 12, repeats: 1 });
+    const p = await prepareBench(i);
+    expect(p.variants.map((v) => [v.name, v.recipeObj.workers[0].replicas, v.recipeObj.frontend.routerMode])).toEqual([['kv-events', 2, 'kv'], ['random', 2, 'random']]);
+    const bad = input({ preset: 'routing', set: ['frontend.routerMode=kv'] });
+    await expect(prepareBench(bad)).rejects.toThrow(/^--set frontend\.routerMode: the variants differ in this field \(kv-events: the recipe's, /);
+    expect(existsSync(join(bad.stateDir, 'bench.lock'))).toBe(false);
+  });
+
   it('benchArgv: the words after `bench`, global flags before it left out', () => {
     expect(benchArgv(['--state-dir', '/s', 'bench', 'agg', '--vary', 'a=1,2'])).toEqual(['agg', '--vary', 'a=1,2']);
     expect(benchArgv(['agg'])).toEqual(['agg']);
