@@ -39,7 +39,7 @@ async function supervisor(marker: string | null, onUsr2: 'ignore' | 'die'): Prom
 }
 
 /** `requests: null`: a record of an older dynamo-dev, without the field. */
-function record(stateDir: string, pid: number, requests: string[] | null = [RESTART_CAPABILITY]): RunRecord {
+function record(pid: number, requests: string[] | null = [RESTART_CAPABILITY]): RunRecord {
   return { id: '20261207-200000-000-mocker', name: 'lab', state: 'ready', supervisor: { pid, startTicks: readStartTicks(pid), ...(requests ? { requests } : {}) } } as unknown as RunRecord;
 }
 
@@ -56,23 +56,23 @@ const requestFiles = (stateDir: string, rec: RunRecord) => {
 
 describe('cannotRestart: why a run\'s supervisor cannot take the request', () => {
   it('gone: only the supervisor can start a process again (it is their parent); teardown by the run\'s name, then up', () => {
-    const rec = record('/s', process.pid);
+    const rec = record(process.pid);
     expect(cannotRestart(rec, false)).toBe(`its supervisor (pid ${process.pid}) is gone, and only the run's supervisor can start a process of it again (it is their parent); stop the run with \`dynamo-dev teardown --run lab\` and start it again with \`dynamo-dev up\``);
     const unnamed = { ...rec, name: null } as unknown as RunRecord;
     expect(cannotRestart(unnamed, false)).toContain('`dynamo-dev teardown --run 20261207-200000-000-mocker`');
   });
 
   it('a supervisor of an older dynamo-dev (no restart capability recorded) cannot; one that has it can', () => {
-    expect(cannotRestart(record('/s', process.pid, null), true)).toMatch(/^its supervisor \(pid \d+\) does not take restart requests \(started by an older dynamo-dev, or by a test harness\); stop the run with `dynamo-dev teardown --run lab` and start it again$/);
-    expect(cannotRestart(record('/s', process.pid, ['other']), true)).toMatch(/does not take restart requests/);
-    expect(cannotRestart(record('/s', process.pid), true)).toBeNull();
+    expect(cannotRestart(record(process.pid, null), true)).toMatch(/^its supervisor \(pid \d+\) does not take restart requests \(started by an older dynamo-dev, or by a test harness\); stop the run with `dynamo-dev teardown --run lab` and start it again$/);
+    expect(cannotRestart(record(process.pid, ['other']), true)).toMatch(/does not take restart requests/);
+    expect(cannotRestart(record(process.pid), true)).toBeNull();
   });
 });
 
 describe('askRestart', () => {
   it('a supervisor that is gone (its start time no longer matches): failed at once, the request withdrawn, nothing signalled', async () => {
     const { stateDir } = home();
-    const rec = record(stateDir, process.pid);
+    const rec = record(process.pid);
     rec.supervisor.startTicks = (rec.supervisor.startTicks ?? 0) + 1;
     const d = await ask(stateDir, rec).answer;
     expect(d).toEqual({ event: 'done', ok: false, process: 'agg-1', reason: `the run's supervisor (pid ${process.pid}) is gone`, diagnosis: null, lastLines: [], log: null, runState: 'ready' });
@@ -84,7 +84,7 @@ describe('askRestart', () => {
     const s = await supervisor(null, 'ignore');
     let signalled = false;
     void s.signalled.then(() => { signalled = true; });
-    const rec = record(stateDir, s.child.pid!);
+    const rec = record(s.child.pid!);
     const d = await ask(stateDir, rec).answer;
     expect(d).toMatchObject({ ok: false, reason: `the run's supervisor: pid ${s.child.pid} is no longer ours (no run marker): left alone` });
     expect(requestFiles(stateDir, rec)).toEqual([]);
@@ -94,7 +94,7 @@ describe('askRestart', () => {
 
   it('follows the supervisor\'s answer to `done`, passing each event on (a torn line is passed over)', async () => {
     const { stateDir } = home();
-    const rec = record(stateDir, 0);
+    const rec = record(0);
     const s = await supervisor(markerFor(stateDir, rec.id), 'ignore');
     Object.assign(rec.supervisor, { pid: s.child.pid, startTicks: readStartTicks(s.child.pid!) });
     const { events, answer } = ask(stateDir, rec);
@@ -109,7 +109,7 @@ describe('askRestart', () => {
 
   it('a supervisor that never takes the request: failed after the take timeout, the request withdrawn (nothing stays asked)', async () => {
     const { stateDir } = home();
-    const rec = record(stateDir, 0);
+    const rec = record(0);
     const s = await supervisor(markerFor(stateDir, rec.id), 'ignore');
     Object.assign(rec.supervisor, { pid: s.child.pid, startTicks: readStartTicks(s.child.pid!) });
     const { answer } = ask(stateDir, rec, 1000);
@@ -121,7 +121,7 @@ describe('askRestart', () => {
 
   it('a supervisor that ends during the restart: failed, pointing at status (its record still names every pid)', async () => {
     const { stateDir } = home();
-    const rec = record(stateDir, 0);
+    const rec = record(0);
     const s = await supervisor(markerFor(stateDir, rec.id), 'die');
     Object.assign(rec.supervisor, { pid: s.child.pid, startTicks: readStartTicks(s.child.pid!) });
     const { events, answer } = ask(stateDir, rec, 60_000);
