@@ -232,7 +232,7 @@ export const loadSeed = (doc: Pick<BenchDoc, 'seed' | 'repeats'>, concurrencyInd
 
 /** Why a variant stopped mid-load is missing: what of it was kept, said as it is. */
 const interruptedLoad = (kept: number) =>
-  (kept === 0 ? 'interrupted during the load, before any AIPerf run ended' : `interrupted during the load; the ${kept} AIPerf run${kept === 1 ? '' : 's'} that ended before are kept`);
+  (kept === 0 ? 'interrupted during the load, before any AIPerf run ended' : `interrupted during the load; the ${kept} AIPerf run${kept === 1 ? ' that ended before is' : 's that ended before are'} kept`);
 
 function frontendUrl(plan: Plan): string {
   const fe = plan.processes.find((p) => p.role === 'frontend');

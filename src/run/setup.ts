@@ -74,8 +74,9 @@ export async function runSetup(input: SetupInput): Promise<number> {
     if (!dryRun) return finish(s, { already: true, marker: existing.marker, python: existing.python, dir, log: join(dir, LOG_FILE), elapsedMs: s.since() }, null);
   }
   // A folder given that is not ours is refused (a complete one of ours, asked again with --dry-run, is ours).
-  const state = existing ? 'complete' as const : refuseForeign(dir, input.dir ? '--dir' : 'the environment folder', env).kind;
-  if (state === 'complete' && !existing) throw new UserError(`--dir ${dir} holds an environment setup made whose interpreter is missing; remove it first (rm -rf ${dir})`);
+  const where = input.dir ? '--dir' : 'the environment folder';
+  const state = existing ? 'complete' as const : refuseForeign(dir, where, env).kind;
+  if (state === 'complete' && !existing) throw new UserError(`${where} ${dir} holds an environment setup made whose interpreter is missing; remove it first (rm -rf ${dir})`);
 
   base ??= await installer.findBasePython(env);
   const found = base.found;
