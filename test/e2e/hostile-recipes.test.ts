@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 import { freeBlock } from '../helpers/ports.js';
-import { groupMembers } from '../../src/run/proc.js';
+import { groupMembersWith } from '../helpers/runs.js';
 
 // Issue 12, cause 1: `up --script` must never run recipe text as code. Hostile values that are
 // valid (a model path full of shell syntax, arguments and env values that are commands) are
@@ -15,9 +15,11 @@ import { groupMembers } from '../../src/run/proc.js';
 const homes: ReturnType<typeof tempHome>[] = [];
 const started: ChildProcess[] = [];
 const groups: number[] = [];
+/** RUN_DIR=... as the script's processes inherit it: what makes a group member this test's. */
+let mine = '';
 afterEach(() => {
   for (const c of started.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const g of groups.splice(0)) if (groupMembers(g).length > 0) try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ }
+  for (const g of groups.splice(0)) if (groupMembersWith(g, mine).length > 0) try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ }
   for (const h of homes.splice(0)) h.cleanup();
 });
 
@@ -63,6 +65,7 @@ describe('cause 1: up --script of hostile recipes', () => {
     const script = join(h.dir, 'run.sh');
     writeFileSync(script, gen.stdout);
 
+    mine = `RUN_DIR=${join(h.dir, 'run')}`;
     const bash = spawn('bash', [script], { cwd: h.dir, env: { ...env, RUN_DIR: join(h.dir, 'run') } as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     started.push(bash);
     let out = '';
@@ -91,11 +94,13 @@ describe('cause 1: up --script of hostile recipes', () => {
     const wenv = procEnv(pids['agg-0']);
     p.forEach((v, i) => expect(wenv[`HOSTILE_${i}`]).toBe(v));
 
+    // Each group is this test's by RUN_DIR, so the check after the stop can tell.
+    for (const g of groups) expect(groupMembersWith(g, mine).length).toBeGreaterThan(0);
     const exited = new Promise<number | null>((r) => bash.on('exit', (code) => r(code)));
     bash.kill('SIGTERM');
     expect(await exited).toBe(143);
     expect(readdirSync(h.marks)).toEqual([]);
-    for (const g of groups) expect(groupMembers(g)).toEqual([]);
+    for (const g of groups) expect(groupMembersWith(g, mine)).toEqual([]);
   });
 
   it('refuses recipes whose text would need to be code (newline in the name, an env key that is an assignment, control characters): exit 2, one line, no script', async () => {

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fakeEnv, runCli, tempHome } from '../helpers/cli.js';
 import { freeBlock } from '../helpers/ports.js';
-import { groupMembers } from '../../src/run/proc.js';
+import { groupMembersWith } from '../helpers/runs.js';
 
 // `up --script` produces a standalone bash script; run it for real against the fakes.
 
@@ -12,10 +12,12 @@ import { groupMembers } from '../../src/run/proc.js';
 const homes: ReturnType<typeof tempHome>[] = [];
 const started: ChildProcess[] = [];
 const groups: number[] = [];
+/** RUN_DIR=... as the script's processes inherit it: what makes a group member this test's. */
+let mine = '';
 
 afterEach(() => {
   for (const c of started.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const g of groups.splice(0)) if (groupMembers(g).length > 0) try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ }
+  for (const g of groups.splice(0)) if (groupMembersWith(g, mine).length > 0) try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ }
   for (const h of homes.splice(0)) h.cleanup();
 });
 
@@ -32,6 +34,7 @@ describe('up --script', () => {
     const path = join(h.dir, 'run.sh');
     writeFileSync(path, gen.stdout);
 
+    mine = `RUN_DIR=${join(h.dir, 'run')}`;
     const bash = spawn('bash', [path], { env: { ...env, RUN_DIR: join(h.dir, 'run') } as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     started.push(bash);
     let out = '';
@@ -52,9 +55,11 @@ describe('up --script', () => {
     const models = await (await fetch(`http://127.0.0.1:${base}/v1/models`)).json() as { data: { id: string }[] };
     expect(models.data.map((m) => m.id)).toContain('Qwen/Qwen3-0.6B');
 
+    // Each group is this test's by RUN_DIR, so the check after the stop can tell.
+    for (const g of groups) expect(groupMembersWith(g, mine).length).toBeGreaterThan(0);
     const exited = new Promise<number | null>((r) => bash.on('exit', (code) => r(code)));
     bash.kill('SIGTERM');
     expect(await exited).toBe(143);
-    for (const g of groups) expect(groupMembers(g)).toEqual([]);
+    for (const g of groups) expect(groupMembersWith(g, mine)).toEqual([]);
   });
 });

@@ -2,8 +2,9 @@ import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, read
 import { createServer } from 'node:net';
 import { parseProcNetTcp } from '../../src/host/procs/parse-proc.js';
 import { join } from 'node:path';
-import { groupMembers, isSameProcess, readStat } from '../../src/run/proc.js';
-import { markerIn } from '../../src/run/run-scan.js';
+import { groupMembers, isSameProcess, readCmdline, readStat } from '../../src/run/proc.js';
+import { environVerdict, readEnviron } from '../../src/run/run-marker-proof.js';
+import { markerFor, markerIn } from '../../src/run/run-scan.js';
 import type { RunRecord } from '../../src/run/types.js';
 
 // What e2e tests of `up` read back from a state dir, and the port check their setups share.
@@ -51,17 +52,40 @@ function readRegular(path: string): string | null {
   }
 }
 
-/** Every process a run recorded (group members and engine descendants; the supervisor with `supervisor`) still alive. */
+/**
+ * Every process a run recorded (group members and engine descendants; the supervisor with
+ * `supervisor`) still alive. A group member counts when it is the recorded leader (same start
+ * ticks) or carries the run's marker (or an environment setproctitle wiped): once the leader is
+ * gone its pgid is free, and under a full suite's pid churn another test's detached process can
+ * be given that pid and lead a group of the same number (stop 36's CI: "frontend group member").
+ * Each is named with its command line, so a failure says what it was.
+ */
 export function survivors(stateDir: string, o: { supervisor?: boolean } = {}): string[] {
   const out: string[] = [];
   for (const rec of records(stateDir)) {
+    const marker = markerFor(stateDir, rec.id);
+    const theRuns = (p: RunRecord['processes'][number], m: number) =>
+      (m === p.pid && isSameProcess(m, p.startTicks)) || environVerdict(readEnviron(m), marker) !== 'unmarked';
     for (const p of rec.processes) {
-      if (p.pgid !== null) for (const m of groupMembers(p.pgid)) out.push(`${p.name} group member ${m}`);
+      if (p.pgid !== null) for (const m of groupMembers(p.pgid)) if (theRuns(p, m)) out.push(`${p.name} group member ${m} ${readCmdline(m)}`);
       for (const d of p.descendants) if (isSameProcess(d.pid, d.startTicks)) out.push(`${p.name} descendant ${d.pid} ${d.cmd}`);
     }
     if (o.supervisor && isSameProcess(rec.supervisor.pid, rec.supervisor.startTicks)) out.push(`supervisor ${rec.supervisor.pid}`);
   }
   return out;
+}
+
+/**
+ * Live members of a process group whose environment holds `entry` (NAME=value) or was wiped
+ * (setproctitle): a test's own processes, never a stranger given the group's number once its
+ * leader died (a full suite recycles pids within seconds). For scripts, whose processes carry no
+ * run marker; a test that SIGKILLs a group after it signals only these.
+ */
+export function groupMembersWith(pgid: number, entry: string): number[] {
+  return groupMembers(pgid).filter((m) => {
+    const env = readEnviron(m);
+    return env !== null && (env.split('\0').includes(entry) || environVerdict(env, '') === 'wiped');
+  });
 }
 
 /** Live pids whose environment carries exactly this run marker (as root, every process's environment is readable). */
