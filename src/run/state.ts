@@ -249,7 +249,13 @@ export async function readRun(stateDir: string, id: string): Promise<RunRecord> 
   await checkStateDir(stateDir);
   const r = await readRecord(stateDir, id);
   if (r?.ok) return r.record;
-  if (r) throw new UserError(`--run ${id}: ${runJsonPath(stateDir, id)} is not a valid run record: ${r.reason}`);
+  // Nothing of it is lost: plain teardown still finds its processes by their run marker, and its logs are files.
+  if (r) {
+    throw new UserError(
+      `--run ${id}: ${runJsonPath(stateDir, id)} is not a valid run record: ${r.reason}`,
+      `dynamo-dev teardown   (without --run: stops whatever of it still runs, found by its run marker); its logs stay in ${join(runDir(stateDir, id), 'logs')}`,
+    );
+  }
   // Not an id: a name given with `up --name` (the newest run of that name: a name is never live twice).
   const runs = await listRuns(stateDir);
   const named = runs.find((x) => x.name === id);

@@ -261,6 +261,8 @@ describe('cause 5: malformed run records', () => {
     const explicit = await runCli(['status', '--run', 'null-process'], h.env);
     expect(explicit.code).toBe(2);
     expect(explicit.stderr).toMatch(/^dynamo-dev: --run null-process: .*null-process\/run\.json is not a valid run record: processes\.0: /);
+    // Its way out: plain teardown (it found this run's processes by their marker above); the logs stay.
+    expect(explicit.stderr.split('\n')[1]).toMatch(/^fix: dynamo-dev teardown   \(without --run: stops whatever of it still runs, found by its run marker\); its logs stay in .*null-process\/logs$/);
   });
 });
 

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { teardown } from '../../../src/run/teardown.js';
 import { onRecordWarning } from '../../../src/run/state.js';
+import type { UserError } from '../../../src/errors.js';
 import { realStopDeps, type StopDeps } from '../../../src/run/stop.js';
 import { tempHomes } from '../../helpers/cli.js';
 import { isAlive, killStarted, runEnv, spawnLone } from '../../helpers/proc-trees.js';
@@ -54,7 +55,10 @@ describe('teardown of a run whose record cannot be read', () => {
 
   it('--run naming it: refused as bad input naming the record and why; nothing is signalled', async () => {
     const { stateDir, path, procs } = await brokenRunWithProcesses(1);
-    await expect(teardown({ stateDir, runId: ID, graceMs: 100, orphans: false })).rejects.toThrow(`--run ${ID}: ${path} is not a valid run record: not JSON`);
+    const err = await teardown({ stateDir, runId: ID, graceMs: 100, orphans: false }).then(() => null, (e: unknown) => e as UserError);
+    expect(err?.message).toContain(`--run ${ID}: ${path} is not a valid run record: not JSON (`);
+    // The way out: plain teardown, which finds its processes by their marker; its logs are not lost.
+    expect(err?.fix).toBe(`dynamo-dev teardown   (without --run: stops whatever of it still runs, found by its run marker); its logs stay in ${join(stateDir, 'runs', ID, 'logs')}`);
     expect(isAlive(procs[0].pid)).toBe(true);
   });
 });
