@@ -25,11 +25,19 @@ const MAX_ENVIRON_BYTES = 8 * 1024 * 1024;
 /** Open descriptors looked at for the run directory (a supervisor holds a few dozen). */
 const MAX_FDS = 4096;
 
-export type EnvironVerdict = 'marked' | 'wiped' | 'unmarked';
+/**
+ * `empty`: nothing to read, not even NULs. The kernel shows no environment (and no command line)
+ * from an exec's point of no return until the new program's stack is laid out, and only part of
+ * one while it is: a wrapper that execs several times before its program runs (pyenv's python3
+ * shim: /usr/bin/env, bash, pyenv, pyenv-exec, then python, each an exec) shows that in 36 of 40
+ * starts polled here. Also a process that is exiting.
+ */
+export type EnvironVerdict = 'marked' | 'wiped' | 'empty' | 'unmarked';
 
 /** Pure: what an environment block (null: unreadable) says of a run marker. */
 export function environVerdict(environ: string | null, marker: string): EnvironVerdict {
   if (environ === null) return 'unmarked';
+  if (environ === '') return 'empty';
   if (markerIn(environ) === marker) return 'marked';
   // setproctitle leaves NULs (or the title) where NAME=VALUE strings were.
   return environ.includes('=') ? 'unmarked' : 'wiped';
@@ -42,10 +50,10 @@ export const holdsRunDir = (paths: readonly string[], marker: string): boolean =
 /** How a target proves it is the run's. */
 export type ProofKind = 'leader' | 'supervisor' | 'engine';
 
-/** Pure given what was read: leader: the marker; supervisor: the marker or the run dir open; engine: the marker or a wiped environment. */
+/** Pure given what was read: leader: the marker; supervisor: the marker or the run dir open; engine: the marker or a wiped (or empty) environment. */
 export function proves(kind: ProofKind, verdict: EnvironVerdict, openPaths: () => readonly string[], marker: string): boolean {
   if (verdict === 'marked') return true;
-  if (kind === 'engine') return verdict === 'wiped';
+  if (kind === 'engine') return verdict === 'wiped' || verdict === 'empty';
   if (kind === 'supervisor') return holdsRunDir(openPaths(), marker);
   return false;
 }
@@ -84,7 +92,46 @@ export function openPathsOf(pid: number): string[] {
   return out;
 }
 
-/** Whether a live pid proves to be the run's (marker is the run's RUN_MARKER value). */
+/** How often, and how long apart, an environment caught mid-exec is read again (the window is well under a millisecond when the machine is idle). */
+export const PROOF_LOOKS = 25;
+export const PROOF_LOOK_MS = 2;
+
+/** The note of a target whose environment could not be read yet (not called a stranger: it is looked at again). */
+export const notYetNote = (pid: number): string =>
+  `pid ${pid} showed no environment to prove it the run's (an exec in progress, or exiting): not signalled yet; looked at again`;
+
+/** Blocks for `ms` (the proof is asked in the middle of a synchronous decision; only an exec in progress waits). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+export interface ProofLooks {
+  read(pid: number): string | null;
+  openPaths(pid: number): readonly string[];
+  sleep(ms: number): void;
+  looks: number;
+}
+const realLooks: ProofLooks = { read: readEnviron, openPaths: openPathsOf, sleep: sleepSync, looks: PROOF_LOOKS };
+
+/**
+ * Whether a live pid proves to be the run's (marker is the run's RUN_MARKER value): true, false, or
+ * 'unsure' when it still showed no environment at the last look. Anything short of proof is looked
+ * at again a few times first: an exec in progress shows no environment, or the start of one (a
+ * read begun before the exec ends at it), for a moment; a stranger's stays as it is. A process
+ * gone (or unreadable: another user's) is no proof at once.
+ */
+export function proofOf(pid: number, marker: string, kind: ProofKind, l: ProofLooks = realLooks): boolean | 'unsure' {
+  for (let look = 0; ; look++) {
+    const environ = l.read(pid);
+    if (environ === null) return false;
+    const verdict = environVerdict(environ, marker);
+    if (proves(kind, verdict, () => l.openPaths(pid), marker)) return true;
+    if (look >= l.looks) return verdict === 'empty' ? 'unsure' : false;
+    l.sleep(PROOF_LOOK_MS);
+  }
+}
+
+/** proofOf, answered yes or no ('unsure' is no). */
 export function provesRun(pid: number, marker: string, kind: ProofKind): boolean {
-  return proves(kind, environVerdict(readEnviron(pid), marker), () => openPathsOf(pid), marker);
+  return proofOf(pid, marker, kind) === true;
 }

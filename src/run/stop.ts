@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { indexScan, sameIn, signallable, type ScanIndex } from './liveness.js';
 import { realClock, type Clock } from './clock.js';
 import { escalationStep, nextScanInMs } from './policy/escalation.js';
-import { notOursNote, provesRun, type ProofKind } from './run-marker-proof.js';
+import { notOursNote, notYetNote, proofOf, type ProofKind } from './run-marker-proof.js';
 
 // Stopping a run the way vLLM needs it (FACTS §3): SIGTERM to the whole process group so the
 // EngineCore children shut down cleanly and free GPU memory, wait until the GROUP is empty (not
@@ -52,8 +52,9 @@ export interface StopDeps {
   uid?: number | null;
   /** Owner uid of a live pid (null: gone). */
   owner?(pid: number): number | null;
-  /** Whether a live pid proves to be a run's by its marker (run-marker-proof.ts). Absent: not checked (fake process tables). */
-  proves?(pid: number, marker: string, as: ProofKind): boolean;
+  /** Whether a live pid proves to be a run's by its marker (run-marker-proof.ts); 'unsure': it showed no
+   *  environment yet (an exec in progress). Absent: not checked (fake process tables). */
+  proves?(pid: number, marker: string, as: ProofKind): boolean | 'unsure';
 }
 
 export const realStopDeps: StopDeps = {
@@ -71,7 +72,7 @@ export const realStopDeps: StopDeps = {
       return null;
     }
   },
-  proves: provesRun,
+  proves: proofOf,
 };
 
 /** Whether a live process is ours to signal, its owner remembered per process (pid and start ticks). */
@@ -197,9 +198,12 @@ function track(
   // The run marker (a start time can be copied, the marker cannot): a live leader carries it, and
   // what lives in its group or under it is the run's by that. Without the leader, each recorded
   // descendant proves itself (an engine's own environment may be wiped: run-marker-proof.ts).
-  const proven = (pid: number, as: ProofKind) => !t.proof || !deps.proves || deps.proves(pid, t.proof.marker, as);
-  if (same && !proven(t.pid, t.proof?.as ?? 'leader')) {
-    tr.result.note = notOursNote(t.pid);
+  const proofOf = (pid: number, as: ProofKind) => !t.proof || !deps.proves || deps.proves(pid, t.proof.marker, as);
+  const proven = (pid: number, as: ProofKind) => proofOf(pid, as) === true;
+  const leaderProof = same ? proofOf(t.pid, t.proof?.as ?? 'leader') : true;
+  if (leaderProof !== true) {
+    // Not yet proven is not a stranger: teardown looks again after this round (teardown.ts).
+    tr.result.note = leaderProof === 'unsure' ? notYetNote(t.pid) : notOursNote(t.pid);
     return tr;
   }
   const descendants = same ? recorded : recorded.filter((d) => proven(d.pid, 'engine'));

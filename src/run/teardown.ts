@@ -177,7 +177,12 @@ async function stopRun(
   const remaining = new Map<number, Survivor>();
   const unrecorded = new Set(v.marked ?? []);
   const marker = markerFor(o.stateDir, v.record.id);
-  const later = (pid: number) => unrecordedTarget(pid, { marker, as: pid === v.record.supervisor.pid ? 'supervisor' : 'engine' });
+  // A recorded leader looked at again (its environment was not readable yet: notYetNote) keeps its name.
+  const later = (pid: number) => {
+    const t = unrecordedTarget(pid, { marker, as: pid === v.record.supervisor.pid ? 'supervisor' : 'engine' });
+    const name = v.record.processes.find((p) => p.pid === pid)?.name;
+    return t && name ? { ...t, name } : t;
+  };
   let targets = [...first, ...[...unrecorded].map(later).filter((t): t is StopTarget => t !== null)];
   // Recorded pids that proved not to be the run's (no marker): never signalled, nor what lives under them.
   const strangers = new Set<number>();

@@ -84,7 +84,7 @@ export function survivors(stateDir: string, o: { supervisor?: boolean } = {}): s
 export function groupMembersWith(pgid: number, entry: string): number[] {
   return groupMembers(pgid).filter((m) => {
     const env = readEnviron(m);
-    return env !== null && (env.split('\0').includes(entry) || environVerdict(env, '') === 'wiped');
+    return env !== null && (env.split('\0').includes(entry) || ['wiped', 'empty'].includes(environVerdict(env, '')));
   });
 }
 

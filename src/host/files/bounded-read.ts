@@ -53,6 +53,9 @@ function kindFailure(st: { isFile(): boolean; isDirectory(): boolean; isFIFO(): 
   return null;
 }
 
+/** The first read of a file whose size fstat does not tell (/proc files say 0). */
+const PROC_FIRST_READ = 64 * 1024;
+
 const grew = (max: number): BoundedFailure => ({ ok: false, why: 'too-large', size: max + 1, message: `grew past the ${sizeText(max)} read at most while being read` });
 
 /**
@@ -64,7 +67,9 @@ class Accumulator {
   n = 0;
   done = false;
   constructor(private readonly max: number, size: number) {
-    this.buf = Buffer.alloc(Math.min(max, size) + 1);
+    // A /proc file says size 0: one read of a page or more, not a byte at a time (each read of
+    // /proc/PID/environ is a look at a process that may exec meanwhile: the fewer, the truer).
+    this.buf = Buffer.alloc(Math.min(max, size || PROC_FIRST_READ) + 1);
   }
   took(got: number): void {
     this.n += got;

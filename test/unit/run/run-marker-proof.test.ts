@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { environVerdict, holdsRunDir, leftAlone, notOursNote, openPathsOf, proves, provesRun, readEnviron } from '../../../src/run/run-marker-proof.js';
+import { environVerdict, holdsRunDir, leftAlone, notOursNote, notYetNote, openPathsOf, PROOF_LOOKS, proofOf, proves, provesRun, readEnviron } from '../../../src/run/run-marker-proof.js';
 import { stopTargets, type StopTarget } from '../../../src/run/stop.js';
 import { FakeMachine } from '../../helpers/fake-machine.js';
 
@@ -19,14 +19,15 @@ const marked = `PATH=/usr/bin:/bin\0HOME=/home/u\0CUDA_VISIBLE_DEVICES=0\0DYNAMO
 const wiped = '\0'.repeat(1345);
 
 describe('environVerdict', () => {
-  it('marked only by this run\'s marker; another run\'s or none is unmarked; NULs (or a title) alone are wiped; unreadable is unmarked', () => {
+  it('marked only by this run\'s marker; another run\'s or none is unmarked; NULs (or a title) alone are wiped; nothing is empty; unreadable is unmarked', () => {
     expect(environVerdict(marked, MARKER)).toBe('marked');
     expect(environVerdict(marked, `${MARKER}-2`)).toBe('unmarked');
     expect(environVerdict('PATH=/usr/bin\0HOME=/home/u\0', MARKER)).toBe('unmarked');
     expect(environVerdict(`DYNAMO_DEV_RUN=${MARKER}/x\0`, MARKER)).toBe('unmarked');
     expect(environVerdict(wiped, MARKER)).toBe('wiped');
     expect(environVerdict(`VLLM::EngineCore${'\0'.repeat(100)}`, MARKER)).toBe('wiped');
-    expect(environVerdict('', MARKER)).toBe('wiped');
+    // Nothing at all (not even NULs): an exec in progress, or a process exiting.
+    expect(environVerdict('', MARKER)).toBe('empty');
     expect(environVerdict(null, MARKER)).toBe('unmarked');
   });
 });
@@ -38,6 +39,8 @@ describe('proves', () => {
     expect(proves('leader', 'wiped', none, MARKER)).toBe(false);
     expect(proves('leader', 'unmarked', () => [MARKER], MARKER)).toBe(false);
     expect(proves('engine', 'wiped', none, MARKER)).toBe(true);
+    expect(proves('engine', 'empty', none, MARKER)).toBe(true);
+    expect(proves('leader', 'empty', none, MARKER)).toBe(false);
     expect(proves('engine', 'unmarked', none, MARKER)).toBe(false);
     expect(proves('supervisor', 'unmarked', () => ['/dev/null', `${MARKER}/logs/agg-0.log`], MARKER)).toBe(true);
     expect(proves('supervisor', 'unmarked', () => [MARKER], MARKER)).toBe(true);
@@ -56,6 +59,65 @@ describe('proves', () => {
     expect(leftAlone(notOursNote(4913))).toEqual([4913]);
     expect(leftAlone('pid 4913 now belongs to another process (start time differs): recycled, not signalled')).toEqual([]);
     expect(leftAlone(undefined)).toEqual([]);
+  });
+});
+
+describe('proofOf: an environment caught mid-exec is looked at again', () => {
+  /** Reads that answer these environments in turn (the last one from then on), counting the waits between. */
+  const looks = (...reads: (string | null)[]) => {
+    const l = { waits: 0, read: () => (reads.length > 1 ? reads.shift()! : reads[0]), openPaths: () => [] as string[], sleep: () => void l.waits++, looks: 5 };
+    return l;
+  };
+
+  it('empty, then a partial environment without the marker, then the whole one: proven, after two more looks', () => {
+    const l = looks('', 'PATH=/usr/bin\0', marked);
+    expect(proofOf(41, MARKER, 'leader', l)).toBe(true);
+    expect(l.waits).toBe(2);
+  });
+
+  it('still empty at the last look: unsure (not a stranger), after the looks it is given', () => {
+    const l = looks('');
+    expect(proofOf(41, MARKER, 'leader', l)).toBe('unsure');
+    expect(l.waits).toBe(5);
+  });
+
+  it('a stranger\'s environment stays without the marker (or wiped): no, after the same looks; gone: no at once', () => {
+    const stranger = looks('PATH=/usr/bin\0HOME=/home/v\0');
+    expect(proofOf(41, MARKER, 'leader', stranger)).toBe(false);
+    expect(stranger.waits).toBe(5);
+    // The start of an environment (a read the exec cut short) can hold no '=' yet: a wiped one is looked at again too.
+    const cut = looks('PA', marked);
+    expect(proofOf(41, MARKER, 'leader', cut)).toBe(true);
+    const wipedLeader = looks(wiped);
+    expect(proofOf(41, MARKER, 'leader', wipedLeader)).toBe(false);
+    expect(wipedLeader.waits).toBe(5);
+    const gone = looks(null);
+    expect(proofOf(41, MARKER, 'leader', gone)).toBe(false);
+    expect(gone.waits).toBe(0);
+  });
+
+  it('marked at the first look, or an engine with nothing to read: proven without waiting', () => {
+    const l = looks(marked);
+    expect(proofOf(41, MARKER, 'leader', l)).toBe(true);
+    const engine = looks('');
+    expect(proofOf(41, MARKER, 'engine', engine)).toBe(true);
+    expect(l.waits + engine.waits).toBe(0);
+  });
+
+  it('the real looks: a few, milliseconds apart (an idle machine finishes an exec in well under one)', () => {
+    expect(PROOF_LOOKS).toBeGreaterThanOrEqual(10);
+    expect(PROOF_LOOKS * 2).toBeLessThanOrEqual(100);
+  });
+
+  it('a stop leaves an unsure leader unsignalled, saying so, and never calls it a stranger', async () => {
+    const m = new FakeMachine([{ pid: 100, ppid: 1, pgid: 100, startTicks: 500, cmd: 'bash /root/.pyenv/shims/python3' }]);
+    const deps = { ...m.deps(), proves: () => 'unsure' as const };
+    const t: StopTarget = { name: 'frontend', pid: 100, pgid: 100, startTicks: 500, proof: { marker: MARKER, as: 'leader' } };
+    const out = await stopTargets([t], { graceMs: 50 }, deps);
+    expect(out.stopped[0]).toMatchObject({ name: 'frontend', signal: null, note: notYetNote(100) });
+    expect(leftAlone(out.stopped[0].note)).toEqual([]);
+    expect(m.signals).toEqual([]);
+    expect(m.alive(100)).toBe(true);
   });
 });
 
@@ -133,5 +195,30 @@ describe('a stop with proof', () => {
     const m = new FakeMachine([{ ...worker, termExitMs: 0 }]);
     const r = await stopTargets([{ name: 'agg-0', pid: 100, pgid: 100, startTicks: 500 }], { graceMs: 300 }, { ...m.deps(), proves: () => { throw new Error('asked'); } });
     expect(r.stopped[0]).toMatchObject({ signal: 'SIGTERM' });
+  });
+});
+
+describe('proofOf on real exec chains (a wrapper that execs its way to the program, as pyenv\'s shim does)', () => {
+  it('a leader polled while it execs five times is never called a stranger: each look proves it, or is not sure yet', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dd-proof-exec-')));
+    const run = join(dir, 'runs', 'r1');
+    const chain = 'exec /usr/bin/env bash -c "exec /usr/bin/env bash -c \\"exec /usr/bin/env sleep 2\\""';
+    const answers = new Map<string, number>();
+    try {
+      for (let i = 0; i < 10; i++) {
+        const c = spawn('bash', ['-c', chain], { env: { ...process.env, DYNAMO_DEV_RUN: run }, stdio: 'ignore' });
+        const t0 = Date.now();
+        while (Date.now() - t0 < 60) {
+          const a = String(proofOf(c.pid!, run, 'leader'));
+          answers.set(a, (answers.get(a) ?? 0) + 1);
+        }
+        c.kill('SIGKILL');
+        await new Promise((r) => c.once('exit', r));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(answers.get('false') ?? 0).toBe(0);
+    expect(answers.get('true')).toBeGreaterThan(0);
   });
 });
