@@ -1,5 +1,6 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import { readBoundedSync } from '../host/files/bounded-read.js';
+import { readStat } from './proc.js';
 import { markerIn } from './run-scan.js';
 
 // Whether a recorded pid is still one of the run's before anything signals it (house rule: start
@@ -109,23 +110,27 @@ export interface ProofLooks {
   read(pid: number): string | null;
   openPaths(pid: number): readonly string[];
   sleep(ms: number): void;
+  /** The pid has ended (no entry, or a zombie). */
+  gone(pid: number): boolean;
   looks: number;
 }
-const realLooks: ProofLooks = { read: readEnviron, openPaths: openPathsOf, sleep: sleepSync, looks: PROOF_LOOKS };
+const realLooks: ProofLooks = { read: readEnviron, openPaths: openPathsOf, sleep: sleepSync, gone: (pid) => readStat(pid) === null, looks: PROOF_LOOKS };
 
 /**
- * Whether a live pid proves to be the run's (marker is the run's RUN_MARKER value): true, false, or
- * 'unsure' when it still showed no environment at the last look. Anything short of proof is looked
- * at again a few times first: an exec in progress shows no environment, or the start of one (a
- * read begun before the exec ends at it), for a moment; a stranger's stays as it is. A process
- * gone (or unreadable: another user's) is no proof at once.
+ * Whether a live pid proves to be the run's (marker is the run's RUN_MARKER value): true, false,
+ * 'unsure' when it still showed no environment at the last look, or 'gone' when it ended meanwhile
+ * (an exiting process shows no environment either: one its supervisor is stopping as we look).
+ * Anything short of proof is looked at again a few times first: an exec in progress shows no
+ * environment, or the start of one (a read begun before the exec ends at it), for a moment; an
+ * exiting one cannot be read (ESRCH) before it shows as a zombie; a stranger's stays as it is.
  */
-export function proofOf(pid: number, marker: string, kind: ProofKind, l: ProofLooks = realLooks): boolean | 'unsure' {
+export function proofOf(pid: number, marker: string, kind: ProofKind, l: ProofLooks = realLooks): boolean | 'unsure' | 'gone' {
   for (let look = 0; ; look++) {
     const environ = l.read(pid);
-    if (environ === null) return false;
-    const verdict = environVerdict(environ, marker);
-    if (proves(kind, verdict, () => l.openPaths(pid), marker)) return true;
+    // Unreadable: another user's, or one exiting (ESRCH while its stat still reads).
+    const verdict = environ === null ? null : environVerdict(environ, marker);
+    if (verdict !== null && proves(kind, verdict, () => l.openPaths(pid), marker)) return true;
+    if ((verdict === null || verdict === 'empty') && l.gone(pid)) return 'gone';
     if (look >= l.looks) return verdict === 'empty' ? 'unsure' : false;
     l.sleep(PROOF_LOOK_MS);
   }

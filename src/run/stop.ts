@@ -53,8 +53,8 @@ export interface StopDeps {
   /** Owner uid of a live pid (null: gone). */
   owner?(pid: number): number | null;
   /** Whether a live pid proves to be a run's by its marker (run-marker-proof.ts); 'unsure': it showed no
-   *  environment yet (an exec in progress). Absent: not checked (fake process tables). */
-  proves?(pid: number, marker: string, as: ProofKind): boolean | 'unsure';
+   *  environment yet (an exec in progress); 'gone': it ended as we looked. Absent: not checked (fake process tables). */
+  proves?(pid: number, marker: string, as: ProofKind): boolean | 'unsure' | 'gone';
 }
 
 export const realStopDeps: StopDeps = {
@@ -203,7 +203,7 @@ function track(
   const leaderProof = same ? proofOf(t.pid, t.proof?.as ?? 'leader') : true;
   if (leaderProof !== true) {
     // Not yet proven is not a stranger: teardown looks again after this round (teardown.ts).
-    tr.result.note = leaderProof === 'unsure' ? notYetNote(t.pid) : notOursNote(t.pid);
+    tr.result.note = leaderProof === 'gone' ? ALREADY_GONE : leaderProof === 'unsure' ? notYetNote(t.pid) : notOursNote(t.pid);
     return tr;
   }
   const descendants = same ? recorded : recorded.filter((d) => proven(d.pid, 'engine'));

@@ -65,7 +65,7 @@ describe('proves', () => {
 describe('proofOf: an environment caught mid-exec is looked at again', () => {
   /** Reads that answer these environments in turn (the last one from then on), counting the waits between. */
   const looks = (...reads: (string | null)[]) => {
-    const l = { waits: 0, read: () => (reads.length > 1 ? reads.shift()! : reads[0]), openPaths: () => [] as string[], sleep: () => void l.waits++, looks: 5 };
+    const l = { waits: 0, ended: false, read: () => (reads.length > 1 ? reads.shift()! : reads[0]), openPaths: () => [] as string[], sleep: () => void l.waits++, gone: () => l.ended, looks: 5 };
     return l;
   };
 
@@ -81,7 +81,7 @@ describe('proofOf: an environment caught mid-exec is looked at again', () => {
     expect(l.waits).toBe(5);
   });
 
-  it('a stranger\'s environment stays without the marker (or wiped): no, after the same looks; gone: no at once', () => {
+  it('a stranger\'s environment stays without the marker (or wiped): no, after the same looks; so is one that stays unreadable while alive', () => {
     const stranger = looks('PATH=/usr/bin\0HOME=/home/v\0');
     expect(proofOf(41, MARKER, 'leader', stranger)).toBe(false);
     expect(stranger.waits).toBe(5);
@@ -91,9 +91,22 @@ describe('proofOf: an environment caught mid-exec is looked at again', () => {
     const wipedLeader = looks(wiped);
     expect(proofOf(41, MARKER, 'leader', wipedLeader)).toBe(false);
     expect(wipedLeader.waits).toBe(5);
-    const gone = looks(null);
-    expect(proofOf(41, MARKER, 'leader', gone)).toBe(false);
-    expect(gone.waits).toBe(0);
+    const unreadable = looks(null); // alive, and not ours to read (another user's)
+    expect(proofOf(41, MARKER, 'leader', unreadable)).toBe(false);
+    expect(unreadable.waits).toBe(5);
+  });
+
+  it('one that ended as we looked (empty, or unreadable as an exiting process is, then no entry; or a zombie): gone, not a stranger', () => {
+    const exitingUnreadable = looks(null);
+    exitingUnreadable.gone = () => exitingUnreadable.waits > 1;
+    expect(proofOf(41, MARKER, 'leader', exitingUnreadable)).toBe('gone');
+    const exiting = looks('', null);
+    exiting.gone = () => exiting.waits > 0;
+    expect(proofOf(41, MARKER, 'leader', exiting)).toBe('gone');
+    const zombie = looks('');
+    zombie.ended = true;
+    expect(proofOf(41, MARKER, 'leader', zombie)).toBe('gone');
+    expect(zombie.waits).toBe(0);
   });
 
   it('marked at the first look, or an engine with nothing to read: proven without waiting', () => {
@@ -118,6 +131,14 @@ describe('proofOf: an environment caught mid-exec is looked at again', () => {
     expect(leftAlone(out.stopped[0].note)).toEqual([]);
     expect(m.signals).toEqual([]);
     expect(m.alive(100)).toBe(true);
+  });
+
+  it('a leader that ended as the stop looked (its supervisor stopping it too): already gone, not "no longer ours"', async () => {
+    const m = new FakeMachine([{ pid: 100, ppid: 1, pgid: 100, startTicks: 500, cmd: 'python3 -m dynamo.mocker' }]);
+    const t: StopTarget = { name: 'agg-0', pid: 100, pgid: 100, startTicks: 500, proof: { marker: MARKER, as: 'leader' } };
+    const out = await stopTargets([t], { graceMs: 50 }, { ...m.deps(), proves: () => 'gone' as const });
+    expect(out.stopped[0]).toMatchObject({ name: 'agg-0', signal: null, note: 'already gone' });
+    expect(m.signals).toEqual([]);
   });
 });
 
