@@ -33,3 +33,8 @@ export const realClock: Clock = {
     clearTimeout(t as NodeJS.Timeout); // clears intervals too
   },
 };
+
+/** Blocks the thread for `ms`: only for a moment's wait inside a synchronous decision (a lock's holder still writing, an exec still in progress). */
+export function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}

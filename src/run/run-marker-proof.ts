@@ -1,5 +1,6 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import { readBoundedSync } from '../host/files/bounded-read.js';
+import { sleepSync } from './clock.js';
 import { readStat } from './proc.js';
 import { markerIn } from './run-scan.js';
 
@@ -100,11 +101,6 @@ export const PROOF_LOOK_MS = 2;
 /** The note of a target whose environment could not be read yet (not called a stranger: it is looked at again). */
 export const notYetNote = (pid: number): string =>
   `pid ${pid} showed no environment to prove it the run's (an exec in progress, or exiting): not signalled yet; looked at again`;
-
-/** Blocks for `ms` (the proof is asked in the middle of a synchronous decision; only an exec in progress waits). */
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
 
 export interface ProofLooks {
   read(pid: number): string | null;

@@ -198,9 +198,9 @@ function track(
   // The run marker (a start time can be copied, the marker cannot): a live leader carries it, and
   // what lives in its group or under it is the run's by that. Without the leader, each recorded
   // descendant proves itself (an engine's own environment may be wiped: run-marker-proof.ts).
-  const proofOf = (pid: number, as: ProofKind) => !t.proof || !deps.proves || deps.proves(pid, t.proof.marker, as);
-  const proven = (pid: number, as: ProofKind) => proofOf(pid, as) === true;
-  const leaderProof = same ? proofOf(t.pid, t.proof?.as ?? 'leader') : true;
+  const proofFor = (pid: number, as: ProofKind) => !t.proof || !deps.proves || deps.proves(pid, t.proof.marker, as);
+  const proven = (pid: number, as: ProofKind) => proofFor(pid, as) === true;
+  const leaderProof = same ? proofFor(t.pid, t.proof?.as ?? 'leader') : true;
   if (leaderProof !== true) {
     // Not yet proven is not a stranger: teardown looks again after this round (teardown.ts).
     tr.result.note = leaderProof === 'gone' ? ALREADY_GONE : leaderProof === 'unsure' ? notYetNote(t.pid) : notOursNote(t.pid);

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { asDiskFull, UserError } from '../errors.js';
 import { join } from 'node:path';
+import { sleepSync } from './clock.js';
 import { upLockPath } from './paths.js';
 import { prepareStateDir } from './state-dir.js';
 
@@ -131,7 +132,7 @@ function holderOf(fd: number): LockOwner | null {
   let owner = read();
   // Stryker disable next-line EqualityOperator: the bound is a moment, not a contract
   while (!owner && Date.now() < until) {
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    sleepSync(10);
     owner = read();
   }
   return owner;
